@@ -1,0 +1,1 @@
+"""One converter per construct; the order they run in is `transpiler.PASSES`."""

@@ -1,0 +1,134 @@
+"""Converts `if` and `while` into calls of `ag__.if_stmt` / `ag__.while_stmt`, which
+pick Python or graph semantics at run time.
+
+Each branch or loop body becomes a nested function that reads and writes the
+statement's state through `nonlocal`; `get_state` / `set_state` let the operator
+carry that state through a graph cond or while loop. The state is every variable the
+statement modifies that is live into or out of it (others are local to the body),
+plus modified attributes / constant subscripts of outer objects. A variable that no
+path defines before the statement starts as `ag__.Undefined('x', line)`.
+
+Requires activity, reaching definitions and liveness (`requires_analysis`)."""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import anno, templates
+from ..pyct.qual_names import is_composite
+from .base import Converter
+
+
+def state_vars(modified, live: frozenset) -> list[str]:
+    """Modified names that are live, then modified composites; sorted for stable code."""
+    basic = sorted(m for m in modified if not is_composite(m) and m in live)
+    composite = sorted(m for m in modified if is_composite(m))
+    return basic + composite
+
+
+class ControlFlowTransformer(Converter):
+    requires_analysis = True
+
+    def _state_functions(self, names: list[str]) -> tuple[list, str, str]:
+        get_state = self.ctx.namer.new("get_state")
+        set_state = self.ctx.namer.new("set_state")
+        vars_ = self.ctx.namer.new("vars_")
+        if names:
+            targets = templates.replace_as_expression(", ".join(names) + ",")
+            code = templates.replace("def get_state():\n    return values\n", get_state=get_state,
+                                     values=templates.replace_as_expression(", ".join(names) + ","))
+            code += templates.replace(
+                "def set_state(vars_):\n    nonlocal_stmt\n    targets = vars_\n", set_state=set_state,
+                vars_=vars_, targets=targets, nonlocal_stmt=self._nonlocal(names))
+        else:
+            code = templates.replace("def get_state():\n    return ()\ndef set_state(vars_):\n    pass\n",
+                                     get_state=get_state, set_state=set_state, vars_=vars_)
+        return code, get_state, set_state
+
+    @staticmethod
+    def _nonlocal(names: list[str]) -> list:
+        basic = [n for n in names if not is_composite(n)]
+        return [gast.Nonlocal(names=basic)] if basic else []
+
+    def _function(self, name: str, body: list, names: list[str], args: list[str] = ()) -> list:
+        fn = templates.replace("def fn():\n    nonlocal_stmt\n    body\n", fn=name,
+                               nonlocal_stmt=self._nonlocal(names), body=body)
+        fn[0].args.args = [gast.Name(id=a, ctx=gast.Param(), annotation=None, type_comment=None) for a in args]
+        return fn
+
+    def _undefined_assigns(self, node, names: list[str]) -> list:
+        defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
+        out = []
+        for n in names:
+            if not is_composite(n) and n not in defined:
+                out += templates.replace(f"{n} = ag__.Undefined({n!r}, {self.lineno(node)})")
+        return out
+
+    def _ordered(self, node, modified, extra_live=frozenset()) -> tuple[list[str], int]:
+        live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
+        live_in = anno.getanno(node, anno.LIVE_IN, frozenset()) | extra_live
+        names = state_vars(modified, live_in | live_out)
+        outs = [n for n in names if is_composite(n) or n in live_out]
+        ins = [n for n in names if n not in outs]
+        return outs + ins, len(outs)
+
+    def visit_If(self, node):
+        body_scope = anno.getanno(node, anno.BODY_SCOPE)
+        orelse_scope = anno.getanno(node, anno.ORELSE_SCOPE)
+        self.generic_visit(node)
+        names, nouts = self._ordered(node, body_scope.modified | orelse_scope.modified)
+        code, get_state, set_state = self._state_functions(names)
+        if_body, else_body = self.ctx.namer.new("if_body"), self.ctx.namer.new("else_body")
+        code += self._function(if_body, node.body, names)
+        code += self._function(else_body, node.orelse, names)
+        code += templates.replace(
+            "ag__.if_stmt(test, if_body, else_body, get_state, set_state, names, nouts, line)",
+            test=node.test, if_body=if_body, else_body=else_body, get_state=get_state,
+            set_state=set_state, names=templates.str_tuple(names), nouts=templates.const(nouts),
+            line=templates.const(self.lineno(node)))
+        return self.mark(self._undefined_assigns(node, names) + code, node)
+
+    def visit_While(self, node):
+        body_scope = anno.getanno(node, anno.BODY_SCOPE)
+        self.generic_visit(node)
+        if node.orelse:
+            raise self.error(node, "internal: while/else should have been lowered by break_statements")
+        names, nouts = self._ordered(node, body_scope.modified)
+        code, get_state, set_state = self._state_functions(names)
+        body, test = self.ctx.namer.new("loop_body"), self.ctx.namer.new("loop_test")
+        code += self._function(body, node.body, names)
+        code += templates.replace("def loop_test():\n    return test_expr\n", loop_test=test, test_expr=node.test)
+        code += templates.replace(
+            "ag__.while_stmt(loop_test, loop_body, get_state, set_state, names, nouts, line)",
+            loop_test=test, loop_body=body, get_state=get_state, set_state=set_state,
+            names=templates.str_tuple(names), nouts=templates.const(nouts), line=templates.const(self.lineno(node)))
+        return self.mark(self._undefined_assigns(node, names) + code, node)
+
+    def visit_For(self, node):
+        body_scope = anno.getanno(node, anno.BODY_SCOPE)
+        extra = anno.getanno(node, anno.EXTRA_TEST)
+        self.generic_visit(node)
+        if node.orelse:
+            raise self.error(node, "internal: for/else should have been lowered by break_statements")
+        extra_live = frozenset()
+        if extra is not None:
+            extra_live = frozenset(n.id for n in gast.walk(extra) if isinstance(n, gast.Name))
+        names, nouts = self._ordered(node, body_scope.modified, extra_live)
+        code, get_state, set_state = self._state_functions(names)
+        body, itr = self.ctx.namer.new("loop_body"), self.ctx.namer.new("itr")
+        body_stmts = templates.replace("target = itr", target=node.target, itr=itr) + node.body
+        code += self._function(body, body_stmts, names, args=[itr])
+        extra_name = "None"
+        if extra is not None:
+            extra_name = self.ctx.namer.new("extra_test")
+            code += templates.replace("def extra_test():\n    return test_expr\n", extra_test=extra_name,
+                                      test_expr=extra)
+        code += templates.replace(
+            "ag__.for_stmt(iterated, extra_test, loop_body, get_state, set_state, names, nouts, line)",
+            iterated=node.iter, extra_test=extra_name, loop_body=body, get_state=get_state,
+            set_state=set_state, names=templates.str_tuple(names), nouts=templates.const(nouts),
+            line=templates.const(self.lineno(node)))
+        return self.mark(self._undefined_assigns(node, names) + code, node)
+
+
+def transform(node, ctx):
+    return ControlFlowTransformer(ctx).visit(node)

@@ -1,0 +1,1 @@
+"""Python code tooling for the converter: parsing, templates, annotations, names, loading."""

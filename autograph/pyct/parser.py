@@ -1,0 +1,103 @@
+"""Find and parse the source of a Python function (or lambda) into a gast tree.
+
+Source comes from `inspect`, so functions in modules, in files run as scripts,
+methods and nested functions all work; functions made by `exec` or typed at a REPL
+have no source and raise `SourceNotFoundError`.
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import ConversionError, SourceNotFoundError
+
+
+@dataclass(frozen=True)
+class ParsedEntity:
+    """A parsed function: its node (FunctionDef or Lambda), the dedented source it came
+    from, the user's file name, and the offsets that map tree positions back to it."""
+
+    node: gast.AST
+    source: str
+    filename: str
+    line_offset: int  # user line = tree line + line_offset
+    col_offset: int   # user column = tree column + col_offset
+
+
+def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
+    try:
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise SourceNotFoundError(
+            f"cannot find the source code of {getattr(fn, '__qualname__', fn)!r} ({e}); AutoGraph "
+            "converts functions defined in files. Define it in a module or script, or use "
+            "@function(autograph=False) to trace it without conversion.") from None
+    return lines, start, filename
+
+
+def parse_entity(fn: types.FunctionType) -> ParsedEntity:
+    """Parse `fn`'s source. Decorators are dropped (the caller applies conversion itself).
+
+    Raises:
+      SourceNotFoundError: the source is not available.
+      ConversionError: the source of a lambda is ambiguous.
+    """
+    lines, start, filename = _source_lines(fn)
+    first = lines[0]
+    indent = len(first) - len(first.lstrip())
+    source = textwrap.dedent("".join(lines))
+    if fn.__name__ == "<lambda>":
+        return _parse_lambda(fn, source, filename, start, indent)
+    module = gast.parse(source)
+    node = module.body[0]
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        raise ConversionError(f"expected a function definition for {fn.__qualname__}",
+                              filename=filename, lineno=start)
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise ConversionError("async functions cannot be converted; make it a plain function",
+                              filename=filename, lineno=start, col=indent)
+    node.decorator_list = []
+    return ParsedEntity(node, source, filename, start - 1, indent)
+
+
+def _parse_lambda(fn, source: str, filename: str, start: int, indent: int) -> ParsedEntity:
+    """A lambda's source is the whole line(s) it sits on; pick the lambda whose arguments
+    match. Lines that do not parse alone (a lambda inside a multi-line call) are retried
+    with trailing text trimmed."""
+    tree = None
+    text = source
+    while text:
+        try:
+            tree = gast.parse(text)
+            break
+        except SyntaxError:
+            text = text[:-1]
+    if tree is None:
+        raise SourceNotFoundError(f"cannot parse the source of the lambda at {filename}:{start}; "
+                                  "give it a name with `def`")
+    want = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+             and [a.id for a in n.args.args] == want]
+    if len(found) != 1:
+        raise SourceNotFoundError(
+            f"{len(found)} lambdas with arguments {want} on {filename}:{start}; AutoGraph cannot "
+            "tell which one to convert. Give the function a name with `def`.")
+    return ParsedEntity(found[0], source, filename, start - 1, indent)
+
+
+def parse_str(code: str) -> gast.Module:
+    return gast.parse(textwrap.dedent(code))
+
+
+def unparse(node: gast.AST) -> str:
+    """Source text of a gast tree (via the standard ast and astunparse)."""
+    import astunparse  # noqa: PLC0415 (only needed when emitting code)
+
+    if isinstance(node, list):
+        node = gast.Module(body=node, type_ignores=[])
+    return astunparse.unparse(gast.gast_to_ast(gast.fix_missing_locations(node))).strip() + "\n"

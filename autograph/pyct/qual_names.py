@@ -1,0 +1,37 @@
+"""Qualified names of assignable expressions: `x`, `obj.attr`, `d['k']`.
+
+Control-flow state is keyed by these strings; a composite name (with a dot or a
+subscript) stands for an attribute or item of an object that lives outside the
+function, so it is carried through loops but never declared `nonlocal`.
+"""
+from __future__ import annotations
+
+import gast
+
+
+def qn(node: gast.AST) -> str | None:
+    """The qualified name of `node`, or None if it is not a name, attribute chain or
+    subscript with a constant key."""
+    if isinstance(node, gast.Name):
+        return node.id
+    if isinstance(node, gast.Attribute):
+        base = qn(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, gast.Subscript):
+        base = qn(node.value)
+        if base is None or not isinstance(node.slice, gast.Constant):
+            return None
+        return f"{base}[{node.slice.value!r}]"
+    return None
+
+
+def is_composite(name: str) -> bool:
+    return "." in name or "[" in name
+
+
+def base_name(name: str) -> str:
+    """`obj` for `obj.a.b` and `d['k']`."""
+    for i, ch in enumerate(name):
+        if ch in ".[":
+            return name[:i]
+    return name

@@ -1,0 +1,396 @@
+"""The dataflow machine: one ExecutorState per run, driven by a scheduling loop on the
+calling thread. The rules of execution (seed 002) are written once, here:
+
+  op             fires when                         outputs
+  -------------  ---------------------------------  ------------------------------------------
+  Switch(d, p)   d and p arrived                    (false, true) both carry d; the one not
+                                                    chosen by p is dead; dead d -> both dead
+  Merge(d1..dn)  first live input (and controls),   (value, value_index); all inputs dead ->
+                 or every input dead                dead. A loop Merge counts its Enter input
+                                                    in iteration 0, its back edge after that
+  Enter(d, f)    d arrived                          d in frame f (created by its first Enter),
+                                                    iteration 0; a constant Enter's value is a
+                                                    loop invariant seen by every iteration
+  Exit(d)        d arrived                          d in the parent frame; a dead Exit is kept
+                                                    and only sent on if the frame ends dead
+  NextIteration  d arrived                          d in iteration n+1 (started on demand; at most
+                                                    parallel_iterations in flight, later ones
+                                                    wait); a dead d is dropped: the loop ends
+  any other op   all inputs (and controls) arrived  kernel(values); any dead input -> every
+                                                    output dead and the kernel does not run
+
+An iteration is done when its outstanding ops and child frames reach zero (and, for
+iteration 0, every Enter has arrived); its state is freed then, and a frame is freed
+when its last iteration is. Cheap ops run inline on the scheduling thread; large
+numpy ops go to the worker pool while scheduling goes on.
+"""
+from __future__ import annotations
+
+import queue
+from collections import deque
+
+import numpy as np
+
+from graphcore.errors import ExecutionError, InvalidArgumentError
+
+from .plan import ENTER, EXIT, FEED, MERGE, NEXT_ITERATION, NORMAL, SWITCH, ExecutionPlan
+from .state import FrameState, IterationState
+from .stats import RunStats
+
+# Inputs with at least this many elements in all make a heavy op worth a worker thread.
+POOL_THRESHOLD_ELEMENTS = 16384
+
+_NO_VALUE = object()
+
+
+class ExecutorState:
+    """The mutable state of one run of a plan."""
+
+    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, trace: list | None = None):
+        self.plan = plan
+        self.feed_values = feed_values
+        self.pool = pool
+        self.trace = trace
+        self.stats = RunStats()
+        self.results = [_NO_VALUE] * len(plan.fetches)
+        self.dead_results = [False] * len(plan.fetches)
+        self.switch_preds: dict[int, bool] = {}
+        self.ready: deque = deque()
+        self.step = 0
+        self.root: FrameState | None = None
+
+    # -- the scheduling loop ------------------------------------------------
+    def run(self) -> list:
+        plan = self.plan
+        root = self.root = FrameState(plan.root, None, None)
+        root.num_pending_inputs = 0
+        it0 = root.iterations[0]
+        ready = self.ready
+        self._trace("frame_created", frame=root.path, iteration=0)
+        for item in plan.roots:
+            ready.append((item, root, it0, False))
+        it0.outstanding_ops = len(plan.roots)
+        pool = self.pool
+        completions = queue.SimpleQueue() if pool is not None else None
+        inflight = 0
+        process = self._process
+        try:
+            while True:
+                while ready:
+                    tagged = ready.popleft()
+                    item = tagged[0]
+                    if pool is not None and item.kind == NORMAL and not item.cheap and not tagged[3]:
+                        args = self._take_inputs(item, tagged[2])
+                        if sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
+                            pool.submit(item.kernel, args, tagged, completions)
+                            inflight += 1
+                            self.stats.nodes += 1
+                            self.stats.async_ops += 1
+                            continue
+                        self.stats.nodes += 1
+                        self._finish_normal(tagged, self._call(item, tagged, args))
+                    else:
+                        process(tagged)
+                    if inflight and not completions.empty():
+                        tagged, ok, out = completions.get_nowait()
+                        inflight -= 1
+                        self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
+                if not inflight:
+                    break
+                tagged, ok, out = completions.get()
+                inflight -= 1
+                self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
+        except BaseException:
+            self.ready.clear()
+            raise
+        return self.results
+
+    # -- one node ------------------------------------------------------------
+    @staticmethod
+    def _take_inputs(item, it: IterationState) -> list:
+        n = item.num_inputs
+        if n == 0:
+            return []
+        s = item.input_start
+        inputs = it.inputs
+        if n == 1:
+            v = inputs[s]
+            inputs[s] = None
+            return [v]
+        args = inputs[s:s + n]
+        inputs[s:s + n] = [None] * n
+        return args
+
+    def _call(self, item, tagged, args):
+        try:
+            return item.kernel(*args)
+        except Exception as e:  # noqa: BLE001 (every kernel failure becomes an ExecutionError)
+            return self._kernel_error(tagged, e)
+
+    def _kernel_error(self, tagged, e: BaseException):
+        item, frame, it, _ = tagged
+        op = item.op
+        loc = op.location()
+        cls = InvalidArgumentError if isinstance(e, InvalidArgumentError) else ExecutionError
+        where = "root frame" if frame.parent is None else f"frame {frame.tag(it.iter_id)} (iteration {it.iter_id})"
+        msg = (f"while executing {op.name} ({op.type}) in {where}, created at {loc}: "
+               f"{type(e).__name__}: {e}")
+        err = cls(msg, op=op, frame=frame.tag(it.iter_id), iteration=it.iter_id, original=e)
+        raise err from e
+
+    def _process(self, tagged) -> None:
+        item, frame, it, dead = tagged
+        kind = item.kind
+        self.stats.nodes += 1
+        if self.trace is not None:
+            self.step += 1
+            self._trace("run", step=self.step, node=item.name, type=item.op.type if item.op else "Feed",
+                        frame=frame.tag(it.iter_id), iteration=it.iter_id, dead=dead)
+        if kind == NORMAL:
+            if dead:
+                self._finish_normal(tagged, None)
+            else:
+                self._finish_normal(tagged, self._call(item, tagged, self._take_inputs(item, it)))
+            return
+        s = item.input_start
+        inputs = it.inputs
+        if kind == SWITCH:
+            if dead:
+                self._emit(item, 0, frame, it, None, True)
+                self._emit(item, 1, frame, it, None, True)
+            else:
+                data, pred = inputs[s], inputs[s + 1]
+                inputs[s] = inputs[s + 1] = None
+                pred = bool(pred)
+                if frame.parent is None:
+                    self.switch_preds[item.id] = pred
+                self._emit(item, 0, frame, it, data, pred)
+                self._emit(item, 1, frame, it, data, not pred)
+            self._emit_control(item, frame, it, dead)
+        elif kind == MERGE:
+            if dead:
+                self._emit(item, 0, frame, it, None, True)
+                self._emit(item, 1, frame, it, None, True)
+            else:
+                v, idx = inputs[s], inputs[s + 1]
+                inputs[s] = inputs[s + 1] = None
+                self._emit(item, 0, frame, it, v, False)
+                self._emit(item, 1, frame, it, np.int32(idx), False)
+            self._emit_control(item, frame, it, dead)
+        elif kind == ENTER:
+            v = inputs[s]
+            inputs[s] = None
+            self._enter(item, frame, it, v, dead)
+        elif kind == EXIT:
+            v = inputs[s]
+            inputs[s] = None
+            if dead:
+                if it.iter_id == frame.iteration_count:
+                    frame.dead_exits.append(item)
+            else:
+                parent, pit = frame.parent, frame.parent_iter
+                self._emit(item, 0, parent, pit, v, False)
+                self._emit_control(item, parent, pit, False)
+        elif kind == NEXT_ITERATION:
+            v = inputs[s]
+            inputs[s] = None
+            if not dead:
+                n = it.iter_id + 1
+                if it.iter_id == frame.iteration_count:
+                    if frame.num_outstanding_iterations >= frame.max_parallel_iterations:
+                        frame.next_iter_roots.append((item, v))
+                        self._trace("deferred", node=item.name, frame=frame.tag(n))
+                    else:
+                        self._increment_iteration(frame)
+                        self._emit(item, 0, frame, frame.iterations[n], v, False)
+                else:
+                    self._emit(item, 0, frame, frame.iterations[n], v, False)
+        elif kind == FEED:
+            self._emit(item, 0, frame, it, self.feed_values[item.feed_index], False)
+            self._emit_control(item, frame, it, False)
+        self._node_done(frame, it)
+
+    def _finish_normal(self, tagged, out) -> None:
+        item, frame, it, dead = tagged
+        if dead:
+            for k in range(item.num_outputs):
+                self._emit(item, k, frame, it, None, True)
+        elif item.single_output:
+            self._emit(item, 0, frame, it, out, False)
+        else:
+            for k in range(item.num_outputs):
+                self._emit(item, k, frame, it, out[k], False)
+        if item.control_edges:
+            self._emit_control(item, frame, it, dead)
+        self._node_done(frame, it)
+
+    # -- propagation ----------------------------------------------------------
+    def _emit(self, item, k: int, frame: FrameState, it: IterationState, value, dead: bool) -> None:
+        """Deliver output `k` of `item` to its consumers in (frame, it): activate_nodes."""
+        if item.fetch_slots and frame.parent is None:
+            for pos in item.fetch_slots[k]:
+                if dead:
+                    self.dead_results[pos] = True
+                else:
+                    self.results[pos] = value
+        edges = item.out_edges[k] if k < len(item.out_edges) else ()
+        if not edges:
+            return
+        pending = it.pending
+        dead_count = it.dead_count
+        inputs = it.inputs
+        ready = self.ready
+        for dst, slot in edges:
+            lid = dst.local_id
+            if dst.kind == MERGE:
+                if dead:
+                    dc = dead_count[lid] + 1
+                    dead_count[lid] = dc
+                    if pending[lid] == 1 and dc == _merge_threshold(dst, it):
+                        ready.append((dst, frame, it, True))
+                        it.outstanding_ops += 1
+                else:
+                    p = pending[lid]
+                    if p & 1:
+                        s = dst.input_start
+                        inputs[s] = value
+                        inputs[s + 1] = slot
+                        p -= 1
+                        pending[lid] = p
+                        if p == 0:
+                            ready.append((dst, frame, it, False))
+                            it.outstanding_ops += 1
+            else:
+                p = pending[lid] - 1
+                pending[lid] = p
+                if dead:
+                    dead_count[lid] += 1
+                else:
+                    inputs[dst.input_start + slot] = value
+                if p == 0:
+                    ready.append((dst, frame, it, dead_count[lid] > 0))
+                    it.outstanding_ops += 1
+
+    def _emit_control(self, item, frame: FrameState, it: IterationState, dead: bool) -> None:
+        pending = it.pending
+        dead_count = it.dead_count
+        for dst in item.control_edges:
+            lid = dst.local_id
+            if dst.kind == MERGE:
+                p = pending[lid] - 2
+                pending[lid] = p
+                if p == 0:
+                    self.ready.append((dst, frame, it, False))
+                    it.outstanding_ops += 1
+                elif p == 1 and dead_count[lid] == _merge_threshold(dst, it):
+                    self.ready.append((dst, frame, it, True))
+                    it.outstanding_ops += 1
+            else:
+                p = pending[lid] - 1
+                pending[lid] = p
+                if dead:
+                    dead_count[lid] += 1
+                if p == 0:
+                    self.ready.append((dst, frame, it, dead_count[lid] > 0))
+                    it.outstanding_ops += 1
+
+    # -- frames and iterations ---------------------------------------------------
+    def _enter(self, item, frame: FrameState, it: IterationState, value, dead: bool) -> None:
+        info = item.child_frame
+        key = (info.name, it.iter_id)
+        child = frame.children.get(key)
+        if child is None:
+            child = FrameState(info, frame, it)
+            frame.children[key] = child
+            it.outstanding_frame_count += 1
+            self.stats.frames += 1
+            self.stats.note_iterations(info.name, 1)
+            self._trace("frame_created", frame=child.path, iteration=0)
+        if item.is_constant_enter:
+            child.loop_invariants.append((item, value, dead))
+            for ist in list(child.iterations.values()):
+                self._emit(item, 0, child, ist, value, dead)
+                self._emit_control(item, child, ist, dead)
+        else:
+            ist = child.iterations[0]
+            self._emit(item, 0, child, ist, value, dead)
+            self._emit_control(item, child, ist, dead)
+        child.num_pending_inputs -= 1
+        if child.num_pending_inputs == 0:
+            first = min(child.iterations) if child.iterations else None
+            if first is not None and child.iterations[first].outstanding_ops == 0:
+                self._cleanup(child, first)
+
+    def _increment_iteration(self, frame: FrameState) -> None:
+        frame.iteration_count += 1
+        n = frame.iteration_count
+        ist = IterationState(n, frame.info)
+        frame.iterations[n] = ist
+        frame.num_outstanding_iterations += 1
+        frame.dead_exits.clear()
+        self.stats.note_iterations(frame.info.name, frame.num_outstanding_iterations)
+        self._trace("iteration_created", frame=frame.tag(n), iteration=n,
+                    in_flight=frame.num_outstanding_iterations)
+        for item, value, dead in frame.loop_invariants:
+            self._emit(item, 0, frame, ist, value, dead)
+            self._emit_control(item, frame, ist, dead)
+        if frame.next_iter_roots:
+            roots, frame.next_iter_roots = frame.next_iter_roots, []
+            for item, value in roots:
+                self._emit(item, 0, frame, ist, value, False)
+
+    def _node_done(self, frame: FrameState, it: IterationState) -> None:
+        it.outstanding_ops -= 1
+        if it.outstanding_ops == 0 and it.outstanding_frame_count == 0:
+            self._cleanup(frame, it.iter_id)
+
+    def _iteration_done(self, frame: FrameState, ist: IterationState) -> bool:
+        if ist.outstanding_ops or ist.outstanding_frame_count:
+            return False
+        if ist.iter_id == 0:
+            return frame.num_pending_inputs == 0
+        return (ist.iter_id - 1) not in frame.iterations
+
+    def _cleanup(self, frame: FrameState, iter_id: int) -> None:
+        """Free finished iterations in order (starting deferred ones); free the frame when
+        its last iteration is gone."""
+        iterations = frame.iterations
+        while True:
+            ist = iterations.get(iter_id)
+            if ist is None or not self._iteration_done(frame, ist):
+                break
+            del iterations[iter_id]
+            frame.num_outstanding_iterations -= 1
+            self._trace("iteration_freed", frame=frame.tag(iter_id), iteration=iter_id)
+            if frame.next_iter_roots:
+                self._increment_iteration(frame)
+            iter_id += 1
+        if frame.num_pending_inputs == 0 and frame.num_outstanding_iterations == 0 and not iterations:
+            self._delete_frame(frame)
+
+    def _delete_frame(self, frame: FrameState) -> None:
+        parent, pit = frame.parent, frame.parent_iter
+        self._trace("frame_freed", frame=frame.path)
+        if parent is None:
+            return
+        for item in frame.dead_exits:
+            self._emit(item, 0, parent, pit, None, True)
+            self._emit_control(item, parent, pit, True)
+        frame.dead_exits = []
+        del parent.children[(frame.info.name, pit.iter_id)]
+        pit.outstanding_frame_count -= 1
+        if pit.outstanding_ops == 0 and pit.outstanding_frame_count == 0:
+            self._cleanup(parent, pit.iter_id)
+
+    # -- tracing ----------------------------------------------------------------
+    def _trace(self, event: str, **info) -> None:
+        if self.trace is not None:
+            info["event"] = event
+            self.trace.append(info)
+
+
+def _merge_threshold(dst, it: IterationState) -> int:
+    """How many dead inputs make this Merge fire dead in this iteration."""
+    if dst.merge_back == 0:
+        return dst.num_inputs
+    return dst.merge_fwd if it.iter_id == 0 else dst.merge_back

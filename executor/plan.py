@@ -1,0 +1,249 @@
+"""The immutable execution plan: built once per (graph version, fetches, feeds).
+
+It prunes the graph to what the fetches need, assigns every node to its static
+frame (TensorFlow's ControlFlowInfo: Enter's successors are in the Enter's frame,
+Exit's successors in the parent frame), numbers input slots and pending-count
+slots per frame, and precomputes each node's out-edges and kernel, so the run loop
+does no graph walking at all.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from graphcore.errors import GraphError
+from graphcore.graph import Graph, Operation, Tensor
+
+# node kinds the propagation rules treat specially
+NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)
+_KIND = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT_ITERATION}
+KIND_NAMES = {NORMAL: "op", SWITCH: "Switch", MERGE: "Merge", ENTER: "Enter", EXIT: "Exit",
+              NEXT_ITERATION: "NextIteration", FEED: "Feed"}
+
+
+class NodeItem:
+    """Static facts about one node, read by the run loop."""
+
+    __slots__ = ("id", "op", "name", "kind", "kernel", "num_outputs", "num_inputs", "input_start", "local_id",
+                 "pending_init", "out_edges", "control_edges", "frame", "child_frame", "is_constant_enter",
+                 "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls")
+
+    def __init__(self, id_: int, op: Operation | None, name: str, kind: int):
+        self.id = id_
+        self.op = op
+        self.name = name
+        self.kind = kind
+        self.kernel = None
+        self.num_outputs = 0
+        self.num_inputs = 0
+        self.num_controls = 0
+        self.input_start = 0
+        self.local_id = 0
+        self.pending_init = 0
+        self.out_edges: tuple = ()       # per output index: tuple of (dst NodeItem, dst input index)
+        self.control_edges: tuple = ()   # dst NodeItems
+        self.frame: FrameInfo | None = None
+        self.child_frame: FrameInfo | None = None
+        self.is_constant_enter = False
+        self.cheap = True
+        self.merge_fwd = 0
+        self.merge_back = 0
+        self.fetch_slots: tuple = ()     # per output index: tuple of fetch positions
+        self.feed_index = -1
+        self.single_output = True
+
+    def __repr__(self) -> str:
+        return f"<NodeItem {self.name}>"
+
+
+@dataclass(eq=False)
+class FrameInfo:
+    """Static facts about one while frame (or the root): its nodes, slot counts, and the
+    number of Enter nodes whose arrival a frame instance waits for."""
+
+    name: str
+    parent: "FrameInfo | None"
+    nodes: list = field(default_factory=list)
+    total_slots: int = 0
+    input_count: int = 0
+    pending_template: list = field(default_factory=list)
+    parallel_iterations: int = 1
+
+
+class ExecutionPlan:
+    """Everything about a run that does not change between runs."""
+
+    def __init__(self, graph: Graph, fetch_tensors: list, target_ops: list, feed_tensors: list, runtime=None):
+        self.graph = graph
+        self.fetches = fetch_tensors
+        self.targets = target_ops
+        self.feeds = feed_tensors
+        self.items: list[NodeItem] = []
+        self.root = FrameInfo("root", None)
+        self.frames: dict[str, FrameInfo] = {"": self.root}
+        self.roots: list[NodeItem] = []
+        self.fetch_producers: list[NodeItem | None] = []
+        self.placeholders_needed: list[Operation] = []
+        self._build(runtime)
+
+    # -- building ------------------------------------------------------------
+    def _build(self, runtime) -> None:
+        fed = {id(t): i for i, t in enumerate(self.feeds)}
+        needed = self._prune(fed)
+        by_op: dict[int, NodeItem] = {}
+        for op in needed:
+            item = NodeItem(len(self.items), op, op.name, _KIND.get(op.type, NORMAL))
+            by_op[id(op)] = item
+            self.items.append(item)
+            self._set_kernel(item, op, runtime)
+        feed_items = []
+        for i, t in enumerate(self.feeds):
+            item = NodeItem(len(self.items), None, f"feed:{t.name}", FEED)
+            item.feed_index = i
+            item.num_outputs = 1
+            self.items.append(item)
+            feed_items.append(item)
+
+        # edges
+        outs: dict[int, list[list]] = {it.id: [[] for _ in range(max(it.num_outputs, 1))] for it in self.items}
+        ctrl: dict[int, list] = {it.id: [] for it in self.items}
+        for op in needed:
+            dst = by_op[id(op)]
+            for slot, t in enumerate(op.inputs):
+                if id(t) in fed:
+                    src, k = feed_items[fed[id(t)]], 0
+                else:
+                    src, k = by_op[id(t.op)], t.value_index
+                outs[src.id][k].append((dst, slot))
+                if dst.kind == MERGE and src.kind == NEXT_ITERATION:
+                    dst.merge_back += 1
+            for c in op.control_inputs:
+                if id(c) in by_op:
+                    ctrl[by_op[id(c)].id].append(dst)
+            dst.num_inputs = len(op.inputs)
+            dst.num_controls = sum(1 for c in op.control_inputs if id(c) in by_op)
+            dst.merge_fwd = dst.num_inputs - dst.merge_back
+            if dst.kind == MERGE:
+                dst.pending_init = 2 * dst.num_controls + 1
+            else:
+                dst.pending_init = dst.num_inputs + dst.num_controls
+        for it in self.items:
+            it.out_edges = tuple(tuple(e) for e in outs[it.id])
+            it.control_edges = tuple(ctrl[it.id])
+        self._assign_frames(feed_items)
+        # fetch positions
+        fetch_pos: dict[int, list[list]] = {}
+        for pos, t in enumerate(self.fetches):
+            if id(t) in fed:
+                src, k = feed_items[fed[id(t)]], 0
+            else:
+                src, k = by_op[id(t.op)], t.value_index
+            out_frame = src.frame.parent if src.kind == EXIT else src.frame
+            if out_frame is not self.root or src.kind == ENTER:
+                raise GraphError(
+                    f"cannot fetch {t.name}: it is computed inside while frame {src.frame.name!r}, where it has one "
+                    "value per iteration; fetch the loop's outputs (its Exit values) instead")
+            fetch_pos.setdefault(src.id, [[] for _ in range(max(src.num_outputs, 1))])[k].append(pos)
+            self.fetch_producers.append(src)
+        for it in self.items:
+            fp = fetch_pos.get(it.id)
+            it.fetch_slots = tuple(tuple(x) for x in fp) if fp else ()
+        self.target_items = [by_op[id(op)] for op in self.targets]
+        for op in needed:
+            if op.type == "Placeholder":
+                self.placeholders_needed.append(op)
+
+    def _prune(self, fed: dict) -> list[Operation]:
+        """Ops the fetches and targets need, in graph order; fed tensors cut the walk."""
+        seen: set[int] = set()
+        stack = [t.op for t in self.fetches if id(t) not in fed] + list(self.targets)
+        while stack:
+            op = stack.pop()
+            if id(op) in seen:
+                continue
+            seen.add(id(op))
+            for t in op.inputs:
+                if id(t) not in fed:
+                    stack.append(t.op)
+            stack.extend(op.control_inputs)
+        return [op for op in self.graph._ops if id(op) in seen]
+
+    def _set_kernel(self, item: NodeItem, op: Operation, runtime) -> None:
+        d = op.op_def
+        item.num_outputs = len(op.outputs)
+        item.single_output = len(op.outputs) == 1
+        item.cheap = d.cost == "cheap"
+        if item.kind == NORMAL:
+            k = d.kernel
+            args = (runtime,) if d.uses_runtime else ()
+            if args or op.attrs:
+                k = functools.partial(k, *args, **op.attrs)
+            item.kernel = k
+        if item.kind == ENTER:
+            item.is_constant_enter = bool(op.attrs.get("is_constant", False))
+
+    def _assign_frames(self, feed_items) -> None:
+        """BFS from the root frame's sources, as TensorFlow's BuildControlFlowInfo."""
+        frame_of: dict[int, FrameInfo] = {}
+        queue = []
+        for it in self.items:
+            if it.pending_init == 0:
+                frame_of[it.id] = self.root
+                queue.append(it)
+        head = 0
+        while head < len(queue):
+            it = queue[head]
+            head += 1
+            f = frame_of[it.id]
+            if it.kind == ENTER:
+                name = it.op.attrs["frame_name"]
+                child = self.frames.get(name)
+                if child is None:
+                    child = FrameInfo(name, f, parallel_iterations=int(it.op.attrs.get("parallel_iterations", 10)))
+                    self.frames[name] = child
+                elif child.parent is not f:
+                    raise GraphError(f"frame {name!r} is entered from two different frames (at {it.name}); "
+                                     "every while loop needs its own frame name")
+                child.input_count += 1
+                it.child_frame = child
+                out_frame = child
+            elif it.kind == EXIT:
+                if f.parent is None:
+                    raise GraphError(f"Exit {it.name} is in the root frame: it has no while frame to leave; "
+                                     "an Exit must follow a Switch inside a loop")
+                out_frame = f.parent
+            else:
+                out_frame = f
+            for edges in it.out_edges:
+                for dst, _ in edges:
+                    self._visit(dst, out_frame, frame_of, queue, it)
+            for dst in it.control_edges:
+                self._visit(dst, out_frame if it.kind != EXIT else f.parent, frame_of, queue, it)
+        for it in self.items:
+            if it.id not in frame_of:
+                raise GraphError(f"op {it.name} ({it.op.type}) can never run: none of its inputs can be produced "
+                                 "(it is only reachable through a cycle with no Merge entry)")
+            f = frame_of[it.id]
+            it.frame = f
+            it.local_id = len(f.nodes)
+            f.nodes.append(it)
+            it.input_start = f.total_slots
+            f.total_slots += 2 if it.kind == MERGE else it.num_inputs  # Merge: value and value_index
+            f.pending_template.append(it.pending_init)
+            if f is not self.root and it.num_inputs == 0 and it.num_controls == 0:
+                raise GraphError(f"op {it.name} in while frame {f.name!r} has no inputs")
+            if f is self.root and it.pending_init == 0:
+                self.roots.append(it)
+            if it.kind == NEXT_ITERATION and f is self.root:
+                raise GraphError(f"NextIteration {it.name} is outside any while frame")
+
+    def _visit(self, dst: NodeItem, frame: FrameInfo, frame_of, queue, src) -> None:
+        cur = frame_of.get(dst.id)
+        if cur is None:
+            frame_of[dst.id] = frame
+            queue.append(dst)
+        elif cur is not frame:
+            raise GraphError(
+                f"op {dst.name} ({dst.op.type}) gets inputs from two frames, {cur.name or 'root'!r} and "
+                f"{frame.name or 'root'!r} (via {src.name}); a tensor computed inside a while loop can only "
+                "leave it through the loop's outputs, and outer tensors enter through Enter")

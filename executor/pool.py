@@ -1,0 +1,47 @@
+"""A small pool of worker threads for heavy kernels. numpy releases the GIL inside
+large operations, so big matmuls and reductions from independent branches or loop
+iterations run in parallel while the scheduling thread goes on."""
+from __future__ import annotations
+
+import queue
+import threading
+
+
+class WorkerPool:
+    def __init__(self, num_threads: int):
+        self.num_threads = num_threads
+        self._tasks: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def _start(self) -> None:
+        with self._lock:
+            while len(self._threads) < self.num_threads:
+                t = threading.Thread(target=self._work, name=f"executor-worker-{len(self._threads)}", daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def submit(self, kernel, args, tagged, completions: queue.SimpleQueue) -> None:
+        """Run `kernel(*args)`; put (tagged, ok, result_or_exception) on `completions`."""
+        if len(self._threads) < self.num_threads:
+            self._start()
+        self._tasks.put((kernel, args, tagged, completions))
+
+    def _work(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is None:
+                return
+            kernel, args, tagged, completions = task
+            try:
+                out = kernel(*args)
+            except BaseException as e:  # noqa: BLE001 (reported to the scheduling thread)
+                completions.put((tagged, False, e))
+            else:
+                completions.put((tagged, True, out))
+
+    def shutdown(self) -> None:
+        with self._lock:
+            for _ in self._threads:
+                self._tasks.put(None)
+            self._threads = []

@@ -1,0 +1,175 @@
+"""Session: runs fetches of a graph with feeds; holds variable values across runs."""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from graphcore import nest
+from graphcore.errors import ExecutionError, GraphError
+from graphcore.graph import Graph, Operation, Tensor
+
+from .executor import _NO_VALUE, ExecutorState
+from .plan import ExecutionPlan
+from .pool import WorkerPool
+
+
+class Runtime:
+    """What stateful kernels see: the session's variable values (guarded by a lock)."""
+
+    def __init__(self):
+        self.variables: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+
+class Session:
+    """Runs a graph.
+
+    Args:
+      graph: the Graph to run.
+      num_threads: worker threads for heavy kernels (default: the core count);
+        1 runs everything on the calling thread, deterministically.
+
+    Example:
+        Session(g).run([y, dx], feed_dict={x: 1.1})
+    """
+
+    def __init__(self, graph: Graph, num_threads: int | None = None):
+        if not isinstance(graph, Graph):
+            raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
+        self.graph = graph
+        self.num_threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
+        self._pool = WorkerPool(self.num_threads) if self.num_threads > 1 else None
+        self._plans: dict = {}
+        self._plans_lock = threading.Lock()
+        self.runtime = Runtime()
+        self.last_stats = None
+
+    # -- public ------------------------------------------------------------------
+    def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None):
+        """Compute `fetches` (a tensor, op, name, or any nested structure of them) and
+        return numpy values in the same structure (None for ops).
+
+        `feed_dict` maps tensors (or their names) to values that replace them.
+        `trace`, if a list, receives one dict per execution step and frame event."""
+        flat = nest.flatten(fetches)
+        elems = [self.graph.as_graph_element(f) for f in flat]
+        fetch_tensors = [e for e in elems if isinstance(e, Tensor)]
+        targets = [e for e in elems if isinstance(e, Operation)]
+        feed_tensors, feed_values = self._check_feeds(feed_dict or {})
+        plan = self._plan(fetch_tensors, targets, feed_tensors)
+        missing = [op for op in plan.placeholders_needed]
+        if missing:
+            names = ", ".join(repr(op.name) for op in missing)
+            where = f" (created at {missing[0].location()})" if missing[0].source else ""
+            raise ExecutionError(f"placeholder {names}{where} must be fed: pass its value in feed_dict")
+        state = ExecutorState(plan, feed_values, pool=self._pool, trace=trace)
+        results = state.run()
+        self.last_stats = state.stats
+        out, k = [], 0
+        for e in elems:
+            if isinstance(e, Operation):
+                out.append(None)
+                continue
+            v = results[k]
+            if v is _NO_VALUE:
+                raise self._missing_fetch_error(plan, state, k)
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                v = v[()]
+            out.append(v)
+            k += 1
+        return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- helpers --------------------------------------------------------------------
+    def _plan(self, fetches, targets, feeds) -> ExecutionPlan:
+        key = (self.graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
+               tuple(id(t) for t in feeds))
+        with self._plans_lock:
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = ExecutionPlan(self.graph, fetches, targets, feeds, runtime=self.runtime)
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = plan
+            return plan
+
+    def _check_feeds(self, feed_dict: dict):
+        tensors, values = [], []
+        for k, v in feed_dict.items():
+            t = self.graph.as_graph_element(k)
+            if not isinstance(t, Tensor):
+                raise GraphError(f"feed_dict keys must be tensors, got the op {t.name}")
+            d = t.dtype
+            if d.np_dtype is not None:
+                arr = np.asarray(v)
+                if arr.dtype != d.np_dtype:
+                    if np.can_cast(arr.dtype, d.np_dtype, casting="same_kind") and not (
+                            arr.dtype.kind == "f" and d.is_integer) and arr.dtype.kind != "b" or (
+                            arr.dtype.kind == "i" and d.is_floating):
+                        arr = arr.astype(d.np_dtype)
+                    else:
+                        raise ExecutionError(f"cannot feed a value of dtype {arr.dtype} to {t.name} ({t.op.type} of "
+                                             f"dtype {d}); pass a {d} value")
+                if not t.shape.is_compatible_with(arr.shape):
+                    raise ExecutionError(f"cannot feed a value of shape {list(arr.shape)} to {t.name}, which has "
+                                         f"shape {t.shape}")
+                v = arr if arr.ndim else arr[()]
+            tensors.append(t)
+            values.append(v)
+        return tensors, values
+
+    def _missing_fetch_error(self, plan: ExecutionPlan, state: ExecutorState, k: int) -> ExecutionError:
+        t = plan.fetches[k]
+        if state.dead_results[k]:
+            sw = _killing_switch(t, state, plan)
+            why = f"; it depends on {sw}" if sw else ""
+            return ExecutionError(f"fetch {t.name} is dead on the path taken: it was computed in a branch that was "
+                                  f"not taken{why}. Fetch the cond's output (its Merge) instead")
+        return ExecutionError(f"fetch {t.name} was never produced: the run could make no more progress "
+                              f"({_stuck_nodes(state, plan)})")
+
+
+def _killing_switch(t: Tensor, state: ExecutorState, plan: ExecutionPlan) -> str | None:
+    by_op = {id(it.op): it for it in plan.items if it.op is not None}
+    seen, stack = set(), [(t.op, None)]
+    while stack:
+        op, via = stack.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type == "Switch":
+            item = by_op.get(id(op))
+            pred = state.switch_preds.get(item.id) if item else None
+            taken = "" if pred is None else f" whose predicate was {pred}, so its {'false' if pred else 'true'} " \
+                                            "output is dead"
+            return f"Switch {op.name} (created at {op.location()}){taken}"
+        for inp in op.inputs:
+            stack.append((inp.op, op))
+    return None
+
+
+def _stuck_nodes(state: ExecutorState, plan: ExecutionPlan) -> str:
+    root = state.root
+    if root is None or 0 not in root.iterations:
+        return "no node is waiting"
+    it = root.iterations[0]
+    waiting = []
+    for item in plan.root.nodes:
+        p = it.pending[item.local_id]
+        if 0 < p < item.pending_init or (p and item.pending_init == p and item.op is not None and waiting == []):
+            waiting.append(f"{item.name} waits for {p} more input(s)")
+        if len(waiting) >= 3:
+            break
+    return "; ".join(waiting) if waiting else "no node is waiting"

@@ -1,0 +1,28 @@
+"""graphcore: the dataflow-graph IR, its ops, and control flow built from the five v1
+primitives (Switch, Merge, Enter, Exit, NextIteration)."""
+from . import nest
+from .control_flow import case, cond, group, switch_case, while_loop
+from .control_flow import tuple_ as tuple  # noqa: A004 (TensorFlow's name)
+from .dtypes import DType, as_dtype, bool_, float32, float64, int32, int64, variant
+from .errors import (AutographError, ExecutionError, GraphError, GraphFileError, InvalidArgumentError,
+                     StagingError)
+from .graph import Graph, Operation, Tensor, get_default_graph, is_tensor
+from .ops.array_ops import (cast, concat, constant, expand_dims, fill, gather, identity, ones, ones_like,
+                            placeholder, rank, reshape, shape, size, slice, squeeze, stack, stop_gradient,
+                            tile, transpose, unstack, where, zeros, zeros_like)
+from .ops.array_ops import range  # noqa: A004 (TensorFlow's name)
+from .ops.array_ops import getitem as strided_slice
+from .ops.list_ops import (tensor_list_from_tensor, tensor_list_get_item, tensor_list_length, tensor_list_new,
+                           tensor_list_pop_back, tensor_list_push_back, tensor_list_stack)
+from .ops.logging_ops import Assert
+from .ops.logging_ops import print  # noqa: A004
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, divide, equal, exp, floordiv, greater,  # noqa: A004
+                           greater_equal, less, less_equal, log, logical_and, logical_not, logical_or, matmul,
+                           maximum, minimum, mod, multiply, negative, not_equal, pow, reduce_max, reduce_mean,
+                           reduce_min, reduce_prod, reduce_sum, relu, sigmoid, sign, sqrt, square, subtract, tanh,
+                           truediv)
+from .registry import define_op, get_op_def, registered_ops
+from .shapes import TensorShape
+from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
+
+bool = bool_  # noqa: A001 (gc.bool, as tf.bool)

@@ -1,0 +1,499 @@
+"""Control-flow builders that lower cond and while_loop to the five v1 primitives.
+
+cond(pred, t, f):   each outer tensor a branch reads goes through Switch(x, pred);
+                    the branch uses output 1 (true) or 0 (false); one Merge per output.
+while_loop(c, b, v): Enter -> Merge -> [cond] -> LoopCond -> Switch -> body ->
+                    NextIteration -> back into Merge; Switch's false output -> Exit.
+                    Tensors the body reads from outside come in through constant
+                    Enters (loop invariants); constants are hoisted out of the loop.
+
+A context (CondContext / WhileContext) is active while a branch or body is built;
+Graph.create_op asks it to capture every outer input, so users never wire
+Switch or Enter themselves.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as dt
+from . import nest
+from .errors import GraphError, StagingError
+from .graph import Operation, Tensor, get_default_graph, graph_of
+from .ops import control_flow_ops as cf
+from .ops._helpers import is_python_number
+from .shapes import TensorShape, as_shape
+from .source_info import user_location
+
+
+class ControlFlowContext:
+    """Base of the two contexts: capture of outer tensors, pivots for input-less ops."""
+
+    is_while = False
+    hoists_constants = False
+
+    def __init__(self, graph, outer, name):
+        self.graph = graph
+        self.outer = outer
+        self.name = name
+        self._captured: dict[int, tuple[Tensor, Tensor]] = {}
+        self._pivot: Tensor | None = None
+        graph._rollback_hooks.append(self._forget)
+
+    def _forget(self, gone_ids) -> None:
+        self._captured = {k: v for k, v in self._captured.items() if id(v[1].op) not in gone_ids}
+        if self._pivot is not None and id(self._pivot.op) in gone_ids:
+            self._pivot = None
+
+    def contains(self, ctx) -> bool:
+        """True if `ctx` is this context or nested inside it."""
+        while ctx is not None:
+            if ctx is self:
+                return True
+            ctx = ctx.outer
+        return False
+
+    def capture(self, t: Tensor) -> Tensor:
+        """`t` as seen from inside this context (through Switch/Enter if it is outside)."""
+        t_ctx = t.op.ctx if t.op.type != "Exit" else t.op.ctx
+        if self.contains(t_ctx):
+            return t
+        hit = self._captured.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        # t must come from an enclosing context, never from a sibling or an inner one.
+        c = self.outer
+        while c is not None and c is not t_ctx:
+            c = c.outer
+        if c is not t_ctx:
+            where = f" (created at {t.op.location()})" if t.op.source else ""
+            raise StagingError(
+                f"{t.name}{where} was computed inside {t_ctx.describe()} and is used outside of it in "
+                f"{self.describe()}; return it from that cond/while instead")
+        outer_t = self.outer.capture(t) if self.outer is not None else t
+        inner = self._wrap(outer_t)
+        self._captured[id(t)] = (t, inner)
+        return inner
+
+    def capture_control(self, op: Operation) -> Operation:
+        return op
+
+    def prepare_op_inputs(self, op_def, inputs, controls):
+        inputs = [self.capture(t) for t in inputs]
+        controls = [self.capture_control(c) for c in controls]
+        if not inputs and not any(self.contains(c.ctx) for c in controls):
+            controls.append(self.pivot.op)
+        return inputs, controls
+
+    @property
+    def pivot(self) -> Tensor:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.name
+
+
+class CondContext(ControlFlowContext):
+    """One branch of a cond: `branch` is 1 for the true branch, 0 for the false one."""
+
+    def __init__(self, graph, outer, name, pred: Tensor, branch: int):
+        super().__init__(graph, outer, name)
+        self.pred = pred
+        self.branch = branch
+
+    def _wrap(self, outer_t: Tensor) -> Tensor:
+        g = self.graph
+        with g._control_flow_context(self.outer):
+            op = g.create_op(cf.switch_op, [outer_t, self.pred], name="Switch", capture=False)
+        return op.outputs[self.branch]
+
+    @property
+    def pivot(self) -> Tensor:
+        """Live exactly when this branch is taken: ops with no inputs hang on it."""
+        if self._pivot is None:
+            g = self.graph
+            with g._control_flow_context(self.outer):
+                sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
+            with g._control_flow_context(self):
+                self._pivot = g.create_op("Identity", [sw.outputs[self.branch]],
+                                          name="switch_t" if self.branch else "switch_f", capture=False).outputs[0]
+        return self._pivot
+
+    def describe(self) -> str:
+        return f"the {'true' if self.branch else 'false'} branch of {self.name}"
+
+
+class WhileContext(ControlFlowContext):
+    """The body and condition of one while loop; `name` is its frame name."""
+
+    is_while = True
+    hoists_constants = True
+
+    def __init__(self, graph, outer, name, parallel_iterations: int):
+        super().__init__(graph, outer, name)
+        self.parallel_iterations = parallel_iterations
+        self.first_switch_true: Tensor | None = None
+        self.enters: list[Operation] = []
+        self.exits: list[Operation] = []
+        self.loop_merges: list[Operation] = []
+        self.next_iterations: list[Operation] = []
+        self.switches: list[Operation] = []
+        self.loop_cond: Operation | None = None
+        self.maximum_iterations = None
+
+    def _wrap(self, outer_t: Tensor) -> Tensor:
+        g = self.graph
+        with g._control_flow_context(self):
+            op = g.create_op(cf.enter_op, [outer_t], {"frame_name": self.name, "is_constant": True,
+                                                      "parallel_iterations": self.parallel_iterations},
+                             name="Enter", capture=False)
+        self.enters.append(op)
+        return op.outputs[0]
+
+    def capture_control(self, op: Operation) -> Operation:
+        """A control input from outside the loop: carry it in as a constant Enter of a
+        token that depends on it, so the dependency holds in every iteration."""
+        if self.contains(op.ctx):
+            return op
+        g = self.graph
+        with g._control_flow_context(op.ctx):
+            tok = g.create_op("Const", [], {"value": np.zeros((), np.int32), "dtype": dt.int32},
+                              name="control_token", control_inputs=[op], capture=False).outputs[0]
+        return self.capture(tok).op
+
+    @property
+    def pivot(self) -> Tensor:
+        """Live in every iteration that runs the body, dead when the loop exits."""
+        if self._pivot is None:
+            if self.first_switch_true is None:
+                raise GraphError(f"an op with no inputs was created in the condition of {self.name}; "
+                                 "give it an input or build it outside the loop")
+            g = self.graph
+            with g._control_flow_context(self):
+                self._pivot = g.create_op("Identity", [self.first_switch_true], name="pivot",
+                                          capture=False).outputs[0]
+        return self._pivot
+
+    def describe(self) -> str:
+        return f"while loop {self.name}"
+
+
+# -- cond -------------------------------------------------------------------------
+
+def _to_tensor_like(value, like: Tensor | None):
+    from .ops.array_ops import constant  # noqa: PLC0415
+
+    if isinstance(value, Tensor):
+        return value
+    if like is not None and is_python_number(value):
+        if like.dtype.is_floating or (like.dtype.is_integer and isinstance(value, int) and not isinstance(value, bool)):
+            return constant(value, dtype=like.dtype)
+    return constant(value)
+
+
+def _is_passthrough(v) -> bool:
+    return v is None or isinstance(v, (str, type(None))) or callable(v) and not isinstance(v, Tensor)
+
+
+def cond(pred, true_fn, false_fn, name: str | None = None):
+    """Run `true_fn()` if `pred` else `false_fn()`, as a graph conditional.
+
+    A Python bool `pred` just calls one function. A bool scalar tensor builds both
+    branches; each may return any nested structure (tuples, lists, dicts) of tensors
+    or Python numbers, and both must return the same structure and dtypes.
+
+    Example:
+        z = gc.cond(x < y, lambda: x + z, lambda: y * y)
+    """
+    from .ops.array_ops import constant  # noqa: PLC0415
+
+    if not isinstance(pred, Tensor):
+        if isinstance(pred, (np.ndarray, np.generic)):
+            pred = bool(pred)
+        return true_fn() if pred else false_fn()
+    if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
+        raise StagingError(f"cond's predicate must be a scalar bool tensor, got {pred.dtype}{pred.shape} ({pred.name})")
+    g = pred.graph
+    outer = g._ctx
+    if outer is not None:
+        pred = outer.capture(pred)
+    with g.name_scope(name or "cond") as scope:
+        scope_name = scope.rstrip("/")
+        ctxs, results = {}, {}
+        for branch, fn in ((1, true_fn), (0, false_fn)):
+            ctxs[branch] = CondContext(g, outer, scope_name, pred, branch)
+            with g._control_flow_context(ctxs[branch]):
+                results[branch] = fn()
+        t_out, f_out = results[1], results[0]
+        if not nest.same_structure(t_out, f_out):
+            raise StagingError(
+                f"{scope_name}: the true branch returns {nest.structure_description(t_out)} but the false branch "
+                f"returns {nest.structure_description(f_out)}; make both branches return the same structure")
+        merged = []
+        for i, (tv, fv) in enumerate(zip(nest.flatten(t_out), nest.flatten(f_out))):
+            if not isinstance(tv, Tensor) and not isinstance(fv, Tensor):
+                if _is_passthrough(tv) and (tv is fv or tv == fv):
+                    merged.append(tv)
+                    continue
+                if is_python_number(tv) and is_python_number(fv):
+                    common = dt.as_dtype(np.result_type(type(tv), type(fv)))
+                    tv, fv = constant_in(g, ctxs[1], tv, common), constant_in(g, ctxs[0], fv, common)
+            pair = {}
+            for branch, v, other in ((1, tv, fv), (0, fv, tv)):
+                like = other if isinstance(other, Tensor) else None
+                with g._control_flow_context(ctxs[branch]):
+                    try:
+                        v = _to_tensor_like(v, like)
+                    except TypeError as e:
+                        raise StagingError(f"{scope_name}: output {i} of the {'true' if branch else 'false'} "
+                                           f"branch cannot be a graph value: {e}") from None
+                    pair[branch] = ctxs[branch].capture(v)
+            if pair[1].dtype != pair[0].dtype:
+                raise StagingError(
+                    f"{scope_name}: output {i} is {pair[1].dtype} in the true branch but {pair[0].dtype} in the "
+                    "false branch; cast one so both branches return the same dtype")
+            with g._control_flow_context(outer):
+                m = g.create_op(cf.merge_op, [pair[0], pair[1]], name="Merge", capture=False)
+            merged.append(m.outputs[0])
+    return nest.pack_sequence_as(t_out, merged)
+
+
+def constant_in(g, ctx, value, dtype):
+    from .ops.array_ops import constant  # noqa: PLC0415
+
+    with g._control_flow_context(ctx):
+        return constant(value, dtype=dtype)
+
+
+# -- while_loop ---------------------------------------------------------------------
+
+class _RelaxShapes(Exception):
+    def __init__(self, index, shape):
+        self.index = index
+        self.shape = shape
+
+
+def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_iterations=None,
+               shape_invariants=None, name: str | None = None, loop_var_names=None,
+               return_same_structure: bool = False):
+    """Repeat `loop_vars = body(*loop_vars)` while `cond(*loop_vars)`, as a graph loop.
+
+    `loop_vars` is any nested structure of tensors or Python numbers (a bare tensor
+    counts as a one-element list). Tensors read by `cond`/`body` from outside are
+    captured as loop invariants. With `maximum_iterations` the loop also stops after
+    that many iterations. A loop variable whose shape changes between iterations is
+    given a relaxed shape automatically unless `shape_invariants` pins it.
+
+    Returns the final loop variables in the structure of `loop_vars` (a one-element
+    list gives the bare tensor, as in TensorFlow 1, unless `return_same_structure`).
+
+    Example:
+        i, v = gc.while_loop(lambda i, v: i < 10, lambda i, v: (i + 1, v * x), [0, 1.0])
+    """
+    from .ops.array_ops import constant  # noqa: PLC0415
+
+    if parallel_iterations < 1:
+        raise GraphError(f"parallel_iterations must be >= 1, got {parallel_iterations}")
+    single = not nest.is_nested(loop_vars)
+    structure = [loop_vars] if single else loop_vars
+    flat = nest.flatten(structure)
+    g = graph_of(flat) or get_default_graph()
+    if g is None:
+        # eager: a plain Python loop with the same meaning
+        vals = structure
+        n = 0
+        while (maximum_iterations is None or n < maximum_iterations) and bool(np.all(cond(*vals))):
+            out = body(*vals)
+            vals = [out] if single or (len(structure) == 1 and not isinstance(out, (list, tuple))) else out
+            n += 1
+        return vals[0] if single or (len(vals) == 1 and not return_same_structure) else vals
+    names = list(loop_var_names) if loop_var_names is not None else [f"loop_vars[{i}]" for i in range(len(flat))]
+    flat = [v if isinstance(v, Tensor) else constant(v) for v in flat]
+    if shape_invariants is not None:
+        shapes = [as_shape(s) for s in nest.flatten(shape_invariants if not single else [shape_invariants])]
+        if len(shapes) != len(flat):
+            raise StagingError(f"shape_invariants has {len(shapes)} entries but there are {len(flat)} loop variables")
+        relaxable = False
+    else:
+        shapes = [v.shape for v in flat]
+        relaxable = True
+    for _ in range(len(flat) * 8 + 2):
+        mark = g._checkpoint()
+        try:
+            return _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
+                                maximum_iterations, name, names, return_same_structure)
+        except _RelaxShapes as r:
+            g._rollback(mark)
+            shapes[r.index] = r.shape
+    raise GraphError("while_loop: shapes did not settle")  # pragma: no cover
+
+
+def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
+                 maximum_iterations, name, names, return_same_structure):
+    from .ops.array_ops import constant  # noqa: PLC0415
+    from .ops import math_ops  # noqa: PLC0415
+
+    outer = g._ctx
+    counter = maximum_iterations is not None
+    with g.name_scope(name or "while") as scope:
+        ctx = WhileContext(g, outer, scope.rstrip("/"), parallel_iterations)
+        init = list(flat)
+        all_shapes = list(shapes)
+        if counter:
+            with g._control_flow_context(outer):
+                init = [constant(np.int64(0))] + init
+            all_shapes = [TensorShape(())] + all_shapes
+        if outer is not None:
+            init = [outer.capture(t) for t in init]
+        enters, merges = [], []
+        for v, s in zip(init, all_shapes):
+            if not v.shape.is_compatible_with(s):
+                raise StagingError(f"while_loop: the initial value {v.name} has shape {v.shape}, which does not "
+                                   f"match its shape invariant {s}")
+            with g._control_flow_context(ctx):
+                e = g.create_op(cf.enter_op, [v], {"frame_name": ctx.name, "is_constant": False,
+                                                   "parallel_iterations": parallel_iterations},
+                                name="Enter", capture=False, output_specs=[(v.dtype, s)])
+                m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
+                                output_specs=[(v.dtype, s), (dt.int32, TensorShape(()))])
+            ctx.enters.append(e)
+            enters.append(e)
+            merges.append(m)
+        ctx.loop_merges = merges
+        merged = [m.outputs[0] for m in merges]
+        user_vals = merged[1:] if counter else merged
+        packed = nest.pack_sequence_as(structure, user_vals)
+        with g._control_flow_context(ctx):
+            p = cond(*packed)
+            if counter:
+                lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
+                    np.int64(maximum_iterations))
+                if lim.dtype != dt.int64:
+                    from .ops.array_ops import cast  # noqa: PLC0415
+
+                    lim = cast(lim, dt.int64)
+                below = math_ops.less(merged[0], lim)
+                p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
+                                              else below if p else math_ops.logical_and(below, constant(False)))
+            if not isinstance(p, Tensor):
+                p = constant(bool(p))
+            if not p.dtype.is_bool:
+                raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
+            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond")
+        ctx.loop_cond = lc
+        switches = []
+        with g._control_flow_context(ctx):
+            for m in merged:
+                switches.append(g.create_op(cf.switch_op, [m, lc.outputs[0]], name="Switch", capture=False))
+        ctx.switches = switches
+        ctx.first_switch_true = switches[0].outputs[1]
+        body_in = [s.outputs[1] for s in switches]
+        packed_in = nest.pack_sequence_as(structure, body_in[1:] if counter else body_in)
+        with g._control_flow_context(ctx):
+            out = body(*packed_in)
+            if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
+                out = [out]
+            if not nest.same_structure(list(structure) if isinstance(structure, tuple) else structure,
+                                       list(out) if isinstance(out, tuple) and not isinstance(structure, tuple)
+                                       else out) and len(nest.flatten(out)) != len(nest.flatten(structure)):
+                raise StagingError(
+                    f"the body of {ctx.name} returns {nest.structure_description(out)} but the loop variables are "
+                    f"{nest.structure_description(structure)}; return one new value per loop variable")
+            out_flat = nest.flatten(out)
+            if len(out_flat) != len(flat):
+                raise StagingError(f"the body of {ctx.name} returns {len(out_flat)} values for {len(flat)} loop "
+                                   "variables")
+            new = []
+            for i, v in enumerate(out_flat):
+                like = merged[i + counter]
+                v = _to_tensor_like(v, like)
+                v = ctx.capture(v)
+                new.append(v)
+            if counter:
+                new = [math_ops.add(body_in[0], 1)] + new
+        for i, (v, m) in enumerate(zip(new, merged)):
+            k = i - counter
+            if v.dtype != m.dtype:
+                raise StagingError(
+                    f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
+                    f"makes it {v.dtype}; cast it so it keeps one dtype")
+            if not v.shape.is_compatible_with(m.shape):
+                if relaxable and k >= 0:
+                    raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
+                raise StagingError(
+                    f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
+                    "pass a shape_invariants entry with None for the changing dimensions")
+        nexts = []
+        with g._control_flow_context(ctx):
+            for v, m in zip(new, merges):
+                n = g.create_op(cf.next_iteration_op, [v], name="NextIteration", capture=False,
+                                output_specs=[(v.dtype, m.outputs[0].shape)])
+                g._update_input(m, 1, n.outputs[0])
+                nexts.append(n)
+        ctx.next_iterations = nexts
+        exits = []
+        with g._control_flow_context(outer):
+            for s in switches:
+                exits.append(g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False))
+        ctx.exits = exits
+        results = [e.outputs[0] for e in exits]
+        if counter:
+            results = results[1:]
+    res = nest.pack_sequence_as(structure, results)
+    if single or (isinstance(structure, list) and len(structure) == 1 and not return_same_structure):
+        return res[0]
+    return res
+
+
+# -- case, switch_case, group, tuple ------------------------------------------------
+
+def case(pred_fn_pairs, default=None, exclusive: bool = False, name: str | None = None):
+    """The first `fn` whose `pred` is true, else `default()`: nested conds."""
+    pairs = list(pred_fn_pairs.items() if isinstance(pred_fn_pairs, dict) else pred_fn_pairs)
+    if not pairs:
+        if default is None:
+            raise StagingError("case needs at least one (pred, fn) pair or a default")
+        return default()
+    if default is None:
+        pairs, (_, default) = pairs[:-1], pairs[-1]
+    fn = default
+    for p, f in reversed(pairs):
+        fn = (lambda p=p, f=f, rest=fn: cond(p, f, rest, name=name or "case"))
+    return fn()
+
+
+def switch_case(branch_index, branch_fns, default=None, name: str | None = None):
+    """Run `branch_fns[branch_index]()` (or `default()` when out of range)."""
+    from .ops import math_ops  # noqa: PLC0415
+
+    items = sorted(branch_fns.items()) if isinstance(branch_fns, dict) else list(enumerate(branch_fns))
+    if default is None:
+        default = items[-1][1]
+    if not isinstance(branch_index, Tensor):
+        return dict(items).get(int(branch_index), default)()
+    return case([(math_ops.equal(branch_index, k), f) for k, f in items], default=default, name=name or "switch_case")
+
+
+def group(*inputs, name: str | None = None):
+    """One NoOp that runs after all `inputs` (ops or tensors)."""
+    flat = nest.flatten(list(inputs))
+    g = graph_of(flat) or get_default_graph()
+    if g is None:
+        return None
+    ops = [x.op if isinstance(x, Tensor) else x for x in flat if x is not None]
+    return g.create_op("NoOp", [], name=name or "group_deps", control_inputs=ops)
+
+
+def tuple_(tensors, control_inputs=None, name: str | None = None):
+    """Identities of `tensors` that are only available once all of them are computed."""
+    from .ops.array_ops import identity  # noqa: PLC0415
+
+    flat = [t for t in tensors]
+    g = graph_of(flat) or get_default_graph()
+    if g is None:
+        return list(flat)
+    gate = group(*(flat + list(control_inputs or [])), name=(name or "tuple") + "_gate")
+    out = []
+    with g.control_dependencies([gate]):
+        for t in flat:
+            out.append(identity(t) if isinstance(t, Tensor) else t)
+    return out

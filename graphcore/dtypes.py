@@ -1,0 +1,100 @@
+"""Element types of graph tensors, with numpy as the storage type of each."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DType:
+    """One tensor element type. `np_dtype` is None only for `variant` (opaque handles)."""
+
+    name: str
+    np_dtype: np.dtype | None
+
+    @property
+    def is_floating(self) -> bool:
+        return self.np_dtype is not None and np.issubdtype(self.np_dtype, np.floating)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.np_dtype is not None and np.issubdtype(self.np_dtype, np.integer)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.name == "bool"
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_floating or self.is_integer
+
+    @property
+    def is_differentiable(self) -> bool:
+        return self.is_floating
+
+    def __repr__(self) -> str:
+        return f"gc.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+bool_ = DType("bool", np.dtype(np.bool_))
+int32 = DType("int32", np.dtype(np.int32))
+int64 = DType("int64", np.dtype(np.int64))
+float32 = DType("float32", np.dtype(np.float32))
+float64 = DType("float64", np.dtype(np.float64))
+variant = DType("variant", None)
+
+ALL = (bool_, int32, int64, float32, float64, variant)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME["bool_"] = bool_
+_BY_NP = {d.np_dtype: d for d in ALL if d.np_dtype is not None}
+
+
+def as_dtype(value) -> DType:
+    """Turn a DType, its name, a numpy dtype or a Python type into a DType."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        try:
+            return _BY_NAME[value]
+        except KeyError:
+            raise TypeError(f"unknown dtype {value!r}; use one of {sorted(_BY_NAME)}") from None
+    if value is bool:
+        return bool_
+    if value is int:
+        return int64
+    if value is float:
+        return float64
+    try:
+        npd = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"cannot interpret {value!r} as a dtype") from None
+    if npd in _BY_NP:
+        return _BY_NP[npd]
+    if npd.kind in "iu":
+        return int64
+    if npd.kind == "f":
+        return float64
+    raise TypeError(f"numpy dtype {npd} has no graph dtype; cast to one of int32, int64, float32, float64, bool")
+
+
+def dtype_of_value(value) -> DType:
+    """The graph dtype a concrete Python or numpy value would have as a constant."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, (np.ndarray, np.generic)):
+        return as_dtype(value.dtype)
+    if isinstance(value, (list, tuple)):
+        return as_dtype(np.asarray(value).dtype)
+    from .tensor_list import ListValue  # noqa: PLC0415 (opaque values are rare)
+
+    if isinstance(value, ListValue):
+        return variant
+    raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a tensor")

@@ -1,0 +1,35 @@
+"""The error hierarchy shared by every layer; each message says where and what to do."""
+from __future__ import annotations
+
+
+class AutographError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class GraphError(AutographError):
+    """A graph is malformed or an op was built with bad arguments."""
+
+
+class StagingError(AutographError):
+    """User code could not be staged into a graph (wrong types, mismatched branches...)."""
+
+
+class ExecutionError(AutographError):
+    """An op failed while the graph ran. Carries the op, its frame and iteration and
+    the user's source line that created the op."""
+
+    def __init__(self, message: str, op=None, frame: str | None = None, iteration: int | None = None,
+                 original: BaseException | None = None):
+        super().__init__(message)
+        self.op = op
+        self.frame = frame
+        self.iteration = iteration
+        self.original = original
+
+
+class InvalidArgumentError(ExecutionError):
+    """An Assert failed or a kernel was given values it cannot work on."""
+
+
+class GraphFileError(GraphError):
+    """A graph file (JSON) is malformed; the message gives the location of the first problem."""

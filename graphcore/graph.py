@@ -1,0 +1,458 @@
+"""The IR: a Graph of Operations whose outputs are Tensors.
+
+Operations are made only by `Graph.create_op`; every op records its type, inputs,
+outputs, attrs, control inputs, device, the control-flow context it was built in
+(a cond branch or a while frame) and the user's source line that created it.
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import dtypes as dt
+from .errors import GraphError
+from .shapes import TensorShape, as_shape
+from .source_info import SourceLocation, user_location
+
+
+class Tensor:
+    """One output of an Operation: a symbolic value with a static dtype and shape.
+
+    Using a Tensor as a Python bool is an error: graph values are only known when
+    the graph runs, so branch on them with `graphcore.cond` or write the code in an
+    `@autograph.function`, which converts `if`/`while` for you.
+    """
+
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+
+    # numpy must defer to our operators (ndarray + Tensor -> Tensor.__radd__)
+    __array_priority__ = 100
+    __array_ufunc__ = None
+
+    def __init__(self, op: "Operation", value_index: int, dtype: dt.DType, shape: TensorShape):
+        self.op = op
+        self.value_index = value_index
+        self.dtype = dtype
+        self._shape = shape
+        self._consumers: list[Operation] = []
+
+    @property
+    def graph(self) -> "Graph":
+        return self.op.graph
+
+    @property
+    def name(self) -> str:
+        return f"{self.op.name}:{self.value_index}"
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape
+
+    def set_shape(self, shape) -> None:
+        self._shape = self._shape.merge_with(as_shape(shape))
+
+    def get_shape(self) -> TensorShape:
+        return self._shape
+
+    @property
+    def ndim(self):
+        return self._shape.rank
+
+    def consumers(self) -> list["Operation"]:
+        return list(self._consumers)
+
+    def __repr__(self) -> str:
+        return f"<Tensor {self.name} {self.dtype}{self._shape}>"
+
+    def __bool__(self):
+        raise TypeError(
+            f"using the graph tensor {self.name} as a Python bool is not allowed: its value is only "
+            "known when the graph runs. Decorate the function with @autograph.function so `if`/`while` "
+            "on tensors are converted, or use graphcore.cond / graphcore.while_loop.")
+
+    def __len__(self):
+        dims = self._shape.dims
+        if dims is None or not dims or dims[0] is None:
+            raise TypeError(
+                f"len() of {self.name} is unknown while building the graph (shape {self._shape}); "
+                "use graphcore.shape(t)[0] or graphcore.size(t)")
+        return dims[0]
+
+    def __iter__(self):
+        dims = self._shape.dims
+        if dims is None or not dims or dims[0] is None:
+            raise TypeError(
+                f"cannot iterate over {self.name} of shape {self._shape} while building the graph; "
+                "inside @autograph.function a `for` over a tensor becomes a graph loop")
+        return (self[i] for i in range(dims[0]))
+
+    def __index__(self):
+        raise TypeError(f"the graph tensor {self.name} cannot be used as a Python index")
+
+    __hash__ = object.__hash__
+
+
+class Operation:
+    """A node of the graph.
+
+    Attributes:
+      type: the op type name in the registry, e.g. "Add", "Switch".
+      name: unique within the graph, e.g. "while/Merge_1".
+      inputs: data input Tensors; outputs: the Tensors this op produces.
+      attrs: compile-time attributes (numpy values, ints, strings, dtypes, shapes).
+      control_inputs: Operations that must run before this one (no data).
+      device: a free-form placement string ("" for the default).
+      ctx: the control-flow context (CondContext / WhileContext) the op was built in, or None.
+      source: the user's SourceLocation that created the op, or None.
+    """
+
+    __slots__ = ("graph", "type", "name", "inputs", "outputs", "attrs", "control_inputs", "device",
+                 "ctx", "source", "op_def", "_id", "_control_outputs", "__weakref__")
+
+    def __init__(self, graph, op_def, name, inputs, output_specs, attrs, control_inputs, device, ctx, source):
+        self.graph = graph
+        self.op_def = op_def
+        self.type = op_def.type
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.attrs = attrs
+        self.control_inputs = tuple(control_inputs)
+        self.device = device
+        self.ctx = ctx
+        self.source = source
+        self._id = len(graph._ops)
+        self._control_outputs: list[Operation] = []
+        self.outputs = tuple(Tensor(self, i, d, as_shape(s)) for i, (d, s) in enumerate(output_specs))
+
+    @property
+    def control_outputs(self) -> list["Operation"]:
+        return list(self._control_outputs)
+
+    def get_attr(self, name: str) -> Any:
+        try:
+            return self.attrs[name]
+        except KeyError:
+            raise GraphError(f"op {self.name} ({self.type}) has no attr {name!r}") from None
+
+    @property
+    def frame_name(self) -> str:
+        """The name of the innermost while frame this op was built in ("" for the root)."""
+        c = self.ctx
+        while c is not None:
+            if c.is_while:
+                return c.name
+            c = c.outer
+        return ""
+
+    def location(self) -> str:
+        return str(self.source) if self.source else "<unknown>"
+
+    def __repr__(self) -> str:
+        return f"<Operation {self.name} ({self.type})>"
+
+
+_default_graph = threading.local()
+
+
+def _graph_stack() -> list:
+    stack = getattr(_default_graph, "stack", None)
+    if stack is None:
+        stack = _default_graph.stack = []
+    return stack
+
+
+def get_default_graph() -> "Graph | None":
+    """The graph being built on this thread, or None when ops run eagerly."""
+    stack = _graph_stack()
+    return stack[-1] if stack else None
+
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$")
+
+
+class Graph:
+    """A dataflow graph. Build ops inside `with g.as_default():`."""
+
+    def __init__(self):
+        self._ops: list[Operation] = []
+        self._by_name: dict[str, Operation] = {}
+        self._used_names: dict[str, int] = {}
+        self._scope = ""
+        self._control_deps: list[list[Operation]] = []
+        self._device = ""
+        self._ctx = None
+        self._lock = threading.RLock()
+        self.variables: list = []
+        self._rollback_hooks: list = []  # control-flow contexts drop cached captures of removed ops
+        self.collections: dict[str, list] = {}
+        self.version = 0  # bumped on every new op; executors key their plans on it
+
+    # -- building --------------------------------------------------------
+    @contextlib.contextmanager
+    def as_default(self):
+        stack = _graph_stack()
+        stack.append(self)
+        try:
+            yield self
+        finally:
+            stack.pop()
+
+    def unique_name(self, name: str, mark_used: bool = True) -> str:
+        """`add`, `add_1`, `add_2`... within the current name scope."""
+        full = f"{self._scope}{name}" if self._scope else name
+        key = full.lower()
+        i = self._used_names.get(key, 0)
+        candidate = full
+        while candidate.lower() in self._used_names or candidate in self._by_name:
+            i += 1
+            candidate = f"{full}_{i}"
+        if mark_used:
+            self._used_names[key] = i
+            self._used_names[candidate.lower()] = 0
+        return candidate
+
+    @contextlib.contextmanager
+    def name_scope(self, name: str | None):
+        """Prefix the names of ops created inside with `name/` (made unique)."""
+        old = self._scope
+        if name:
+            if name.endswith("/"):
+                self._scope = name
+            else:
+                self._scope = self.unique_name(name) + "/"
+        try:
+            yield self._scope
+        finally:
+            self._scope = old
+
+    @contextlib.contextmanager
+    def control_dependencies(self, deps: Iterable | None):
+        """Ops created inside run only after `deps` (ops or tensors). `None` clears them."""
+        if deps is None:
+            saved, self._control_deps = self._control_deps, []
+            try:
+                yield
+            finally:
+                self._control_deps = saved
+            return
+        ops = []
+        for d in deps:
+            if isinstance(d, Tensor):
+                d = d.op
+            if not isinstance(d, Operation):
+                raise GraphError(f"control_dependencies takes ops or tensors, not {type(d).__name__}")
+            ops.append(d)
+        self._control_deps.append(ops)
+        try:
+            yield
+        finally:
+            self._control_deps.pop()
+
+    @contextlib.contextmanager
+    def device(self, name: str):
+        old, self._device = self._device, name or ""
+        try:
+            yield
+        finally:
+            self._device = old
+
+    @contextlib.contextmanager
+    def _control_flow_context(self, ctx):
+        old, self._ctx = self._ctx, ctx
+        try:
+            yield ctx
+        finally:
+            self._ctx = old
+
+    @property
+    def control_flow_context(self):
+        return self._ctx
+
+    def _as_graph_tensor(self, value, dtype=None) -> Tensor:
+        if isinstance(value, Tensor):
+            if value.graph is not self:
+                raise GraphError(f"tensor {value.name} belongs to another graph than the one being built")
+            return value
+        from .ops.array_ops import constant  # noqa: PLC0415 (ops import this module)
+
+        with self.as_default():
+            return constant(value, dtype=dtype)
+
+    def create_op(self, op_def, inputs: Sequence = (), attrs: dict | None = None, name: str | None = None,
+                  control_inputs: Sequence = (), output_specs=None, source: SourceLocation | None = None,
+                  capture: bool = True):
+        """The only factory of Operations. Converts inputs to tensors of this graph, lets the
+        current control-flow context capture outer tensors (Switch / Enter), adds the
+        active control dependencies, runs the op's shape rule and records the user's line.
+
+        Returns the new Operation."""
+        from .registry import get_op_def  # noqa: PLC0415
+
+        if isinstance(op_def, str):
+            op_def = get_op_def(op_def)
+        attrs = dict(attrs or {})
+        with self._lock:
+            ctx = self._ctx
+            if capture and ctx is not None and ctx.hoists_constants and not inputs and op_def.type == "Const":
+                # A constant in a loop body is a loop invariant: build it outside, Enter it once.
+                with self._control_flow_context(ctx.outer):
+                    outer = self.create_op(op_def, inputs, attrs, name, control_inputs, output_specs, source)
+                return _CapturedConst(ctx.capture(outer.outputs[0]))
+            inputs = [self._as_graph_tensor(t) for t in inputs]
+            controls: list[Operation] = []
+            if capture:
+                for group in self._control_deps:
+                    controls.extend(group)
+            for c in control_inputs:
+                controls.append(c.op if isinstance(c, Tensor) else c)
+            if ctx is not None and capture:
+                inputs, controls = ctx.prepare_op_inputs(op_def, inputs, controls)
+            seen = set()
+            controls = [c for c in controls if not (c._id in seen or seen.add(c._id))]
+            if output_specs is None:
+                try:
+                    output_specs = op_def.infer(inputs, attrs)
+                except GraphError:
+                    raise
+                except (TypeError, ValueError) as e:
+                    loc = source or user_location(2)
+                    where = f" at {loc}" if loc else ""
+                    raise GraphError(f"{op_def.type}{where}: {e}") from None
+            op_name = self.unique_name(name or op_def.type)
+            op = Operation(self, op_def, op_name, inputs, output_specs, attrs, controls, self._device, ctx,
+                           source if source is not None else user_location(2))
+            self._ops.append(op)
+            self._by_name[op_name] = op
+            for t in inputs:
+                t._consumers.append(op)
+            for c in controls:
+                c._control_outputs.append(op)
+            self.version += 1
+            return op
+
+    def _update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
+        """Rewire one data input (used to close a loop: Merge's back edge from NextIteration)."""
+        old = op.inputs[index]
+        old._consumers.remove(op)
+        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+        tensor._consumers.append(op)
+        self.version += 1
+
+    def _checkpoint(self) -> int:
+        return len(self._ops)
+
+    def _rollback(self, checkpoint: int) -> None:
+        """Remove every op created after `checkpoint` (a loop rebuilt with relaxed shapes)."""
+        dropped = self._ops[checkpoint:]
+        del self._ops[checkpoint:]
+        gone = {id(op) for op in dropped}
+        for op in dropped:
+            self._by_name.pop(op.name, None)
+            for t in op.inputs:
+                if id(t.op) not in gone:
+                    t._consumers.remove(op)
+            for c in op.control_inputs:
+                if id(c) not in gone:
+                    c._control_outputs.remove(op)
+        for hook in list(self._rollback_hooks):
+            hook(gone)
+        self.version += 1
+
+    # -- looking up ------------------------------------------------------
+    def get_operations(self) -> list[Operation]:
+        return list(self._ops)
+
+    @property
+    def operations(self) -> list[Operation]:
+        return list(self._ops)
+
+    def get_operation_by_name(self, name: str) -> Operation:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise GraphError(f"no op named {name!r} in the graph") from None
+
+    def get_tensor_by_name(self, name: str) -> Tensor:
+        op_name, _, idx = name.rpartition(":")
+        if not op_name:
+            op_name, idx = name, "0"
+        op = self.get_operation_by_name(op_name)
+        try:
+            return op.outputs[int(idx)]
+        except (ValueError, IndexError):
+            raise GraphError(f"op {op_name!r} has no output {idx!r}") from None
+
+    def as_graph_element(self, obj):
+        if isinstance(obj, (Tensor, Operation)):
+            if obj.graph is not self:
+                raise GraphError(f"{obj.name} belongs to another graph")
+            return obj
+        if isinstance(obj, str):
+            return self.get_tensor_by_name(obj) if ":" in obj else self.get_operation_by_name(obj)
+        raise GraphError(f"cannot interpret {type(obj).__name__} {obj!r} as a tensor or op of this graph")
+
+    def op_types(self) -> list[str]:
+        return [op.type for op in self._ops]
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    # -- checking and printing ---------------------------------------------
+    def validate(self) -> None:
+        """Check the graph's invariants; raise GraphError naming the first bad op and the fix."""
+        from .validate import validate_graph  # noqa: PLC0415
+
+        validate_graph(self)
+
+    def __str__(self) -> str:
+        from .printer import format_graph  # noqa: PLC0415
+
+        return format_graph(self)
+
+    def to_dot(self) -> str:
+        from .export import to_dot  # noqa: PLC0415
+
+        return to_dot(self)
+
+    def to_json(self) -> str:
+        from .export import to_json  # noqa: PLC0415
+
+        return to_json(self)
+
+    @staticmethod
+    def from_json(text: str) -> "Graph":
+        from .export import from_json  # noqa: PLC0415
+
+        return from_json(text)
+
+
+class _CapturedConst:
+    """Stand-in returned by create_op for a hoisted loop constant: `.outputs[0]` is the
+    Enter'd tensor inside the loop, so callers treat it like the op they asked for."""
+
+    __slots__ = ("outputs", "name", "type")
+
+    def __init__(self, tensor: Tensor):
+        self.outputs = (tensor,)
+        self.name = tensor.op.name
+        self.type = tensor.op.type
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+def graph_of(values) -> Graph | None:
+    """The graph that any Tensor among `values` (nested lists allowed) belongs to."""
+    for v in values:
+        if isinstance(v, Tensor):
+            return v.graph
+        if isinstance(v, (list, tuple)):
+            g = graph_of(v)
+            if g is not None:
+                return g
+    return None

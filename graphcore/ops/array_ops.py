@@ -1,0 +1,645 @@
+"""Constants, placeholders and shape-manipulating ops: one block per op."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import GraphError
+from ..graph import Tensor, get_default_graph
+from ..registry import CHEAP, define_op, np_value, same_as_input, scalar_of
+from ..shapes import TensorShape, as_shape, broadcast
+from ._helpers import in_graph, normalize_axis
+
+
+def constant_value(t):
+    """The value of `t` if it is known while building (a Const, or the Shape of a fully
+    known shape), else None. Shape rules use it to fold static shapes."""
+    if not isinstance(t, Tensor):
+        return np.asarray(t)
+    op = t.op
+    if op.type == "Const":
+        return op.attrs["value"]
+    if op.type == "Shape" and op.inputs[0].shape.is_fully_defined():
+        return np.asarray(op.inputs[0].shape.dims, dtype=np.int64)
+    if op.type == "Enter" or op.type == "Identity":
+        return constant_value(op.inputs[0])
+    return None
+
+
+# -- Const / Placeholder / Identity / NoOp ------------------------------------
+
+def _const_rule(*, value, dtype):
+    return dtype, TensorShape(np.shape(value))
+
+
+def _const_kernel(*, value, dtype):
+    return value
+
+
+const_op = define_op("Const", shape=_const_rule, kernel=_const_kernel, cost=CHEAP).not_differentiable("a constant")
+
+
+def _placeholder_rule(*, dtype, shape):
+    return dtype, shape
+
+
+def _placeholder_kernel(*, dtype, shape):
+    raise GraphError("a placeholder was run without being fed; pass its value in feed_dict")
+
+
+placeholder_op = define_op("Placeholder", shape=_placeholder_rule, kernel=_placeholder_kernel, cost=CHEAP)
+placeholder_op.not_differentiable("an input")
+
+
+def _identity(x):
+    return x
+
+
+identity_op = define_op("Identity", shape=same_as_input, kernel=_identity, cost=CHEAP)
+snapshot_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP)
+snapshot_op.not_differentiable("stop_gradient blocks gradients on purpose")
+
+
+def _noop_kernel():
+    return ()
+
+
+no_op = define_op("NoOp", shape=lambda **a: [], kernel=_noop_kernel, num_outputs=0, cost=CHEAP)
+no_op.not_differentiable("no outputs")
+
+
+def constant(value, dtype=None, name: str | None = None, shape=None):
+    """A constant tensor (in the graph being built) or a numpy array (eager).
+
+    Python floats are float64 and ints int64 unless `dtype` says otherwise."""
+    if isinstance(value, Tensor):
+        return value if dtype is None or value.dtype == dt.as_dtype(dtype) else cast(value, dtype)
+    d = dt.as_dtype(dtype) if dtype is not None else dt.dtype_of_value(value)
+    if d is dt.variant:
+        arr = value
+    else:
+        arr = np.asarray(value, dtype=d.np_dtype)
+        if shape is not None:
+            arr = np.broadcast_to(arr, tuple(shape)).copy()
+        if arr.ndim == 0:
+            arr = arr[()]  # numpy scalar: what kernels produce for 0-d results
+    g = get_default_graph()
+    if g is None:
+        return arr
+    return const_op(value=arr, dtype=d, name=name or "Const")
+
+
+def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
+    """A graph input that must be fed at run time; `shape` may have None dimensions."""
+    g = get_default_graph()
+    if g is None:
+        raise GraphError("placeholder() needs a graph: build inside `with graph.as_default():`")
+    return const_or_build(placeholder_op, dtype=dt.as_dtype(dtype), shape=as_shape(shape), name=name or "Placeholder")
+
+
+def const_or_build(op, name=None, **attrs):
+    return op(name=name, **attrs)
+
+
+def identity(x, name=None):
+    return identity_op(x, name=name)
+
+
+def stop_gradient(x, name=None):
+    return snapshot_op(x, name=name)
+
+
+def no_op_fn(name=None):
+    g = get_default_graph()
+    if g is None:
+        return None
+    return g.create_op(no_op, [], name=name or "NoOp")
+
+
+# -- Cast / Shape / Size / Rank ------------------------------------------------
+
+def _cast_rule(x, *, dtype):
+    return dtype, x.shape
+
+
+def _cast_kernel(x, *, dtype):
+    return np.asarray(x).astype(dtype.np_dtype, copy=False)
+
+
+cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP)
+
+
+def cast(x, dtype, name=None):
+    """Convert `x` to `dtype` (float -> int truncates toward zero, as numpy)."""
+    dtype = dt.as_dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == dtype:
+        return x
+    if not isinstance(x, Tensor) and not in_graph():
+        return np.asarray(x).astype(dtype.np_dtype)
+    return cast_op(x, dtype=dtype, name=name)
+
+
+def _shape_kernel(x):
+    return np.asarray(np.shape(x), dtype=np.int64)
+
+
+def _shape_rule(x):
+    return dt.int64, TensorShape([x.shape.rank])
+
+
+shape_op = define_op("Shape", shape=_shape_rule, kernel=_shape_kernel, cost=CHEAP).not_differentiable("integer")
+size_op = define_op("Size", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.size(x)), cost=CHEAP)
+size_op.not_differentiable("integer")
+rank_op = define_op("Rank", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.ndim(x)), cost=CHEAP)
+rank_op.not_differentiable("integer")
+
+
+def shape(x, name=None):
+    return shape_op(x, name=name)
+
+
+def size(x, name=None):
+    return size_op(x, name=name)
+
+
+def rank(x, name=None):
+    return rank_op(x, name=name)
+
+
+# -- Fill / ZerosLike / OnesLike -----------------------------------------------
+
+def _fill_rule(dims, value):
+    v = constant_value(dims)
+    return value.dtype, (TensorShape([int(d) for d in v]) if v is not None else TensorShape(
+        [None] * dims.shape[0] if dims.shape.is_fully_defined() else None))
+
+
+def _fill_kernel(dims, value):
+    return np.full(tuple(int(d) for d in np.ravel(dims)), value)
+
+
+fill_op = define_op("Fill", shape=_fill_rule, kernel=_fill_kernel)
+zeros_like_op = define_op("ZerosLike", shape=same_as_input, kernel=np.zeros_like, cost=CHEAP)
+zeros_like_op.not_differentiable("constant output")
+ones_like_op = define_op("OnesLike", shape=same_as_input, kernel=np.ones_like, cost=CHEAP)
+ones_like_op.not_differentiable("constant output")
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape `dims` filled with `value`."""
+    if not in_graph(dims, value):
+        return np.full(tuple(np.ravel(dims).astype(int)), value)
+    if not isinstance(dims, Tensor):
+        dims = constant(np.asarray(dims, dtype=np.int64))
+    return fill_op(dims, value, name=name)
+
+
+def zeros(shape, dtype=dt.float64, name=None):
+    d = dt.as_dtype(dtype)
+    if not in_graph(shape):
+        return np.zeros(tuple(shape) if not np.isscalar(shape) else (shape,), dtype=d.np_dtype)
+    return fill(shape, constant(0, dtype=d), name=name)
+
+
+def ones(shape, dtype=dt.float64, name=None):
+    d = dt.as_dtype(dtype)
+    if not in_graph(shape):
+        return np.ones(tuple(shape) if not np.isscalar(shape) else (shape,), dtype=d.np_dtype)
+    return fill(shape, constant(1, dtype=d), name=name)
+
+
+def zeros_like(x, name=None):
+    return zeros_like_op(x, name=name)
+
+
+def ones_like(x, name=None):
+    return ones_like_op(x, name=name)
+
+
+# -- Reshape / Transpose / ExpandDims / Squeeze ------------------------------------
+
+def _reshape_rule(x, shape_t):
+    v = constant_value(shape_t)
+    if v is None:
+        n = shape_t.shape[0] if shape_t.shape.rank == 1 else None
+        return x.dtype, TensorShape(None if n is None else [None] * n)
+    dims = [int(d) for d in np.ravel(v)]
+    if dims.count(-1) > 1:
+        raise GraphError(f"Reshape: at most one -1 in the new shape {dims}")
+    total = x.shape.num_elements()
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1])) if len(dims) > 1 else 1
+        dims = [(total // known if total is not None and known else None) if d == -1 else d for d in dims]
+    elif total is not None and int(np.prod(dims)) != total:
+        raise GraphError(f"Reshape: cannot reshape {x.shape} ({total} elements) to {dims}")
+    return x.dtype, TensorShape(dims)
+
+
+def _reshape_kernel(x, shape_v):
+    return np.reshape(x, tuple(int(d) for d in np.ravel(shape_v)))
+
+
+reshape_op = define_op("Reshape", shape=_reshape_rule, kernel=_reshape_kernel, cost=CHEAP)
+
+
+def reshape(x, shape, name=None):
+    if not in_graph(x, shape):
+        return np.reshape(x, tuple(np.ravel(shape).astype(int)))
+    if not isinstance(shape, Tensor):
+        shape = constant(np.asarray(shape, dtype=np.int64))
+    return reshape_op(x, shape, name=name)
+
+
+def _transpose_rule(x, *, perm):
+    if x.shape.dims is None:
+        return x.dtype, TensorShape(None)
+    p = perm if perm is not None else tuple(range(x.shape.rank))[::-1]
+    if sorted(p) != list(range(x.shape.rank)):
+        raise GraphError(f"Transpose: perm {list(p)} is not a permutation of the {x.shape.rank} axes of {x.shape}")
+    return x.dtype, TensorShape([x.shape.dims[i] for i in p])
+
+
+def _transpose_kernel(x, *, perm):
+    return np.transpose(x, perm)
+
+
+transpose_op = define_op("Transpose", shape=_transpose_rule, kernel=_transpose_kernel, cost=CHEAP)
+
+
+def transpose(x, perm=None, name=None):
+    return transpose_op(x, perm=None if perm is None else tuple(int(p) for p in perm), name=name)
+
+
+def _expand_dims_rule(x, *, axis):
+    if x.shape.dims is None:
+        return x.dtype, TensorShape(None)
+    r = x.shape.rank + 1
+    if not -r <= axis < r:
+        raise GraphError(f"ExpandDims: axis {axis} out of range for result rank {r}")
+    dims = list(x.shape.dims)
+    dims.insert(axis % r, 1)
+    return x.dtype, TensorShape(dims)
+
+
+expand_dims_op = define_op("ExpandDims", shape=_expand_dims_rule,
+                           kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP)
+
+
+def expand_dims(x, axis, name=None):
+    return expand_dims_op(x, axis=int(axis), name=name)
+
+
+def _squeeze_rule(x, *, axis):
+    if x.shape.dims is None:
+        return x.dtype, TensorShape(None)
+    axes = normalize_axis(axis, x.shape.rank, "Squeeze")
+    if axes is None:
+        if any(d is None for d in x.shape.dims):
+            return x.dtype, TensorShape(None)
+        return x.dtype, TensorShape([d for d in x.shape.dims if d != 1])
+    for a in axes:
+        if x.shape.dims[a] not in (1, None):
+            raise GraphError(f"Squeeze: axis {a} of {x.shape} is not of size 1")
+    return x.dtype, TensorShape([d for i, d in enumerate(x.shape.dims) if i not in axes])
+
+
+squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis: np.squeeze(x, axis), cost=CHEAP)
+
+
+def squeeze(x, axis=None, name=None):
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return squeeze_op(x, axis=axis, name=name)
+
+
+# -- Concat / Pack / Unpack / Tile -------------------------------------------------
+
+def _concat_rule(*xs, axis):
+    if not xs:
+        raise GraphError("Concat needs at least one tensor")
+    d0 = xs[0].dtype
+    ranks = {x.shape.rank for x in xs if x.shape.rank is not None}
+    if len(ranks) > 1:
+        raise GraphError(f"Concat: inputs have different ranks {sorted(ranks)}")
+    if not ranks:
+        return d0, TensorShape(None)
+    r = ranks.pop()
+    a = normalize_axis(axis, r, "Concat")[0]
+    dims = [None] * r
+    total = 0
+    for x in xs:
+        if x.dtype != d0:
+            raise GraphError(f"Concat: inputs have different dtypes {d0} and {x.dtype}")
+        if x.shape.dims is None:
+            total = None
+            continue
+        for i, d in enumerate(x.shape.dims):
+            if i == a:
+                continue
+            if dims[i] is None:
+                dims[i] = d
+            elif d is not None and d != dims[i]:
+                raise GraphError(f"Concat: dimension {i} differs between inputs ({dims[i]} vs {d})")
+        if total is not None:
+            total = None if x.shape.dims[a] is None else total + x.shape.dims[a]
+    dims[a] = total
+    return d0, TensorShape(dims)
+
+
+concat_op = define_op("ConcatV2", shape=_concat_rule, kernel=lambda *xs, axis: np.concatenate(xs, axis=axis))
+
+
+def concat(values, axis, name=None):
+    """Join tensors along an existing axis."""
+    values = list(values)
+    if not in_graph(*values):
+        return np.concatenate(values, axis=axis)
+    return concat_op(*values, axis=int(axis), name=name)
+
+
+def _pack_rule(*xs, axis):
+    if not xs:
+        raise GraphError("Pack (stack) needs at least one tensor")
+    shape = xs[0].shape
+    for x in xs[1:]:
+        if x.dtype != xs[0].dtype:
+            raise GraphError(f"stack: inputs have different dtypes {xs[0].dtype} and {x.dtype}")
+        if not shape.is_compatible_with(x.shape):
+            raise GraphError(f"stack: inputs have incompatible shapes {shape} and {x.shape}")
+        shape = shape.merge_with(x.shape)
+    if shape.dims is None:
+        return xs[0].dtype, TensorShape(None)
+    r = shape.rank + 1
+    dims = list(shape.dims)
+    dims.insert(axis % r, len(xs))
+    return xs[0].dtype, TensorShape(dims)
+
+
+pack_op = define_op("Pack", shape=_pack_rule, kernel=lambda *xs, axis: np.stack(xs, axis=axis), cost=CHEAP)
+
+
+def stack(values, axis=0, name=None):
+    """Stack same-shaped tensors along a new axis."""
+    values = list(values)
+    if not in_graph(*values):
+        return np.stack(values, axis=axis)
+    from ._helpers import is_python_number  # noqa: PLC0415
+
+    like = next((v for v in values if isinstance(v, Tensor)), None)
+    if like is not None:
+        values = [constant(v, dtype=like.dtype) if is_python_number(v) else v for v in values]
+    return pack_op(*values, axis=int(axis), name=name)
+
+
+def _unpack_rule(x, *, num, axis):
+    if x.shape.dims is None:
+        return [(x.dtype, TensorShape(None))] * num
+    dims = list(x.shape.dims)
+    del dims[axis % len(dims)]
+    return [(x.dtype, TensorShape(dims))] * num
+
+
+def _unpack_kernel(x, *, num, axis):
+    return tuple(np.moveaxis(np.asarray(x), axis, 0))
+
+
+unpack_op = define_op("Unpack", shape=_unpack_rule, kernel=_unpack_kernel, num_outputs=None, cost=CHEAP)
+
+
+def unstack(x, num=None, axis=0, name=None):
+    if not in_graph(x):
+        return list(np.moveaxis(np.asarray(x), axis, 0))
+    if num is None:
+        num = x.shape[axis] if x.shape.dims is not None else None
+        if num is None:
+            raise GraphError(f"unstack: the size of axis {axis} of {x.name} is unknown; pass num=")
+    out = unpack_op(x, num=int(num), axis=int(axis), name=name)
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _tile_rule(x, multiples):
+    v = constant_value(multiples)
+    if v is None or x.shape.dims is None:
+        return x.dtype, TensorShape(None if x.shape.dims is None else [None] * x.shape.rank)
+    return x.dtype, TensorShape([None if d is None else d * int(m) for d, m in zip(x.shape.dims, v)])
+
+
+tile_op = define_op("Tile", shape=_tile_rule, kernel=lambda x, m: np.tile(x, tuple(np.ravel(m).astype(int))))
+
+
+def tile(x, multiples, name=None):
+    if not in_graph(x, multiples):
+        return np.tile(x, multiples)
+    if not isinstance(multiples, Tensor):
+        multiples = constant(np.asarray(multiples, dtype=np.int64))
+    return tile_op(x, multiples, name=name)
+
+
+# -- Slice / StridedSlice (indexing) / Gather -----------------------------------------
+
+def _slice_rule(x, begin, size_t):
+    b, s = constant_value(begin), constant_value(size_t)
+    if x.shape.dims is None:
+        return x.dtype, TensorShape(None)
+    if b is None or s is None:
+        return x.dtype, TensorShape([None] * x.shape.rank)
+    dims = []
+    for d, bb, ss in zip(x.shape.dims, b, s):
+        dims.append((None if d is None else d - int(bb)) if int(ss) == -1 else int(ss))
+    return x.dtype, TensorShape(dims)
+
+
+def _slice_kernel(x, begin, size_v):
+    idx = tuple(builtins.slice(int(b), None if int(s) == -1 else int(b) + int(s)) for b, s in zip(begin, size_v))
+    return np.asarray(x)[idx]
+
+
+slice_op = define_op("Slice", shape=_slice_rule, kernel=_slice_kernel, cost=CHEAP)
+
+
+def slice(x, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
+    """x[begin[i] : begin[i] + size[i]] on every axis; size -1 means to the end."""
+    if not in_graph(x, begin, size):
+        return _slice_kernel(np.asarray(x), begin, size)
+    begin = begin if isinstance(begin, Tensor) else constant(np.asarray(begin, dtype=np.int64))
+    size = size if isinstance(size, Tensor) else constant(np.asarray(size, dtype=np.int64))
+    return slice_op(x, begin, size, name=name)
+
+
+def _index_tuple(spec, dyn):
+    """Rebuild the Python index tuple from the StridedSlice spec and dynamic values."""
+
+    def val(v):
+        if v is None:
+            return None
+        kind, k = v
+        return int(k) if kind == "c" else int(dyn[k])
+
+    out = []
+    for entry in spec:
+        kind = entry[0]
+        if kind == "index":
+            out.append(val(entry[1]))
+        elif kind == "slice":
+            out.append(builtins.slice(val(entry[1]), val(entry[2]), val(entry[3])))
+        elif kind == "new":
+            out.append(None)
+        else:
+            out.append(Ellipsis)
+    return tuple(out)
+
+
+def _strided_slice_rule(x, *dyn, spec):
+    if x.shape.dims is None:
+        return x.dtype, TensorShape(None)
+    dims_in = list(x.shape.dims)
+    n_consuming = sum(1 for e in spec if e[0] in ("index", "slice"))
+    if n_consuming > len(dims_in):
+        raise GraphError(f"too many indices ({n_consuming}) for a tensor of rank {len(dims_in)} ({x.shape})")
+    out, pos = [], 0
+    for e in spec:
+        kind = e[0]
+        if kind == "ellipsis":
+            n = len(dims_in) - n_consuming
+            out.extend(dims_in[pos:pos + n])
+            pos += n
+        elif kind == "new":
+            out.append(1)
+        elif kind == "index":
+            d = dims_in[pos]
+            if e[1][0] == "c" and d is not None and not -d <= e[1][1] < d:
+                raise GraphError(f"index {e[1][1]} is out of bounds for axis {pos} of size {d}")
+            pos += 1
+        else:
+            d = dims_in[pos]
+            consts = [v is None or v[0] == "c" for v in e[1:]]
+            if d is not None and all(consts):
+                sl = builtins.slice(*[None if v is None else v[1] for v in e[1:]])
+                out.append(len(range(*sl.indices(d))))
+            else:
+                out.append(None)
+            pos += 1
+    out.extend(dims_in[pos:])
+    return x.dtype, TensorShape(out)
+
+
+def _strided_slice_kernel(x, *dyn, spec):
+    return np.asarray(x)[_index_tuple(spec, dyn)]
+
+
+strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel, cost=CHEAP)
+
+
+def getitem(x, key, name=None):
+    """`x[key]` for ints, slices, None, Ellipsis and scalar integer tensors (as indices or
+    slice bounds). For an index tensor of rank >= 1 use graphcore.gather."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    spec, dyn = [], []
+
+    def enc(v, what):
+        if v is None:
+            return None
+        if isinstance(v, Tensor):
+            if not v.dtype.is_integer or v.shape.rank not in (0, None):
+                raise GraphError(
+                    f"a tensor {what} must be an integer scalar, got {v.dtype}{v.shape}; "
+                    "to pick many elements use graphcore.gather(x, indices)")
+            dyn.append(v)
+            return ("t", len(dyn) - 1)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise GraphError(f"a {what} must be an int or an integer scalar tensor, got {v!r}")
+        return ("c", int(v))
+
+    for k in key:
+        if k is Ellipsis:
+            spec.append(("ellipsis",))
+        elif k is None:
+            spec.append(("new",))
+        elif isinstance(k, builtins.slice):
+            spec.append(("slice", enc(k.start, "slice start"), enc(k.stop, "slice stop"), enc(k.step, "slice step")))
+        else:
+            spec.append(("index", enc(k, "index")))
+    return strided_slice_op(x, *dyn, spec=tuple(spec), name=name)
+
+
+def _gather_rule(params, indices, *, axis):
+    if not indices.dtype.is_integer:
+        raise GraphError(f"Gather: indices must be integers, got {indices.dtype}")
+    if params.shape.dims is None or indices.shape.dims is None:
+        return params.dtype, TensorShape(None)
+    a = normalize_axis(axis, params.shape.rank, "Gather")[0]
+    d = params.shape.dims
+    return params.dtype, TensorShape(list(d[:a]) + list(indices.shape.dims) + list(d[a + 1:]))
+
+
+def _gather_kernel(params, indices, *, axis):
+    return np.take(params, indices, axis=axis)
+
+
+gather_op = define_op("GatherV2", shape=_gather_rule, kernel=_gather_kernel)
+
+
+def gather(params, indices, axis=0, name=None):
+    """Pick slices of `params` along `axis` at `indices` (np.take)."""
+    if not in_graph(params, indices):
+        return np.take(params, indices, axis=axis)
+    return gather_op(params, indices, axis=int(axis), name=name)
+
+
+# -- Range / Select ----------------------------------------------------------------
+
+def _range_rule(start, limit, delta):
+    vals = [constant_value(t) for t in (start, limit, delta)]
+    dtype = start.dtype
+    for t in (limit, delta):
+        if t.dtype != dtype:
+            raise GraphError(f"Range: start, limit and delta must share a dtype, got {start.dtype}, "
+                             f"{limit.dtype}, {delta.dtype}")
+    if all(v is not None for v in vals):
+        return dtype, TensorShape([len(np.arange(*[v.item() for v in vals]))])
+    return dtype, TensorShape([None])
+
+
+def _range_kernel(start, limit, delta):
+    if delta == 0:
+        raise ValueError("range() step (delta) must not be zero")
+    return np.arange(start, limit, delta, dtype=np.result_type(start, limit, delta))
+
+
+range_op = define_op("Range", shape=_range_rule, kernel=_range_kernel, cost=CHEAP).not_differentiable("integer")
+
+
+def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 (TensorFlow's name)
+    """Like numpy.arange / Python's range: [start, limit) by delta."""
+    if limit is None:
+        start, limit = 0, start
+    if not in_graph(start, limit, delta):
+        return np.arange(start, limit, delta, dtype=None if dtype is None else dt.as_dtype(dtype).np_dtype)
+    like = next((t for t in (start, limit, delta) if isinstance(t, Tensor)), None)
+    d = dt.as_dtype(dtype) if dtype is not None else (like.dtype if like is not None else None)
+    vals = [cast(v, d) if isinstance(v, Tensor) and d is not None else constant(v, dtype=d) for v in (start, limit, delta)]
+    return range_op(*vals, name=name)
+
+
+def _select_rule(c, x, y):
+    if not c.dtype.is_bool:
+        raise GraphError(f"where: the condition must be bool, got {c.dtype}")
+    if x.dtype != y.dtype:
+        raise GraphError(f"where: the two choices have different dtypes {x.dtype} and {y.dtype}")
+    return x.dtype, broadcast(c.shape, broadcast(x.shape, y.shape))
+
+
+select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP)
+
+
+def where(condition, x, y, name=None):
+    """Elementwise choice: x where condition else y (numpy broadcasting)."""
+    from ._helpers import weak_binary  # noqa: PLC0415
+
+    if not in_graph(condition, x, y):
+        return np.where(condition, x, y)
+    x, y = weak_binary("where", x, y)
+    return select_op(condition, x, y, name=name)

@@ -1,0 +1,59 @@
+"""The v1 control-flow primitives. The executor gives them their meaning (see
+executor/propagation.py); here they have only shape rules. Their gradients are
+registered in graphcore/gradients/control_flow_grad.py, next to the loop machinery."""
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..errors import GraphError
+from ..registry import CHEAP, define_op, same_as_input
+from ..shapes import TensorShape
+
+
+def _switch_rule(data, pred):
+    if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
+        raise GraphError(f"Switch: the predicate must be a scalar bool, got {pred.dtype}{pred.shape}")
+    return [(data.dtype, data.shape), (data.dtype, data.shape)]
+
+
+def _merge_rule(*inputs):
+    if not inputs:
+        raise GraphError("Merge needs at least one input")
+    shape = inputs[0].shape
+    for t in inputs[1:]:
+        if t.dtype != inputs[0].dtype:
+            raise GraphError(f"Merge: inputs have different dtypes {inputs[0].dtype} and {t.dtype}")
+        shape = shape.most_specific_compatible(t.shape)
+    return [(inputs[0].dtype, shape), (dt.int32, TensorShape(()))]
+
+
+def _enter_rule(data, *, frame_name, is_constant=False, parallel_iterations=10):
+    if not frame_name:
+        raise GraphError("Enter needs a frame_name")
+    return data.dtype, data.shape
+
+
+def _loop_cond_rule(pred):
+    if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
+        raise GraphError(
+            f"a while loop's condition must be a scalar bool, got {pred.dtype}{pred.shape}; "
+            "reduce it with graphcore.reduce_all / reduce_any or index one element")
+    return dt.bool_, TensorShape(())
+
+
+def _primitive_kernel(*args, **attrs):
+    raise GraphError("control-flow primitives run only inside the executor")
+
+
+def _loop_cond_kernel(pred):
+    return pred
+
+
+switch_op = define_op("Switch", shape=_switch_rule, kernel=_primitive_kernel, num_outputs=2, cost=CHEAP)
+merge_op = define_op("Merge", shape=_merge_rule, kernel=_primitive_kernel, num_outputs=2, cost=CHEAP)
+enter_op = define_op("Enter", shape=_enter_rule, kernel=_primitive_kernel, cost=CHEAP)
+exit_op = define_op("Exit", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP)
+next_iteration_op = define_op("NextIteration", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP)
+loop_cond_op = define_op("LoopCond", shape=_loop_cond_rule, kernel=_loop_cond_kernel, cost=CHEAP)
+loop_cond_op.not_differentiable("boolean")
+
+CONTROL_FLOW_TYPES = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration"})

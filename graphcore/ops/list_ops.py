@@ -1,0 +1,160 @@
+"""Tensor lists: growable lists of tensors that are values (see tensor_list.ListValue).
+Autograph stages `list.append` in a loop with them; gradients use them as the
+accumulators that carry forward intermediates to the backward loop."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import GraphError
+from ..graph import get_default_graph
+from ..registry import CHEAP, define_op
+from ..shapes import TensorShape, as_shape
+from ..tensor_list import EMPTY, ListValue
+
+
+def _list_rule(*inputs, **attrs):
+    return dt.variant, TensorShape(())
+
+
+def _check_list(t, what):
+    if t.dtype is not dt.variant:
+        raise GraphError(f"{what}: expected a tensor list (variant), got {t.dtype}")
+
+
+def _new_kernel(*, element_dtype, element_shape=None):
+    return EMPTY
+
+
+new_op = define_op("TensorListNew", shape=_list_rule, kernel=_new_kernel, cost=CHEAP)
+
+
+def _push_rule(l, x, *, element_dtype, element_shape=None):
+    _check_list(l, "TensorListPushBack")
+    if x.dtype != element_dtype:
+        raise GraphError(f"TensorListPushBack: the list holds {element_dtype} but the element is {x.dtype}")
+    return dt.variant, TensorShape(())
+
+
+def _push_kernel(l, x, *, element_dtype, element_shape=None):
+    return l.push(x)
+
+
+push_back_op = define_op("TensorListPushBack", shape=_push_rule, kernel=_push_kernel, cost=CHEAP)
+
+
+def _pop_rule(l, *, element_dtype, element_shape=None):
+    _check_list(l, "TensorListPopBack")
+    return [(dt.variant, TensorShape(())), (element_dtype, as_shape(element_shape))]
+
+
+def _pop_kernel(l, *, element_dtype, element_shape=None):
+    return l.pop()
+
+
+pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel, num_outputs=2, cost=CHEAP)
+
+
+def _stack_rule(l, *, element_dtype, element_shape=None):
+    _check_list(l, "TensorListStack")
+    es = as_shape(element_shape)
+    return element_dtype, (TensorShape(None) if es.dims is None else TensorShape([None, *es.dims]))
+
+
+def _stack_kernel(l, *, element_dtype, element_shape=None):
+    items = l.items()
+    if not items:
+        es = as_shape(element_shape)
+        if not es.is_fully_defined():
+            es = TensorShape(())
+        return np.zeros((0, *es.dims), dtype=element_dtype.np_dtype)
+    return np.stack([np.asarray(x, dtype=element_dtype.np_dtype) for x in items])
+
+
+stack_op = define_op("TensorListStack", shape=_stack_rule, kernel=_stack_kernel)
+
+
+def _length_rule(l):
+    _check_list(l, "TensorListLength")
+    return dt.int32, TensorShape(())
+
+
+length_op = define_op("TensorListLength", shape=_length_rule, kernel=lambda l: np.int32(l.length), cost=CHEAP)
+length_op.not_differentiable("integer")
+
+
+def _get_rule(l, i, *, element_dtype, element_shape=None):
+    _check_list(l, "TensorListGetItem")
+    return element_dtype, as_shape(element_shape)
+
+
+def _get_kernel(l, i, *, element_dtype, element_shape=None):
+    return l.get(int(i))
+
+
+get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel, cost=CHEAP)
+
+
+def _from_tensor_rule(t, *, element_dtype, element_shape=None):
+    return dt.variant, TensorShape(())
+
+
+def _from_tensor_kernel(t, *, element_dtype, element_shape=None):
+    out = EMPTY
+    for row in np.asarray(t):
+        out = out.push(row)
+    return out
+
+
+from_tensor_op = define_op("TensorListFromTensor", shape=_from_tensor_rule, kernel=_from_tensor_kernel)
+
+
+# -- public functions ----------------------------------------------------------
+
+def tensor_list_new(element_dtype, element_shape=None, name=None):
+    """An empty tensor list (eagerly: the empty ListValue)."""
+    attrs = {"element_dtype": dt.as_dtype(element_dtype),
+             "element_shape": None if element_shape is None else as_shape(element_shape).dims}
+    if get_default_graph() is None:
+        return EMPTY
+    return new_op(name=name, **attrs)
+
+
+def tensor_list_push_back(l, x, element_dtype=None, element_shape=None, name=None):
+    from .array_ops import constant  # noqa: PLC0415
+    from ..graph import Tensor  # noqa: PLC0415
+
+    if isinstance(l, ListValue) and not isinstance(x, Tensor):
+        return l.push(np.asarray(x))
+    if not isinstance(x, Tensor):
+        x = constant(x, dtype=element_dtype)
+    d = dt.as_dtype(element_dtype) if element_dtype is not None else x.dtype
+    return push_back_op(l, x, element_dtype=d, element_shape=element_shape if element_shape is not None
+                        else x.shape.dims, name=name)
+
+
+def tensor_list_pop_back(l, element_dtype, element_shape=None, name=None):
+    return pop_back_op(l, element_dtype=dt.as_dtype(element_dtype), element_shape=element_shape, name=name)
+
+
+def tensor_list_stack(l, element_dtype, element_shape=None, name=None):
+    return stack_op(l, element_dtype=dt.as_dtype(element_dtype),
+                    element_shape=None if element_shape is None else as_shape(element_shape).dims, name=name)
+
+
+def tensor_list_length(l, name=None):
+    return length_op(l, name=name)
+
+
+def tensor_list_get_item(l, index, element_dtype, element_shape=None, name=None):
+    return get_item_op(l, index, element_dtype=dt.as_dtype(element_dtype),
+                       element_shape=None if element_shape is None else as_shape(element_shape).dims, name=name)
+
+
+def tensor_list_from_tensor(t, name=None):
+    from ..graph import Tensor  # noqa: PLC0415
+
+    if not isinstance(t, Tensor):
+        return _from_tensor_kernel(t, element_dtype=None)
+    es = t.shape.dims[1:] if t.shape.dims is not None else None
+    return from_tensor_op(t, element_dtype=t.dtype, element_shape=es, name=name)

@@ -1,0 +1,302 @@
+"""Elementwise arithmetic, comparisons, logic, reductions and matmul: one block per op."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..errors import GraphError
+from ..registry import CHEAP, define_op, same_as_input
+from ..shapes import TensorShape, broadcast
+from ._helpers import normalize_axis, reduced_shape, weak_binary
+
+
+def _binary_rule(out_dtype=None):
+    def rule(x, y, **attrs):
+        if x.dtype != y.dtype:
+            raise GraphError(f"operands have different dtypes {x.dtype} and {y.dtype}")
+        return (out_dtype or x.dtype), broadcast(x.shape, y.shape)
+    return rule
+
+
+def _numeric_binary_rule(x, y, **attrs):
+    if not x.dtype.is_numeric:
+        raise GraphError(f"arithmetic needs numeric operands, got {x.dtype}")
+    return _binary_rule()(x, y)
+
+
+def _realdiv_rule(x, y, **attrs):
+    d, s = _numeric_binary_rule(x, y)
+    return (dt.float64 if d.is_integer else d), s
+
+
+def _realdiv_kernel(x, y):
+    out = np.true_divide(x, y)
+    return out
+
+
+add_op = define_op("Add", shape=_numeric_binary_rule, kernel=np.add, cost=CHEAP)
+sub_op = define_op("Sub", shape=_numeric_binary_rule, kernel=np.subtract, cost=CHEAP)
+mul_op = define_op("Mul", shape=_numeric_binary_rule, kernel=np.multiply, cost=CHEAP)
+realdiv_op = define_op("RealDiv", shape=_realdiv_rule, kernel=_realdiv_kernel, cost=CHEAP)
+floordiv_op = define_op("FloorDiv", shape=_numeric_binary_rule, kernel=np.floor_divide, cost=CHEAP)
+mod_op = define_op("Mod", shape=_numeric_binary_rule, kernel=np.mod, cost=CHEAP)
+pow_op = define_op("Pow", shape=_numeric_binary_rule, kernel=np.power, cost=CHEAP)
+maximum_op = define_op("Maximum", shape=_numeric_binary_rule, kernel=np.maximum, cost=CHEAP)
+minimum_op = define_op("Minimum", shape=_numeric_binary_rule, kernel=np.minimum, cost=CHEAP)
+
+_bool_rule = _binary_rule(dt.bool_)
+less_op = define_op("Less", shape=_bool_rule, kernel=np.less, cost=CHEAP)
+less_equal_op = define_op("LessEqual", shape=_bool_rule, kernel=np.less_equal, cost=CHEAP)
+greater_op = define_op("Greater", shape=_bool_rule, kernel=np.greater, cost=CHEAP)
+greater_equal_op = define_op("GreaterEqual", shape=_bool_rule, kernel=np.greater_equal, cost=CHEAP)
+equal_op = define_op("Equal", shape=_bool_rule, kernel=np.equal, cost=CHEAP)
+not_equal_op = define_op("NotEqual", shape=_bool_rule, kernel=np.not_equal, cost=CHEAP)
+for _op in (less_op, less_equal_op, greater_op, greater_equal_op, equal_op, not_equal_op, floordiv_op, mod_op):
+    _op.not_differentiable("its output is piecewise constant in its inputs")
+
+
+def _logical_rule(x, y=None, **attrs):
+    for t in (x, y):
+        if t is not None and not t.dtype.is_bool:
+            raise GraphError(f"logical ops need bool operands, got {t.dtype}")
+    return dt.bool_, (x.shape if y is None else broadcast(x.shape, y.shape))
+
+
+logical_and_op = define_op("LogicalAnd", shape=_logical_rule, kernel=np.logical_and, cost=CHEAP)
+logical_or_op = define_op("LogicalOr", shape=_logical_rule, kernel=np.logical_or, cost=CHEAP)
+logical_not_op = define_op("LogicalNot", shape=_logical_rule, kernel=np.logical_not, cost=CHEAP)
+for _op in (logical_and_op, logical_or_op, logical_not_op):
+    _op.not_differentiable("boolean")
+
+
+def _numeric_unary_rule(x, **attrs):
+    if not x.dtype.is_numeric:
+        raise GraphError(f"needs a numeric operand, got {x.dtype}")
+    return x.dtype, x.shape
+
+
+def _float_unary_rule(x, **attrs):
+    if not x.dtype.is_numeric:
+        raise GraphError(f"needs a numeric operand, got {x.dtype}")
+    return (x.dtype if x.dtype.is_floating else dt.float64), x.shape
+
+
+def _sigmoid(x):
+    x = np.asarray(x)
+    return np.where(x >= 0, 1.0 / (1.0 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1.0 + np.exp(-np.abs(x)))).astype(
+        x.dtype if x.dtype.kind == "f" else np.float64)
+
+
+def _relu(x):
+    return np.maximum(x, np.zeros((), dtype=np.asarray(x).dtype))
+
+
+neg_op = define_op("Neg", shape=_numeric_unary_rule, kernel=np.negative, cost=CHEAP)
+abs_op = define_op("Abs", shape=_numeric_unary_rule, kernel=np.abs, cost=CHEAP)
+sign_op = define_op("Sign", shape=_numeric_unary_rule, kernel=np.sign, cost=CHEAP)
+sign_op.not_differentiable("piecewise constant")
+square_op = define_op("Square", shape=_numeric_unary_rule, kernel=np.square, cost=CHEAP)
+exp_op = define_op("Exp", shape=_float_unary_rule, kernel=np.exp, cost=CHEAP)
+log_op = define_op("Log", shape=_float_unary_rule, kernel=np.log, cost=CHEAP)
+sqrt_op = define_op("Sqrt", shape=_float_unary_rule, kernel=np.sqrt, cost=CHEAP)
+tanh_op = define_op("Tanh", shape=_float_unary_rule, kernel=np.tanh, cost=CHEAP)
+sigmoid_op = define_op("Sigmoid", shape=_float_unary_rule, kernel=_sigmoid, cost=CHEAP)
+relu_op = define_op("Relu", shape=_numeric_unary_rule, kernel=_relu, cost=CHEAP)
+
+
+def _addn_rule(*xs, **attrs):
+    if not xs:
+        raise GraphError("AddN needs at least one input")
+    shape = xs[0].shape
+    for x in xs[1:]:
+        if x.dtype != xs[0].dtype:
+            raise GraphError(f"AddN inputs have different dtypes {xs[0].dtype} and {x.dtype}")
+        shape = broadcast(shape, x.shape)
+    return xs[0].dtype, shape
+
+
+def _addn_kernel(*xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+add_n_op = define_op("AddN", shape=_addn_rule, kernel=_addn_kernel, cost=CHEAP,
+                     doc="Sum of any number of tensors; gradients of a tensor with many consumers meet here.")
+
+
+def _matmul_rule(a, b, transpose_a=False, transpose_b=False):
+    if a.dtype != b.dtype:
+        raise GraphError(f"MatMul operands have different dtypes {a.dtype} and {b.dtype}")
+    if a.shape.rank is not None and a.shape.rank < 1 or b.shape.rank is not None and b.shape.rank < 1:
+        raise GraphError(f"MatMul needs operands of rank >= 1, got {a.shape} and {b.shape}")
+    if a.shape.dims is None or b.shape.dims is None:
+        return a.dtype, TensorShape(None)
+    ad, bd = list(a.shape.dims), list(b.shape.dims)
+    if len(ad) >= 2 and transpose_a:
+        ad[-1], ad[-2] = ad[-2], ad[-1]
+    if len(bd) >= 2 and transpose_b:
+        bd[-1], bd[-2] = bd[-2], bd[-1]
+    k1 = ad[-1]
+    k2 = bd[-2] if len(bd) >= 2 else bd[0]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise GraphError(f"MatMul: inner dimensions differ, {a.shape} @ {b.shape}")
+    lead_a, lead_b = ad[:-2], bd[:-2]
+    batch = broadcast(TensorShape(lead_a), TensorShape(lead_b)).dims if (lead_a or lead_b) else ()
+    rows = [ad[-2]] if len(ad) >= 2 else []
+    cols = [bd[-1]] if len(bd) >= 2 else []
+    return a.dtype, TensorShape(list(batch) + rows + cols)
+
+
+def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b)
+
+
+matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel)
+
+
+def _reduction(type_name, np_fn, differentiable=True):
+    def rule(x, axis=None, keepdims=False):
+        axes = normalize_axis(axis, x.shape.rank, type_name)
+        return x.dtype, reduced_shape(x.shape, axes, keepdims)
+
+    def kernel(x, axis=None, keepdims=False):
+        return np_fn(x, axis=axis, keepdims=keepdims)
+
+    op = define_op(type_name, shape=rule, kernel=kernel)
+    if not differentiable:
+        op.not_differentiable()
+    return op
+
+
+sum_op = _reduction("Sum", np.sum)
+prod_op = _reduction("Prod", np.prod)
+max_op = _reduction("Max", np.max)
+min_op = _reduction("Min", np.min)
+
+
+def _mean_rule(x, axis=None, keepdims=False):
+    axes = normalize_axis(axis, x.shape.rank, "Mean")
+    return (x.dtype if x.dtype.is_floating else dt.float64), reduced_shape(x.shape, axes, keepdims)
+
+
+def _mean_kernel(x, axis=None, keepdims=False):
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel)
+
+
+def _arg_rule(x, axis=0):
+    axes = normalize_axis(axis, x.shape.rank, "ArgMax")
+    return dt.int64, reduced_shape(x.shape, axes, False)
+
+
+def _argmax_kernel(x, axis=0):
+    return np.argmax(x, axis=axis).astype(np.int64)
+
+
+def _argmin_kernel(x, axis=0):
+    return np.argmin(x, axis=axis).astype(np.int64)
+
+
+argmax_op = define_op("ArgMax", shape=_arg_rule, kernel=_argmax_kernel).not_differentiable("integer output")
+argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel).not_differentiable("integer output")
+
+
+# -- public functions with TensorFlow's names ---------------------------------
+
+def _binary_fn(op, name_):
+    def fn(x, y, name=None):
+        x, y = weak_binary(op.type, x, y)
+        return op(x, y, name=name)
+    fn.__name__ = name_
+    fn.__doc__ = f"Elementwise {op.type} with numpy broadcasting (builds an op, or runs now on concrete values)."
+    return fn
+
+
+add = _binary_fn(add_op, "add")
+subtract = _binary_fn(sub_op, "subtract")
+multiply = _binary_fn(mul_op, "multiply")
+divide = _binary_fn(realdiv_op, "divide")
+truediv = divide
+floordiv = _binary_fn(floordiv_op, "floordiv")
+floormod = mod = _binary_fn(mod_op, "mod")
+pow = _binary_fn(pow_op, "pow")  # noqa: A001 (TensorFlow's name)
+maximum = _binary_fn(maximum_op, "maximum")
+minimum = _binary_fn(minimum_op, "minimum")
+less = _binary_fn(less_op, "less")
+less_equal = _binary_fn(less_equal_op, "less_equal")
+greater = _binary_fn(greater_op, "greater")
+greater_equal = _binary_fn(greater_equal_op, "greater_equal")
+equal = _binary_fn(equal_op, "equal")
+not_equal = _binary_fn(not_equal_op, "not_equal")
+logical_and = _binary_fn(logical_and_op, "logical_and")
+logical_or = _binary_fn(logical_or_op, "logical_or")
+
+
+def logical_not(x, name=None):
+    return logical_not_op(x, name=name)
+
+
+def _unary_fn(op, name_):
+    def fn(x, name=None):
+        return op(x, name=name)
+    fn.__name__ = name_
+    fn.__doc__ = f"Elementwise {op.type}."
+    return fn
+
+
+negative = _unary_fn(neg_op, "negative")
+abs = _unary_fn(abs_op, "abs")  # noqa: A001
+sign = _unary_fn(sign_op, "sign")
+square = _unary_fn(square_op, "square")
+exp = _unary_fn(exp_op, "exp")
+log = _unary_fn(log_op, "log")
+sqrt = _unary_fn(sqrt_op, "sqrt")
+tanh = _unary_fn(tanh_op, "tanh")
+sigmoid = _unary_fn(sigmoid_op, "sigmoid")
+relu = _unary_fn(relu_op, "relu")
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of tensors of one dtype."""
+    inputs = list(inputs)
+    if len(inputs) == 1:
+        return inputs[0]
+    return add_n_op(*inputs, name=name)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
+    """Matrix product (batched over leading dimensions, as np.matmul)."""
+    return matmul_op(a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b), name=name)
+
+
+def _reduce_fn(op, name_):
+    def fn(x, axis=None, keepdims=False, name=None):
+        if isinstance(axis, list):
+            axis = tuple(axis)
+        return op(x, axis=axis, keepdims=bool(keepdims), name=name)
+    fn.__name__ = name_
+    fn.__doc__ = f"{op.type} over `axis` (all axes when None); `keepdims` keeps reduced axes as size 1."
+    return fn
+
+
+reduce_sum = _reduce_fn(sum_op, "reduce_sum")
+reduce_prod = _reduce_fn(prod_op, "reduce_prod")
+reduce_max = _reduce_fn(max_op, "reduce_max")
+reduce_min = _reduce_fn(min_op, "reduce_min")
+reduce_mean = _reduce_fn(mean_op, "reduce_mean")
+
+
+def argmax(x, axis=0, name=None):
+    return argmax_op(x, axis=int(axis), name=name)
+
+
+def argmin(x, axis=0, name=None):
+    return argmin_op(x, axis=int(axis), name=name)

@@ -1,0 +1,138 @@
+"""The op registry: each op is one `define_op(...)` block holding its definition, its
+shape/dtype rule, its numpy kernel and (registered right below it) its gradient.
+
+    tanh = define_op("Tanh", shape=same_as_input, kernel=np.tanh)
+
+    @tanh.gradient
+    def _tanh_grad(op, dy):        # one entry per input, None = no gradient
+        y = op.outputs[0]
+        return [dy * (1 - y * y)]
+
+Calling an OpDef builds the op in the graph being built, or, when no graph is being
+built and every input is a concrete value, runs the kernel at once (eager).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from . import dtypes as dt
+from .errors import GraphError
+from .graph import Tensor, get_default_graph, graph_of
+from .shapes import TensorShape, as_shape
+
+_REGISTRY: dict[str, "OpDef"] = {}
+
+# Cost classes: the executor runs "cheap" ops inline on the scheduling thread; "heavy"
+# ops go to the worker pool when their inputs are large (numpy releases the GIL then).
+CHEAP = "cheap"
+HEAVY = "heavy"
+
+
+class OpDef:
+    """An op type: its shape rule, kernel and gradient.
+
+    Args:
+      type: registry name ("MatMul").
+      shape: rule `(*inputs, **attrs) -> (dtype, shape)` or a list of those, one per output.
+      kernel: `(*values, **attrs) -> value` (a tuple when num_outputs > 1).
+      num_outputs: fixed count, or None when `shape` decides it.
+      cost: CHEAP (always inline) or HEAVY (may go to the pool when large).
+      stateful: the op has side effects (Print, Assert, variable updates): never pruned
+        as a duplicate, and eager calls always run.
+      uses_runtime: the kernel's first argument is the Session runtime (variables).
+    """
+
+    __slots__ = ("type", "shape_fn", "kernel", "num_outputs", "cost", "stateful", "uses_runtime",
+                 "grad_fn", "no_gradient_reason", "doc")
+
+    def __init__(self, type: str, *, shape: Callable, kernel: Callable | None, num_outputs: int | None = 1,
+                 cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = ""):
+        self.type = type
+        self.shape_fn = shape
+        self.kernel = kernel
+        self.num_outputs = num_outputs
+        self.cost = cost
+        self.stateful = stateful
+        self.uses_runtime = uses_runtime
+        self.grad_fn = None
+        self.no_gradient_reason: str | None = None
+        self.doc = doc
+
+    # -- registration of the gradient, in the op's own block --------------
+    def gradient(self, fn: Callable) -> Callable:
+        """Register `fn(op, *output_grads) -> [grad per input]` as this op's gradient."""
+        self.grad_fn = fn
+        return fn
+
+    def not_differentiable(self, reason: str = "its outputs do not depend smoothly on its inputs") -> "OpDef":
+        """Mark that this op has no gradient on purpose (integer, boolean or constant-valued)."""
+        self.no_gradient_reason = reason
+        return self
+
+    # -- building --------------------------------------------------------
+    def infer(self, inputs: list[Tensor], attrs: dict) -> list[tuple[dt.DType, TensorShape]]:
+        spec = self.shape_fn(*inputs, **attrs)
+        specs = spec if isinstance(spec, list) else [spec]
+        if self.num_outputs is not None and len(specs) != self.num_outputs:
+            raise GraphError(f"{self.type}: shape rule gave {len(specs)} outputs, expected {self.num_outputs}")
+        return [(dt.as_dtype(d), as_shape(s)) for d, s in specs]
+
+    def __call__(self, *inputs, name: str | None = None, **attrs):
+        """Build the op (graph mode) or run it now (eager). Returns a Tensor, or a tuple of
+        Tensors for multi-output ops; in eager mode the numpy value(s)."""
+        g = graph_of(inputs) or get_default_graph()
+        if g is None:
+            return self.run_eager(inputs, attrs)
+        op = g.create_op(self, inputs, attrs, name=name)
+        return op.outputs[0] if len(op.outputs) == 1 else tuple(op.outputs)
+
+    def run_eager(self, inputs, attrs):
+        if self.uses_runtime:
+            from .eager import eager_runtime  # noqa: PLC0415
+
+            return self.kernel(eager_runtime(), *inputs, **attrs)
+        return self.kernel(*inputs, **attrs)
+
+    def __repr__(self) -> str:
+        return f"<OpDef {self.type}>"
+
+
+def define_op(type: str, *, shape: Callable, kernel: Callable | None, num_outputs: int | None = 1,
+              cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = "") -> OpDef:
+    """Define and register an op type; see OpDef."""
+    if type in _REGISTRY:
+        raise GraphError(f"op type {type!r} is defined twice")
+    op = OpDef(type, shape=shape, kernel=kernel, num_outputs=num_outputs, cost=cost, stateful=stateful,
+               uses_runtime=uses_runtime, doc=doc)
+    _REGISTRY[type] = op
+    return op
+
+
+def get_op_def(type: str) -> OpDef:
+    try:
+        return _REGISTRY[type]
+    except KeyError:
+        raise GraphError(f"no op type {type!r} is registered") from None
+
+
+def registered_ops() -> dict[str, OpDef]:
+    return dict(_REGISTRY)
+
+
+# -- shape rules shared by many ops ---------------------------------------
+
+def same_as_input(x, *rest, **attrs):
+    return x.dtype, x.shape
+
+
+def scalar_of(dtype):
+    def rule(*inputs, **attrs):
+        return dt.as_dtype(dtype), TensorShape(())
+    return rule
+
+
+def np_value(x) -> np.ndarray:
+    """A kernel input as an ndarray (kernels receive numpy scalars or arrays)."""
+    return x if isinstance(x, np.ndarray) else np.asarray(x)

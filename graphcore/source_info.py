@@ -1,0 +1,62 @@
+"""Where in the user's code an op was created, mapped through autograph's source maps."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass
+
+_PACKAGE_DIRS = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), p) + os.sep
+    for p in ("graphcore", "executor", "autograph")
+)
+_LIB_MARKERS = (os.sep + "contextlib.py", os.sep + "threading.py", os.sep + "functools.py")
+
+# generated file name -> {generated line: (user file, user line)}
+_source_maps: dict[str, dict[int, tuple[str, int]]] = {}
+_maps_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    filename: str
+    lineno: int
+    function: str = ""
+
+    def __str__(self) -> str:
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+
+def register_source_map(generated_filename: str, line_map: dict[int, tuple[str, int]]) -> None:
+    """Tell the graph that lines of `generated_filename` stand for lines of user files."""
+    with _maps_lock:
+        _source_maps[generated_filename] = dict(line_map)
+
+
+def map_location(filename: str, lineno: int) -> tuple[str, int] | None:
+    """The user's (file, line) behind a generated line, or None if the file is not generated."""
+    m = _source_maps.get(filename)
+    if m is None:
+        return None
+    return m.get(lineno)
+
+
+def is_generated(filename: str) -> bool:
+    return filename in _source_maps
+
+
+def user_location(skip: int = 1) -> SourceLocation | None:
+    """The innermost stack frame that belongs to the user's code (not to this project's
+    packages), with generated autograph lines mapped back to the user's own."""
+    f = sys._getframe(skip)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PACKAGE_DIRS) and not fn.endswith(_LIB_MARKERS):
+            mapped = _source_maps.get(fn)
+            if mapped is not None:
+                hit = mapped.get(f.f_lineno)
+                if hit is not None:
+                    return SourceLocation(hit[0], hit[1], f.f_code.co_name)
+            return SourceLocation(fn, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return None
