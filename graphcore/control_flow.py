@@ -336,6 +336,9 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
     counter = maximum_iterations is not None
     with g.name_scope(name or "while") as scope:
         ctx = WhileContext(g, outer, scope.rstrip("/"), parallel_iterations)
+        g._while_contexts[ctx.name] = ctx
+        ctx.maximum_iterations = maximum_iterations
+        ctx.has_counter = counter
         init = list(flat)
         all_shapes = list(shapes)
         if counter:

@@ -187,6 +187,7 @@ class Graph:
         self._ctx = None
         self._lock = threading.RLock()
         self.variables: list = []
+        self._while_contexts: dict = {}  # frame name -> WhileContext (gradients find loops here)
         self._rollback_hooks: list = []  # control-flow contexts drop cached captures of removed ops
         self.collections: dict[str, list] = {}
         self.version = 0  # bumped on every new op; executors key their plans on it
@@ -358,6 +359,8 @@ class Graph:
             for c in op.control_inputs:
                 if id(c) not in gone:
                     c._control_outputs.remove(op)
+        self._while_contexts = {k: c for k, c in self._while_contexts.items()
+                                if not c.enters or id(c.enters[0]) not in gone}
         for hook in list(self._rollback_hooks):
             hook(gone)
         self.version += 1

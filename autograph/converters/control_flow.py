@@ -117,7 +117,7 @@ class ControlFlowTransformer(Converter):
         body, itr = self.ctx.namer.new("loop_body"), self.ctx.namer.new("itr")
         body_stmts = templates.replace("target = itr", target=node.target, itr=itr) + node.body
         code += self._function(body, body_stmts, names, args=[itr])
-        extra_name = "None"
+        extra_name = templates.const(None)
         if extra is not None:
             extra_name = self.ctx.namer.new("extra_test")
             code += templates.replace("def extra_test():\n    return test_expr\n", extra_test=extra_name,
