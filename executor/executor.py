@@ -66,7 +66,8 @@ class ExecutorState:
         root.num_pending_inputs = 0
         it0 = root.iterations[0]
         ready = self.ready
-        self._trace("frame_created", frame=root.path, iteration=0)
+        if self.trace is not None:
+            self._trace("frame_created", frame=root.path, iteration=0)
         for item in plan.roots:
             ready.append((item, root, it0, False))
         it0.outstanding_ops = len(plan.roots)
@@ -199,7 +200,8 @@ class ExecutorState:
                 if it.iter_id == frame.iteration_count:
                     if frame.num_outstanding_iterations >= frame.max_parallel_iterations:
                         frame.next_iter_roots.append((item, v))
-                        self._trace("deferred", node=item.name, frame=frame.tag(n))
+                        if self.trace is not None:
+                            self._trace("deferred", node=item.name, frame=frame.tag(n))
                     else:
                         self._increment_iteration(frame)
                         self._emit(item, 0, frame, frame.iterations[n], v, False)
@@ -305,7 +307,8 @@ class ExecutorState:
             it.outstanding_frame_count += 1
             self.stats.frames += 1
             self.stats.note_iterations(info.name, 1)
-            self._trace("frame_created", frame=child.path, iteration=0)
+            if self.trace is not None:
+                self._trace("frame_created", frame=child.path, iteration=0)
         if item.is_constant_enter:
             child.loop_invariants.append((item, value, dead))
             for ist in list(child.iterations.values()):
@@ -329,8 +332,9 @@ class ExecutorState:
         frame.num_outstanding_iterations += 1
         frame.dead_exits.clear()
         self.stats.note_iterations(frame.info.name, frame.num_outstanding_iterations)
-        self._trace("iteration_created", frame=frame.tag(n), iteration=n,
-                    in_flight=frame.num_outstanding_iterations)
+        if self.trace is not None:
+            self._trace("iteration_created", frame=frame.tag(n), iteration=n,
+                        in_flight=frame.num_outstanding_iterations)
         for item, value, dead in frame.loop_invariants:
             self._emit(item, 0, frame, ist, value, dead)
             self._emit_control(item, frame, ist, dead)
@@ -361,7 +365,8 @@ class ExecutorState:
                 break
             del iterations[iter_id]
             frame.num_outstanding_iterations -= 1
-            self._trace("iteration_freed", frame=frame.tag(iter_id), iteration=iter_id)
+            if self.trace is not None:
+                self._trace("iteration_freed", frame=frame.tag(iter_id), iteration=iter_id)
             if frame.next_iter_roots:
                 self._increment_iteration(frame)
             iter_id += 1
@@ -370,7 +375,8 @@ class ExecutorState:
 
     def _delete_frame(self, frame: FrameState) -> None:
         parent, pit = frame.parent, frame.parent_iter
-        self._trace("frame_freed", frame=frame.path)
+        if self.trace is not None:
+            self._trace("frame_freed", frame=frame.path)
         if parent is None:
             return
         for item in frame.dead_exits:

@@ -255,8 +255,8 @@ def reshape(x, shape, name=None):
 def _transpose_rule(x, *, perm):
     if x.shape.dims is None:
         return x.dtype, TensorShape(None)
-    p = perm if perm is not None else tuple(range(x.shape.rank))[::-1]
-    if sorted(p) != list(range(x.shape.rank)):
+    p = perm if perm is not None else tuple(builtins.range(x.shape.rank))[::-1]
+    if sorted(p) != list(builtins.range(x.shape.rank)):
         raise GraphError(f"Transpose: perm {list(p)} is not a permutation of the {x.shape.rank} axes of {x.shape}")
     return x.dtype, TensorShape([x.shape.dims[i] for i in p])
 
@@ -517,7 +517,7 @@ def _strided_slice_rule(x, *dyn, spec):
             consts = [v is None or v[0] == "c" for v in e[1:]]
             if d is not None and all(consts):
                 sl = builtins.slice(*[None if v is None else v[1] for v in e[1:]])
-                out.append(len(range(*sl.indices(d))))
+                out.append(len(builtins.range(*sl.indices(d))))
             else:
                 out.append(None)
             pos += 1

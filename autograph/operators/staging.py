@@ -1,0 +1,106 @@
+"""Shared rules for staging Python state into graph control flow: weak typing of Python
+numbers, what a branch or loop output must be, and errors that name the variable."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+import graphcore as gc
+from graphcore import source_info
+from graphcore.errors import StagingError
+
+from .variables import Undefined, UndefinedReturnValue
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, gc.Tensor)
+
+
+def is_number(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (np.ndarray,))
+
+
+def is_weak(x) -> bool:
+    """Python numbers are weakly typed: they take the dtype of the tensors they meet."""
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def natural_dtype(x) -> gc.DType:
+    if is_tensor(x):
+        return x.dtype
+    return gc.dtypes.dtype_of_value(x)
+
+
+def location(line: int) -> str:
+    loc = source_info.user_location(skip=2)
+    if loc is None:
+        return f"line {line}"
+    return f"{loc.filename}:{line or loc.lineno}"
+
+
+def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DType:
+    """The dtype two values of variable `name` share, by Python's rules for Python
+    numbers (int meets float -> float64) and strictly for tensors."""
+    da, db = natural_dtype(a), natural_dtype(b)
+    if da == db:
+        return da
+    weak_a, weak_b = is_weak(a), is_weak(b)
+    if weak_a or weak_b:
+        if weak_a and weak_b:
+            return gc.as_dtype(np.result_type(type(a), type(b)))
+        strong, weak = (db, a) if weak_a else (da, b)
+        if isinstance(weak, bool) and not strong.is_bool:
+            pass
+        elif isinstance(weak, float) and strong.is_integer:
+            return gc.float64
+        elif not strong.is_bool:
+            return strong
+    raise StagingError(
+        f"{location(line)}: '{name}' is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
+        f"across graph control flow. Cast one of them (e.g. with graphcore.cast).")
+
+
+def to_tensor(value, dtype: gc.DType):
+    if is_tensor(value):
+        return value if value.dtype == dtype else gc.cast(value, dtype)
+    return gc.constant(np.asarray(value, dtype=dtype.np_dtype), dtype=dtype)
+
+
+def zeros_like_spec(t) -> "gc.Tensor":
+    """A placeholder value for a variable that one path leaves undefined (the return value
+    of a function that returns from inside a tensor loop); never read by correct code."""
+    dims = t.shape.dims if t.shape.dims is not None else ()
+    return gc.constant(np.zeros([d or 0 for d in dims], dtype=t.dtype.np_dtype), dtype=t.dtype)
+
+
+def is_special(name: str) -> bool:
+    """Generated return-value variables: filled with zeros where a path leaves them unset."""
+    return name.startswith("retval_")
+
+
+def describe(value) -> str:
+    if is_tensor(value):
+        return f"a {value.dtype} tensor"
+    if isinstance(value, (Undefined, UndefinedReturnValue)):
+        return "undefined"
+    return f"a Python {type(value).__name__}"
+
+
+class Replan(Exception):
+    """Raised from inside a graph builder to retrace it with a better plan."""
+
+    def __init__(self, plan):
+        super().__init__("replan")
+        self.plan = plan
+
+
+def checkpoint():
+    g = gc.get_default_graph()
+    return (g, g._checkpoint()) if g is not None else (None, 0)
+
+
+def rollback(mark) -> None:
+    g, n = mark
+    if g is not None:
+        g._rollback(n)
