@@ -74,24 +74,54 @@ class ExecutorState:
         pool = self.pool
         completions = queue.SimpleQueue() if pool is not None else None
         inflight = 0
+        nodes = 0
         process = self._process
+        emit = self._emit
+        popleft = ready.popleft
+        fast = self.trace is None
         try:
             while True:
                 while ready:
-                    tagged = ready.popleft()
-                    item = tagged[0]
-                    if pool is not None and item.kind == NORMAL and not item.cheap and not tagged[3]:
-                        args = self._take_inputs(item, tagged[2])
-                        if sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
+                    tagged = popleft()
+                    item, frame, it, dead = tagged
+                    if not (fast and item.kind == NORMAL and not dead):
+                        process(tagged)
+                    else:
+                        # the common case inline: a live ordinary op
+                        n = item.num_inputs
+                        inputs = it.inputs
+                        s = item.input_start
+                        if n == 1:
+                            args = (inputs[s],)
+                            inputs[s] = None
+                        elif n == 2:
+                            args = (inputs[s], inputs[s + 1])
+                            inputs[s] = inputs[s + 1] = None
+                        else:
+                            args = inputs[s:s + n]
+                            inputs[s:s + n] = [None] * n
+                        nodes += 1
+                        if pool is not None and not item.cheap and \
+                                sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
                             pool.submit(item.kernel, args, tagged, completions)
                             inflight += 1
-                            self.stats.nodes += 1
                             self.stats.async_ops += 1
                             continue
-                        self.stats.nodes += 1
-                        self._finish_normal(tagged, self._call(item, tagged, args))
-                    else:
-                        process(tagged)
+                        try:
+                            out = item.kernel(*args)
+                        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+                            self._kernel_error(tagged, e)
+                        if item.single_output:
+                            emit(item, 0, frame, it, out, False)
+                        else:
+                            for k in range(item.num_outputs):
+                                emit(item, k, frame, it, out[k], False)
+                        if item.control_edges:
+                            self._emit_control(item, frame, it, False)
+                        c = it.outstanding_ops - 1
+                        it.outstanding_ops = c
+                        if c == 0 and it.outstanding_frame_count == 0:
+                            self._cleanup(frame, it.iter_id)
                     if inflight and not completions.empty():
                         tagged, ok, out = completions.get_nowait()
                         inflight -= 1
@@ -104,6 +134,8 @@ class ExecutorState:
         except BaseException:
             self.ready.clear()
             raise
+        finally:
+            self.stats.nodes += nodes
         return self.results
 
     # -- one node ------------------------------------------------------------
@@ -155,29 +187,33 @@ class ExecutorState:
             return
         s = item.input_start
         inputs = it.inputs
+        emit = self._emit
         if kind == SWITCH:
             if dead:
-                self._emit(item, 0, frame, it, None, True)
-                self._emit(item, 1, frame, it, None, True)
+                emit(item, 0, frame, it, None, True)
+                emit(item, 1, frame, it, None, True)
             else:
                 data, pred = inputs[s], inputs[s + 1]
                 inputs[s] = inputs[s + 1] = None
                 pred = bool(pred)
                 if frame.parent is None:
                     self.switch_preds[item.id] = pred
-                self._emit(item, 0, frame, it, data, pred)
-                self._emit(item, 1, frame, it, data, not pred)
-            self._emit_control(item, frame, it, dead)
+                emit(item, 0, frame, it, data, pred)
+                emit(item, 1, frame, it, data, not pred)
+            if item.control_edges:
+                self._emit_control(item, frame, it, dead)
         elif kind == MERGE:
             if dead:
-                self._emit(item, 0, frame, it, None, True)
-                self._emit(item, 1, frame, it, None, True)
+                emit(item, 0, frame, it, None, True)
+                emit(item, 1, frame, it, None, True)
             else:
-                v, idx = inputs[s], inputs[s + 1]
-                inputs[s] = inputs[s + 1] = None
-                self._emit(item, 0, frame, it, v, False)
-                self._emit(item, 1, frame, it, np.int32(idx), False)
-            self._emit_control(item, frame, it, dead)
+                v = inputs[s]
+                inputs[s] = None
+                emit(item, 0, frame, it, v, False)
+                if item.out_edges[1] or item.fetch_slots:
+                    emit(item, 1, frame, it, np.int32(inputs[s + 1]), False)
+            if item.control_edges:
+                self._emit_control(item, frame, it, dead)
         elif kind == ENTER:
             v = inputs[s]
             inputs[s] = None
@@ -190,8 +226,9 @@ class ExecutorState:
                     frame.dead_exits.append(item)
             else:
                 parent, pit = frame.parent, frame.parent_iter
-                self._emit(item, 0, parent, pit, v, False)
-                self._emit_control(item, parent, pit, False)
+                emit(item, 0, parent, pit, v, False)
+                if item.control_edges:
+                    self._emit_control(item, parent, pit, False)
         elif kind == NEXT_ITERATION:
             v = inputs[s]
             inputs[s] = None
@@ -204,13 +241,17 @@ class ExecutorState:
                             self._trace("deferred", node=item.name, frame=frame.tag(n))
                     else:
                         self._increment_iteration(frame)
-                        self._emit(item, 0, frame, frame.iterations[n], v, False)
+                        emit(item, 0, frame, frame.iterations[n], v, False)
                 else:
-                    self._emit(item, 0, frame, frame.iterations[n], v, False)
+                    emit(item, 0, frame, frame.iterations[n], v, False)
         elif kind == FEED:
-            self._emit(item, 0, frame, it, self.feed_values[item.feed_index], False)
-            self._emit_control(item, frame, it, False)
-        self._node_done(frame, it)
+            emit(item, 0, frame, it, self.feed_values[item.feed_index], False)
+            if item.control_edges:
+                self._emit_control(item, frame, it, False)
+        c = it.outstanding_ops - 1
+        it.outstanding_ops = c
+        if c == 0 and it.outstanding_frame_count == 0:
+            self._cleanup(frame, it.iter_id)
 
     def _finish_normal(self, tagged, out) -> None:
         item, frame, it, dead = tagged
@@ -228,23 +269,19 @@ class ExecutorState:
 
     # -- propagation ----------------------------------------------------------
     def _emit(self, item, k: int, frame: FrameState, it: IterationState, value, dead: bool) -> None:
-        """Deliver output `k` of `item` to its consumers in (frame, it): activate_nodes."""
+        """Deliver output `k` of `item` to its consumers in (frame, it): activate_nodes.
+        Each edge is (dst, dst local id, dst input slot position, dst is a Merge, input index)."""
         if item.fetch_slots and frame.parent is None:
-            for pos in item.fetch_slots[k]:
-                if dead:
-                    self.dead_results[pos] = True
-                else:
-                    self.results[pos] = value
-        edges = item.out_edges[k] if k < len(item.out_edges) else ()
+            self._record(item, k, value, dead)
+        edges = item.out_edges[k]
         if not edges:
             return
         pending = it.pending
         dead_count = it.dead_count
         inputs = it.inputs
         ready = self.ready
-        for dst, slot in edges:
-            lid = dst.local_id
-            if dst.kind == MERGE:
+        for dst, lid, pos, is_merge, slot in edges:
+            if is_merge:
                 if dead:
                     dc = dead_count[lid] + 1
                     dead_count[lid] = dc
@@ -254,9 +291,8 @@ class ExecutorState:
                 else:
                     p = pending[lid]
                     if p & 1:
-                        s = dst.input_start
-                        inputs[s] = value
-                        inputs[s + 1] = slot
+                        inputs[pos] = value
+                        inputs[pos + 1] = slot
                         p -= 1
                         pending[lid] = p
                         if p == 0:
@@ -268,10 +304,17 @@ class ExecutorState:
                 if dead:
                     dead_count[lid] += 1
                 else:
-                    inputs[dst.input_start + slot] = value
+                    inputs[pos] = value
                 if p == 0:
                     ready.append((dst, frame, it, dead_count[lid] > 0))
                     it.outstanding_ops += 1
+
+    def _record(self, item, k: int, value, dead: bool) -> None:
+        for pos in item.fetch_slots[k]:
+            if dead:
+                self.dead_results[pos] = True
+            else:
+                self.results[pos] = value
 
     def _emit_control(self, item, frame: FrameState, it: IterationState, dead: bool) -> None:
         pending = it.pending

@@ -131,6 +131,9 @@ class ExecutionPlan:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
         self._assign_frames(feed_items)
+        for it in self.items:  # the run loop reads these flat tuples, not the items
+            it.out_edges = tuple(tuple((dst, dst.local_id, dst.input_start + (0 if dst.kind == MERGE else slot),
+                                        dst.kind == MERGE, slot) for dst, slot in e) for e in it.out_edges)
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}
         for pos, t in enumerate(self.fetches):
