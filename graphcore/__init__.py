@@ -26,3 +26,4 @@ from .shapes import TensorShape
 from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
 
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)
+from .functional import foldl, map_fn, scan
