@@ -6,7 +6,7 @@ from .control_flow import tuple_ as tuple  # noqa: A004 (TensorFlow's name)
 from .dtypes import DType, as_dtype, bool_, float32, float64, int32, int64, variant
 from .errors import (AutographError, ExecutionError, GraphError, GraphFileError, InvalidArgumentError,
                      StagingError)
-from .graph import Graph, Operation, Tensor, get_default_graph, is_tensor
+from .graph import Graph, Operation, Tensor, control_dependencies, device, get_default_graph, is_tensor, name_scope
 from .ops.array_ops import (cast, concat, constant, expand_dims, fill, gather, identity, ones, ones_like,
                             placeholder, rank, reshape, shape, size, slice, squeeze, stack, stop_gradient,
                             tile, transpose, unstack, where, zeros, zeros_like)

@@ -459,3 +459,25 @@ def graph_of(values) -> Graph | None:
             if g is not None:
                 return g
     return None
+
+
+def _default_graph_or_error(what: str) -> Graph:
+    g = get_default_graph()
+    if g is None:
+        raise GraphError(f"{what} needs a graph being built: use it inside `with graph.as_default():`")
+    return g
+
+
+def control_dependencies(deps):
+    """`with gc.control_dependencies([a, b]):` on the graph being built."""
+    return _default_graph_or_error("control_dependencies").control_dependencies(deps)
+
+
+def name_scope(name: str):
+    """`with gc.name_scope("layer"):` on the graph being built."""
+    return _default_graph_or_error("name_scope").name_scope(name)
+
+
+def device(name: str):
+    """`with gc.device("cpu:0"):` on the graph being built."""
+    return _default_graph_or_error("device").device(name)

@@ -218,3 +218,26 @@ def test_fetch_structures_are_preserved():
         x = gc.placeholder(gc.float64, [], name="x")
         out = Session(g, num_threads=1).run({"a": [x, (x * 2.0,)], "b": x + 1.0}, {x: 1.0})
     assert out == {"a": [1.0, (2.0,)], "b": 2.0}
+
+
+def test_an_interrupted_run_leaves_the_session_usable():
+    from graphcore.registry import CHEAP, define_op, get_op_def, registered_ops
+
+    if "TestInterrupt" in registered_ops():
+        op = get_op_def("TestInterrupt")
+    else:
+        def kernel(x):
+            if x < 0:
+                raise KeyboardInterrupt
+            return x
+
+        op = define_op("TestInterrupt", shape=lambda x: (x.dtype, x.shape), kernel=kernel, cost=CHEAP)
+        op.not_differentiable("test op")
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        r = gc.while_loop(lambda i, v: i < 5, lambda i, v: (i + 1, op(v + x) * 1.0), [0, 0.0])
+    s = Session(g)
+    with pytest.raises(KeyboardInterrupt):
+        s.run(r, {x: -1.0})
+    assert s.run(r, {x: 1.0}) == [5, 5.0]
