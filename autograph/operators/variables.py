@@ -1,8 +1,6 @@
 """Placeholders for variables that are not (yet) bound, and the guarded read `ld`."""
 from __future__ import annotations
 
-import sys
-
 from graphcore import source_info
 
 from ..errors import UndefinedVariableError
@@ -73,4 +71,4 @@ def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, UndefinedReturnValue))
 
 
-__all__ = ["Undefined", "UndefinedReturnValue", "ld", "retval", "is_undefined", "sys"]
+__all__ = ["Undefined", "UndefinedReturnValue", "ld", "retval", "is_undefined"]

@@ -1,0 +1,356 @@
+"""`@function`: convert a Python function, trace it into a graph once per input
+signature, and run the graph with the executor on later calls.
+
+Arguments that are numpy arrays or numpy scalars become graph inputs (placeholders)
+keyed by dtype and shape; every other argument is a Python value that is part of the
+cache key. `input_signature=` pins one trace. Calls return numpy values in the
+structure the Python function returns.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+import threading
+import traceback
+import types
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+import graphcore as gc
+from executor import Session
+
+from .operators import effects
+from .pyct import loader
+from .transpiler import convert
+
+_RUN_EAGERLY = False
+RETRACE_LIMIT = 5     # traces ...
+RETRACE_WINDOW = 10   # ... within this many calls trigger a warning
+
+
+def run_functions_eagerly(enabled: bool) -> None:
+    """With True, `@function`s run their original Python code (for debugging)."""
+    global _RUN_EAGERLY
+    _RUN_EAGERLY = bool(enabled)
+
+
+def functions_run_eagerly() -> bool:
+    return _RUN_EAGERLY
+
+
+class RetracingWarning(UserWarning):
+    """A function is traced again and again because an argument keeps changing."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """The dtype and shape (None = unknown) of a graph input."""
+
+    shape: tuple | None
+    dtype: gc.DType
+    name: str | None = None
+
+    def __init__(self, shape, dtype, name=None):
+        object.__setattr__(self, "shape", None if shape is None else tuple(shape))
+        object.__setattr__(self, "dtype", gc.as_dtype(dtype))
+        object.__setattr__(self, "name", name)
+
+    @staticmethod
+    def from_value(value) -> "TensorSpec":
+        return TensorSpec(np.shape(value), gc.as_dtype(np.asarray(value).dtype))
+
+    def is_compatible_with(self, value) -> bool:
+        arr = np.asarray(value)
+        if gc.as_dtype(arr.dtype) != self.dtype and not np.can_cast(arr.dtype, self.dtype.np_dtype, "same_kind"):
+            return False
+        if self.shape is None:
+            return True
+        return len(self.shape) == arr.ndim and all(d is None or d == a for d, a in zip(self.shape, arr.shape))
+
+
+def _is_graph_input(value) -> bool:
+    return isinstance(value, (np.ndarray, np.generic))
+
+
+# -- nested structures ---------------------------------------------------------------
+
+def _flatten(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flatten(v)]
+    if isinstance(value, dict):
+        return [x for k in value for x in _flatten(value[k])]
+    return [value]
+
+
+def _pack(structure, flat: list, pos: list | None = None):
+    pos = pos if pos is not None else [0]
+    if isinstance(structure, (list, tuple)):
+        items = [_pack(v, flat, pos) for v in structure]
+        if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+            return type(structure)(*items)
+        return type(structure)(items)
+    if isinstance(structure, dict):
+        return {k: _pack(structure[k], flat, pos) for k in structure}
+    v = flat[pos[0]]
+    pos[0] += 1
+    return v
+
+
+def _key_of(value):
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(_key_of(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _key_of(v)) for k, v in value.items()))
+    if _is_graph_input(value):
+        return ("tensor", str(value.dtype), np.shape(value))
+    try:
+        hash(value)
+        return ("py", type(value), value)
+    except TypeError:
+        return ("id", type(value), id(value))
+
+
+def _describe_key(key) -> str:
+    if key[0] == "tensor":
+        return f"{key[1]}{list(key[2])}"
+    if key[0] == "py":
+        return repr(key[2])
+    return str(key)
+
+
+# -- concrete functions ------------------------------------------------------------------
+
+class ConcreteFunction:
+    """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
+
+    def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str):
+        self.graph = graph
+        self.inputs = inputs
+        self.structured_outputs = structured_outputs
+        self._fetches = fetches
+        self._token = token
+        self.name = name
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def session(self) -> Session:
+        with self._lock:
+            if self._session is None:
+                self._session = Session(self.graph)
+            return self._session
+
+    def _run_flat(self, input_values: list):
+        feeds = dict(zip(self.inputs, input_values))
+        fetches = list(self._fetches) + ([self._token] if self._token is not None else [])
+        values = self.session.run(fetches, feed_dict=feeds) if fetches else []
+        values = list(values)[:len(self._fetches)]
+        flat = _flatten(self.structured_outputs)
+        it = iter(values)
+        out = [next(it) if isinstance(v, gc.Tensor) else v for v in flat]
+        return _pack(self.structured_outputs, out)
+
+    def __call__(self, *input_values):
+        """Run the graph with one value per graph input, in order."""
+        return self._run_flat(list(input_values))
+
+    def __repr__(self) -> str:
+        return f"<ConcreteFunction {self.name} inputs={[t.name for t in self.inputs]}>"
+
+
+def _user_note(exc: BaseException) -> None:
+    """Point an error raised by converted code at the user's line, not generated code."""
+    for frame, lineno in reversed(list(traceback.walk_tb(exc.__traceback__))):
+        m = loader.SOURCE_MAPS.get(frame.f_code.co_filename)
+        if m and lineno in m:
+            f, line = m[lineno]
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"  in the user's code at {f}:{line}")
+            return
+
+
+# -- @function -------------------------------------------------------------------------
+
+class Function:
+    """A Python function compiled to graphs; see the module docstring and `function`."""
+
+    def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
+                 instance=None):
+        self.python_function = python_function
+        self.input_signature = None if input_signature is None else [
+            s if isinstance(s, TensorSpec) else TensorSpec(*s) for s in input_signature]
+        self.autograph = autograph
+        self._instance = instance
+        self._signature = inspect.signature(python_function)
+        self._cache: dict = {}
+        self._lock = threading.RLock()
+        self._history: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
+        self._traced_keys: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
+        self._warned = False
+        self._bound: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        functools.update_wrapper(self, python_function)
+
+    # methods: `obj.f` is this function with `self` bound, sharing nothing mutable
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        try:
+            bound = self._bound.get(instance)
+        except TypeError:
+            bound = None
+        if bound is None:
+            bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance)
+            try:
+                self._bound[instance] = bound
+            except TypeError:
+                pass
+        return bound
+
+    def _callable(self):
+        fn = convert(self.python_function) if self.autograph else self.python_function
+        return fn if self._instance is None else types.MethodType(fn, self._instance)
+
+    def __call__(self, *args, **kwargs):
+        if _RUN_EAGERLY:
+            fn = self.python_function
+            return fn(*args, **kwargs) if self._instance is None else fn(self._instance, *args, **kwargs)
+        if gc.get_default_graph() is not None:
+            return self._callable()(*args, **kwargs)  # called while tracing: inline it
+        concrete, inputs = self._concrete(args, kwargs, record=True)
+        return concrete._run_flat(inputs)
+
+    def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
+        """The traced graph for these arguments (traced now if needed)."""
+        return self._concrete(args, kwargs, record=False)[0]
+
+    # -- tracing -------------------------------------------------------------------
+    def _bind(self, args, kwargs) -> list[tuple[str, Any]]:
+        if self._instance is not None:
+            args = (self._instance,) + tuple(args)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        items = list(bound.arguments.items())
+        return items[1:] if self._instance is not None else items
+
+    def _concrete(self, args, kwargs, record: bool):
+        items = self._bind(args, kwargs)
+        if self.input_signature is not None:
+            items = self._apply_signature(items)
+            key = ("signature",)
+        else:
+            key = tuple((name, _key_of(v)) for name, v in items)
+        inputs = [v for _, v in items for v in _flatten(v) if _is_graph_input(v)]
+        with self._lock:
+            concrete = self._cache.get(key)
+            traced = concrete is None
+            if traced:
+                concrete = self._cache[key] = self._trace(items)
+            if record:
+                self._note_call(traced, key)
+        return concrete, inputs
+
+    def _apply_signature(self, items):
+        if len(items) < len(self.input_signature):
+            raise TypeError(f"{self.__name__} has an input_signature of {len(self.input_signature)} tensors "
+                            f"but was called with {len(items)} arguments")
+        out = []
+        for i, (name, v) in enumerate(items):
+            if i < len(self.input_signature):
+                spec = self.input_signature[i]
+                if not spec.is_compatible_with(v):
+                    raise TypeError(
+                        f"argument '{name}' of {self.__name__}: {np.asarray(v).dtype}{list(np.shape(v))} does not "
+                        f"match its input_signature {spec.dtype}{list(spec.shape) if spec.shape else spec.shape}")
+                v = np.asarray(v, dtype=spec.dtype.np_dtype)
+            out.append((name, v))
+        return out
+
+    def _trace(self, items) -> ConcreteFunction:
+        g = gc.Graph()
+        placeholders = []
+        with g.as_default():
+            call_args = {}
+            for i, (name, value) in enumerate(items):
+                flat = _flatten(value)
+                new = []
+                for j, leaf in enumerate(flat):
+                    if _is_graph_input(leaf):
+                        if self.input_signature is not None and i < len(self.input_signature):
+                            spec = self.input_signature[i]
+                            shape = None if spec.shape is None else list(spec.shape)
+                            dtype = spec.dtype
+                        else:
+                            shape, dtype = list(np.shape(leaf)), gc.as_dtype(np.asarray(leaf).dtype)
+                        p = gc.placeholder(dtype, shape=shape, name=name if len(flat) == 1 else f"{name}_{j}")
+                        placeholders.append(p)
+                        new.append(p)
+                    else:
+                        new.append(leaf)
+                call_args[name] = _pack(value, new)
+            token0 = gc.constant(np.int32(0), name="effects")
+            fn = self._callable()
+            with effects.chain_scope(token0) as chain:
+                try:
+                    out = self._invoke(fn, call_args)
+                except Exception as e:
+                    _user_note(e)
+                    raise
+            flat_out = _flatten(out)
+            fetches = [v for v in flat_out if isinstance(v, gc.Tensor)]
+            token = chain.token if chain.effects else None
+        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__)
+
+    def _invoke(self, fn, call_args: dict):
+        params = list(self._signature.parameters.values())
+        if self._instance is not None:
+            params = params[1:]
+        args, kwargs = [], {}
+        for p in params:
+            if p.name not in call_args:
+                continue
+            v = call_args[p.name]
+            if p.kind is p.VAR_POSITIONAL:
+                args.extend(v)
+            elif p.kind is p.VAR_KEYWORD:
+                kwargs.update(v)
+            elif p.kind is p.KEYWORD_ONLY:
+                kwargs[p.name] = v
+            else:
+                args.append(v)
+        return fn(*args, **kwargs)
+
+    def _note_call(self, traced: bool, key) -> None:
+        self._history.append(traced)
+        if traced:
+            self._traced_keys.append(key)
+        if self._warned or sum(self._history) < RETRACE_LIMIT or key == ("signature",):
+            return
+        self._warned = True
+        keys = list(self._traced_keys)
+        changing = [name for i, (name, _) in enumerate(keys[-1])
+                    if len({k[i][1] for k in keys[-RETRACE_LIMIT:] if i < len(k)}) > 1]
+        values = ", ".join(_describe_key(k[i][1]) for k in keys[-3:] for i, (n, _) in enumerate(k)
+                           if changing and n == changing[0])
+        warnings.warn(
+            f"{self.__name__} was traced {sum(self._history)} times in the last {len(self._history)} calls because "
+            f"argument {', '.join(repr(c) for c in changing) or '?'} keeps changing (e.g. {values}). Pass it as a "
+            "numpy value so it becomes a graph input, or pin the trace with input_signature=.",
+            RetracingWarning, stacklevel=3)
+
+    @property
+    def trace_count(self) -> int:
+        return len(self._cache)
+
+
+def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True):
+    """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
+    autograph=False)`. With autograph=False the function is traced as it is (Python
+    control flow on tensors then fails as in graph mode)."""
+    if func is None:
+        return lambda f: Function(f, input_signature=input_signature, autograph=autograph)
+    return Function(func, input_signature=input_signature, autograph=autograph)

@@ -1,0 +1,103 @@
+"""Builtins with tensor overloads: `len`, `range`, `abs`, `min`, `max`, `int`, `float`,
+`bool`, `enumerate`, `zip`, `isinstance`, `print`. On Python values each is the builtin."""
+from __future__ import annotations
+
+import builtins
+
+import graphcore as gc
+
+from . import effects
+from .control_flow import TensorEnumerate, TensorRange
+from .staging import is_tensor
+
+
+def len_(x):
+    if is_tensor(x):
+        if x.dtype == gc.variant:
+            return gc.tensor_list_length(x)
+        dims = x.shape.dims
+        if dims and dims[0] is not None:
+            return dims[0]
+        return gc.shape(x)[0]
+    return builtins.len(x)
+
+
+def range_(*args):
+    if builtins.any(is_tensor(a) for a in args):
+        if builtins.len(args) == 1:
+            return TensorRange(0, args[0], 1)
+        if builtins.len(args) == 2:
+            return TensorRange(args[0], args[1], 1)
+        return TensorRange(*args)
+    return builtins.range(*args)
+
+
+def abs_(x):
+    return gc.abs(x) if is_tensor(x) else builtins.abs(x)
+
+
+def _minmax(args, kwargs, pair, reduce, py):
+    if builtins.len(args) == 1 and is_tensor(args[0]):
+        return reduce(args[0])
+    if builtins.any(is_tensor(a) for a in args):
+        out = args[0]
+        for a in args[1:]:
+            out = pair(out, a)
+        return out
+    return py(*args, **kwargs)
+
+
+def min_(*args, **kwargs):
+    return _minmax(args, kwargs, gc.minimum, gc.reduce_min, builtins.min)
+
+
+def max_(*args, **kwargs):
+    return _minmax(args, kwargs, gc.maximum, gc.reduce_max, builtins.max)
+
+
+def int_(x=0, *args):
+    return gc.cast(x, gc.int64) if is_tensor(x) else builtins.int(x, *args)
+
+
+def float_(x=0.0):
+    return gc.cast(x, gc.float64) if is_tensor(x) else builtins.float(x)
+
+
+def bool_(x=False):
+    if is_tensor(x):
+        return x if x.dtype == gc.bool_ else gc.not_equal(x, 0)
+    return builtins.bool(x)
+
+
+def enumerate_(x, start=0):
+    if is_tensor(x):
+        return TensorEnumerate(x, start)
+    return builtins.enumerate(x, start)
+
+
+def zip_(*xs, **kwargs):
+    # a tensor with a known first dimension iterates (unrolled) like a list
+    return builtins.zip(*xs, **kwargs)
+
+
+def isinstance_(obj, classinfo):
+    return builtins.isinstance(obj, classinfo)
+
+
+def print_(*values, sep=" ", end="\n", file=None, flush=False):
+    """A Print op when any value is a tensor (runs when the graph runs, in program
+    order); Python's print otherwise."""
+    g = gc.get_default_graph()
+    if g is None or not builtins.any(is_tensor(v) for v in values):
+        return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
+    with g.control_dependencies(effects.dependencies()):
+        op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n")
+    effects.record(op)
+    return None
+
+
+OVERLOADS = {
+    builtins.len: len_, builtins.range: range_, builtins.abs: abs_, builtins.min: min_, builtins.max: max_,
+    builtins.int: int_, builtins.float: float_, builtins.bool: bool_, builtins.enumerate: enumerate_,
+    builtins.zip: zip_, builtins.isinstance: isinstance_, builtins.print: print_,
+}

@@ -1,0 +1,127 @@
+"""The conversion pipeline: parse -> (analyse ->) convert, pass by pass -> generate
+source from the tree -> load it with a source map -> rebind to the user's globals and
+closure. `PASSES` is the one ordered list of converters."""
+from __future__ import annotations
+
+import threading
+import types
+import weakref
+from dataclasses import dataclass
+
+import gast
+
+from . import analysis, runtime
+from .converters import (asserts, break_statements, call_trees, conditional_expressions, continue_statements,
+                         control_flow, lists, logical_expressions, return_statements, unsupported,
+                         variables)
+from .converters.base import Context
+from .pyct import loader, origin_info, parser, templates
+from .pyct.naming import Namer, all_names
+
+# The order matters; each comment says why a pass sits where it does.
+PASSES = [
+    unsupported,              # reject what cannot be converted before changing anything
+    break_statements,         # lower jumps first: later passes only see structured loops
+    continue_statements,      # before return, so a guarded `continue` does not hide a return
+    return_statements,        # early returns anywhere become do_return / retval_ flags
+    asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
+    lists,                    # `xs.append(v)` -> assignment, so the list is loop state
+    call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
+    variables,                # guards reads of maybe-undefined names; needs the plain structure
+    control_flow,             # if / while / for -> ag__.if_stmt / while_stmt / for_stmt
+    conditional_expressions,  # `a if c else b`
+    logical_expressions,      # last: also converts the `not flag and test` of lowered jumps
+]
+_EXPRESSION_PASSES = [call_trees, conditional_expressions, logical_expressions]
+
+
+@dataclass
+class _Converted:
+    code: types.CodeType
+    source: str        # the converted function alone, for to_code
+    filename: str      # the generated file
+
+
+_cache: dict = {}
+_instances: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+
+
+def transform_node(node: gast.AST, ctx: Context) -> gast.AST:
+    passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
+    for p in passes:
+        if getattr(p, "REQUIRES_ANALYSIS", None) or _requires_analysis(p):
+            analysis.analyze(node)
+        node = p.transform(node, ctx)
+    return node
+
+
+def _requires_analysis(module) -> bool:
+    return any(getattr(v, "requires_analysis", False) for v in vars(module).values() if isinstance(v, type)
+               and v.__module__ == module.__name__)
+
+
+def _transform(fn: types.FunctionType) -> _Converted:
+    parsed = parser.parse_entity(fn)
+    node = parsed.node
+    origin_info.annotate(node, parsed.filename, parsed.line_offset, parsed.col_offset)
+    freevars = list(fn.__code__.co_freevars)
+    ctx = Context(parsed.filename, Namer(all_names(node) | {"ag__"} | set(freevars)), fn.__name__)
+    node = transform_node(node, ctx)
+    if isinstance(node, gast.Lambda):
+        body = templates.replace("ag__lambda = fn", fn=node)
+        result = "ag__lambda"
+    else:
+        body = [node]
+        result = node.name
+    factory = templates.replace("def ag__factory():\n    body\n    return result\n", body=body, result=result)
+    factory[0].args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+                            for n in ["ag__"] + freevars]
+    module = gast.Module(body=factory, type_ignores=[])
+    source = parser.unparse(module)
+    line_map = origin_info.line_map(module, gast.parse(source))
+    namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map)
+    inner = namespace["ag__factory"](runtime, *[None] * len(freevars))
+    return _Converted(inner.__code__, parser.unparse([node]) if not isinstance(node, gast.Lambda)
+                      else parser.unparse(body), filename)
+
+
+def _converted(fn: types.FunctionType) -> _Converted:
+    with _lock:
+        entry = _cache.get(fn.__code__)
+        if entry is None:
+            entry = _cache[fn.__code__] = _transform(fn)
+        return entry
+
+
+def convert(fn):
+    """The converted version of a function or bound method (cached)."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(convert(fn.__func__), fn.__self__)
+    try:
+        hit = _instances.get(fn)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    entry = _converted(fn)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    closure = tuple(types.CellType(runtime) if name == "ag__" else cells[name] for name in entry.code.co_freevars)
+    new = types.FunctionType(entry.code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    new.__module__ = fn.__module__
+    new.__doc__ = fn.__doc__
+    new.__dict__.update(fn.__dict__)
+    new.__wrapped__ = fn
+    with _lock:
+        _instances[fn] = new
+    return new
+
+
+def to_code(fn) -> str:
+    """The converted source of `fn` (what runs when it is traced)."""
+    fn = getattr(fn, "python_function", fn)
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    return _converted(fn).source

@@ -1,0 +1,52 @@
+"""Shared checks: the converted function must agree with plain Python."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from autograph import RetracingWarning, function
+
+
+def to_np(v):
+    if isinstance(v, bool):
+        return np.bool_(v)
+    if isinstance(v, int):
+        return np.int64(v)
+    if isinstance(v, float):
+        return np.float64(v)
+    return v
+
+
+def assert_same(a, b):
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), (a, b)
+        for x, y in zip(a, b):
+            assert_same(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            assert_same(a[k], b[k])
+    elif a is None:
+        assert b is None
+    else:
+        np.testing.assert_allclose(np.asarray(b, dtype=np.float64), np.asarray(a, dtype=np.float64))
+
+
+def check(fn, *arg_sets, tensor_args=True, python_args=True):
+    """For each argument tuple: plain Python == @function with Python values == @function
+    with numpy values (graph inputs)."""
+    f = function(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RetracingWarning)  # many Python values on purpose
+        _check(fn, f, arg_sets, tensor_args, python_args)
+    return f
+
+
+def _check(fn, f, arg_sets, tensor_args, python_args):
+    for args in arg_sets:
+        expected = fn(*args)
+        if python_args:
+            assert_same(expected, f(*args))
+        if tensor_args:
+            assert_same(expected, f(*[to_np(a) for a in args]))
