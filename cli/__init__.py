@@ -1,0 +1,1 @@
+"""The `autograph` command: convert, graph, run, trace, grad and demo (see cli/main.py)."""

@@ -1,0 +1,223 @@
+"""Finding the user's function (`FILE[:FUNC]`, or a sample's name) and turning the
+command-line arguments into its arguments.
+
+Arguments are Python literals read with ast.literal_eval (never eval): numbers become
+numpy scalars and lists numpy arrays, so they are graph inputs; `--static NAME` keeps
+one a Python value; `--dtype float32` (or `--dtype x=float32`) picks the dtype.
+`NAME=VALUE` passes an argument by name.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+_DTYPES = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64}
+
+
+class CliError(Exception):
+    """A user mistake on the command line: reported in one line, exit status 1."""
+
+
+@dataclass
+class Target:
+    """What `FILE[:FUNC]` named: the loaded module, the path and the function (if any)."""
+
+    path: str
+    module: ModuleType
+    function: Any  # an autograph Function, or a plain function (convert only)
+    func_name: str
+
+    @property
+    def python_function(self) -> Callable:
+        return getattr(self.function, "python_function", self.function)
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """`dir/f.py:fn` -> ("dir/f.py", "fn"); `f.py` -> ("f.py", None)."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and tail.isidentifier() and head:
+        return head, tail
+    return spec, None
+
+
+def _sample_path(name: str) -> tuple[str, str] | None:
+    """A sample's file when `name` is the name of one (so `autograph run collatz` works)."""
+    try:
+        from samples import find_sample  # noqa: PLC0415
+    except ImportError:
+        return None
+    s = find_sample(name)
+    if s is None:
+        return None
+    return s.path, s.function
+
+
+def load_module(path: str) -> ModuleType:
+    """Import the file at `path` as a fresh module (its directory goes on sys.path so
+    it can import its neighbours). Errors become one-line CliErrors."""
+    if not os.path.exists(path):
+        raise CliError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise CliError(f"{path} is a directory; name a Python file")
+    path = os.path.abspath(path)
+    name = "_autograph_cli_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot import {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise CliError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except Exception as e:  # noqa: BLE001 (the user's module failed to import: say so in one line)
+        raise CliError(f"importing {path} failed: {type(e).__name__}: {e}") from None
+    return module
+
+
+def _is_autograph_function(obj) -> bool:
+    return hasattr(obj, "get_concrete_function") and hasattr(obj, "python_function")
+
+
+def load_target(spec: str, need_function: bool = True) -> Target:
+    """Load `FILE[:FUNC]`. Without FUNC, the file's one @autograph.function is used.
+
+    A plain (undecorated) function is wrapped with autograph.function, so any function
+    in a file can be converted and run."""
+    path, func_name = split_spec(spec)
+    if not os.path.exists(path) and not path.endswith(".py"):
+        hit = _sample_path(path)
+        if hit is not None:
+            path, default_func = hit
+            func_name = func_name or default_func
+    module = load_module(path)
+    if func_name is None:
+        found = [k for k, v in vars(module).items() if _is_autograph_function(v)
+                 and getattr(v.python_function, "__module__", None) == module.__name__]
+        if len(found) == 1:
+            func_name = found[0]
+        elif not need_function:
+            return Target(path, module, None, "")
+        elif not found:
+            raise CliError(f"{path} has no @autograph.function; name the function to use as {path}:NAME")
+        else:
+            raise CliError(f"{path} has several functions ({', '.join(found)}); pick one as {path}:NAME")
+    fn = getattr(module, func_name, None)
+    if fn is None:
+        names = [k for k, v in vars(module).items() if callable(v) and not k.startswith("_")
+                 and getattr(v, "__module__", module.__name__) == module.__name__]
+        hint = f"; it defines {', '.join(sorted(names))}" if names else ""
+        raise CliError(f"{path} has no function named {func_name!r}{hint}")
+    if not _is_autograph_function(fn):
+        if not inspect.isfunction(fn):
+            raise CliError(f"{path}:{func_name} is a {type(fn).__name__}, not a function")
+        import autograph  # noqa: PLC0415
+
+        fn = autograph.function(fn)
+    return Target(path, module, fn, func_name)
+
+
+# -- arguments ------------------------------------------------------------------------
+
+def parse_dtype_options(options: list[str] | None) -> tuple[str | None, dict[str, str]]:
+    """`["float32"]` -> ("float32", {}); `["x=float32"]` -> (None, {"x": "float32"})."""
+    default, per_name = None, {}
+    for opt in options or []:
+        name, sep, d = opt.rpartition("=")
+        if d not in _DTYPES:
+            raise CliError(f"--dtype {opt}: unknown dtype {d!r}; use one of {', '.join(_DTYPES)}")
+        if sep:
+            per_name[name] = d
+        else:
+            default = d
+    return default, per_name
+
+
+def parse_literal(text: str, what: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise CliError(f"{what}: cannot read {text!r} as a Python literal (e.g. 27, 3.5, [1, 2, 3], True)") from None
+
+
+def to_graph_value(value, dtype: str | None, what: str):
+    """Numbers -> numpy scalars, lists/tuples of numbers -> numpy arrays (graph inputs);
+    anything else (strings, None, dicts) stays Python."""
+    npd = _DTYPES[dtype] if dtype else None
+    if isinstance(value, (bool, int, float)):
+        if npd is None:
+            npd = np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) else np.float64
+        return npd(value)
+    if isinstance(value, (list, tuple)):
+        try:
+            arr = np.array(value, dtype=npd)
+        except (ValueError, TypeError, OverflowError) as e:
+            raise CliError(f"{what}: {value!r} is not a rectangular list of numbers ({e})") from None
+        if arr.dtype.kind not in "biuf":
+            raise CliError(f"{what}: {value!r} is not a list of numbers")
+        if npd is None and arr.dtype.kind == "i":
+            arr = arr.astype(np.int64)
+        return arr
+    return value
+
+
+def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list[str] | None = None) -> list:
+    """The positional argument values for `fn` (an autograph Function or a plain function)."""
+    py = getattr(fn, "python_function", fn)
+    try:
+        params = list(inspect.signature(py).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    default_dtype, per_name = parse_dtype_options(dtype)
+    static = set(static or [])
+    for s in static | set(per_name):
+        if names and s not in names:
+            raise CliError(f"{py.__name__} has no parameter {s!r}; its parameters are {', '.join(names) or 'none'}")
+    keywords: dict[str, Any] = {}
+    positional: list = []
+    for text in args:
+        key, sep, rest = text.partition("=")
+        if sep and key in names:
+            name, text = key, rest
+            if name in keywords:
+                raise CliError(f"argument {name} is given twice")
+        elif keywords:
+            raise CliError(f"argument {text!r} comes after a NAME=VALUE argument; give positional ones first")
+        else:
+            name = names[len(positional)] if len(positional) < len(names) else f"#{len(positional) + 1}"
+        v = parse_literal(text, f"argument {name}")
+        if name not in static:
+            v = to_graph_value(v, per_name.get(name, default_dtype), f"argument {name}")
+        if sep and key in names:
+            keywords[name] = v
+        else:
+            positional.append(v)
+    values = keywords
+    out = list(positional)
+    for n in names[len(out):]:
+        if n in values:
+            out.append(values.pop(n))
+        else:
+            break
+    if values:
+        missing = [n for n in names[len(out):] if n not in values]
+        raise CliError(f"missing argument {missing[0]!r} before {', '.join(values)}")
+    required = [p.name for p in params if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY,
+                                                                                 p.POSITIONAL_OR_KEYWORD)]
+    if params and len(out) < len(required):
+        raise CliError(f"{py.__name__} needs {len(required)} argument(s) ({', '.join(required)}), got {len(out)}")
+    if params and len(out) > len(names) and not any(p.kind == p.VAR_POSITIONAL for p in params):
+        raise CliError(f"{py.__name__} takes {len(names)} argument(s) ({', '.join(names)}), got {len(out)}")
+    return out
