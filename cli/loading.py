@@ -205,6 +205,9 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
         else:
             positional.append(v)
     values = keywords
+    for n in names[:len(positional)]:
+        if n in values:
+            raise CliError(f"argument {n} is given twice (by position and as {n}=...)")
     out = list(positional)
     for n in names[len(out):]:
         if n in values:

@@ -317,12 +317,12 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
         shapes = [v.shape for v in flat]
         relaxable = True
     for _ in range(len(flat) * 8 + 2):
-        mark = g._checkpoint()
+        mark = g.checkpoint()
         try:
             return _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                                 maximum_iterations, name, names, return_same_structure)
         except _RelaxShapes as r:
-            g._rollback(mark)
+            g.rollback(mark)
             shapes[r.index] = r.shape
     raise GraphError("while_loop: shapes did not settle")  # pragma: no cover
 

@@ -102,12 +102,12 @@ def map_fn(fn, elems, dtype=None, parallel_iterations: int = 10, name: str | Non
     n = _length(flat)
     g = graph_of(flat)
     # trace fn once outside the loop only to learn the output structure and dtypes
-    probe_mark = g._checkpoint()
+    probe_mark = g.checkpoint()
     probe = fn(nest.pack_sequence_as(elems, [f[0] for f in flat]))
     out_structure = probe
     out_specs = [(t.dtype, t.shape) if isinstance(t, Tensor) else (array_ops.constant(t).dtype, ())
                  for t in nest.flatten(probe)]
-    g._rollback(probe_mark)
+    g.rollback(probe_mark)
     lists = [list_ops.tensor_list_new(d, s.dims if hasattr(s, "dims") else s) for d, s in out_specs]
 
     def body(i, lists):

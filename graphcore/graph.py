@@ -343,11 +343,13 @@ class Graph:
         tensor._consumers.append(op)
         self.version += 1
 
-    def _checkpoint(self) -> int:
+    def checkpoint(self) -> int:
+        """A mark to `rollback` to: builders that trace user code once to learn types
+        (while_loop relaxing shapes, autograph's weak typing) undo that trace with it."""
         return len(self._ops)
 
-    def _rollback(self, checkpoint: int) -> None:
-        """Remove every op created after `checkpoint` (a loop rebuilt with relaxed shapes)."""
+    def rollback(self, checkpoint: int) -> None:
+        """Remove every op created after `checkpoint`, with the captures that referred to them."""
         dropped = self._ops[checkpoint:]
         del self._ops[checkpoint:]
         gone = {id(op) for op in dropped}

@@ -97,10 +97,10 @@ class Replan(Exception):
 
 def checkpoint():
     g = gc.get_default_graph()
-    return (g, g._checkpoint()) if g is not None else (None, 0)
+    return (g, g.checkpoint()) if g is not None else (None, 0)
 
 
 def rollback(mark) -> None:
     g, n = mark
     if g is not None:
-        g._rollback(n)
+        g.rollback(n)
