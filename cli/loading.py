@@ -209,9 +209,14 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
         if n in values:
             raise CliError(f"argument {n} is given twice (by position and as {n}=...)")
     out = list(positional)
+    defaults = {p.name: p.default for p in params if p.default is not p.empty}
     for n in names[len(out):]:
+        if not values:
+            break
         if n in values:
             out.append(values.pop(n))
+        elif n in defaults:
+            out.append(defaults[n])  # a later argument is given by name: keep this one's default
         else:
             break
     if values:

@@ -58,6 +58,11 @@ class ExecutorState:
         self.ready: deque = deque()
         self.step = 0
         self.root: FrameState | None = None
+        if trace is not None:
+            # Tracing only: record pending-count changes. Instance attributes shadow the
+            # methods, so an untraced run pays nothing for this.
+            self._emit = self._emit_traced
+            self._emit_control = self._emit_control_traced
 
     # -- the scheduling loop ------------------------------------------------
     def run(self) -> list:
@@ -436,6 +441,24 @@ class ExecutorState:
         if self.trace is not None:
             info["event"] = event
             self.trace.append(info)
+
+    def _emit_traced(self, item, k, frame, it, value, dead) -> None:
+        before = (list(it.pending), list(it.dead_count))
+        ExecutorState._emit(self, item, k, frame, it, value, dead)
+        self._trace_pending(item, frame, it, before)
+
+    def _emit_control_traced(self, item, frame, it, dead) -> None:
+        before = (list(it.pending), list(it.dead_count))
+        ExecutorState._emit_control(self, item, frame, it, dead)
+        self._trace_pending(item, frame, it, before)
+
+    def _trace_pending(self, item, frame, it, before) -> None:
+        """One "pending" event per consumer whose pending or dead count `item` changed."""
+        nodes = frame.info.nodes
+        for lid, (p0, d0, p1, d1) in enumerate(zip(before[0], before[1], it.pending, it.dead_count)):
+            if p0 != p1 or d0 != d1:
+                self._trace("pending", node=nodes[lid].name, source=item.name, frame=frame.tag(it.iter_id),
+                            iteration=it.iter_id, pending=(p0, p1), dead_count=(d0, d1))
 
 
 def _merge_threshold(dst, it: IterationState) -> int:

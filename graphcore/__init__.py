@@ -27,3 +27,4 @@ from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and frien
 
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)
 from .functional import foldl, map_fn, scan
+from .gradients import gradients  # noqa: E402  (reverse mode; registers the control-flow rules)

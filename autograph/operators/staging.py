@@ -67,15 +67,35 @@ def to_tensor(value, dtype: gc.DType):
     return gc.constant(np.asarray(value, dtype=dtype.np_dtype), dtype=dtype)
 
 
-def zeros_like_spec(t) -> "gc.Tensor":
-    """A placeholder value for a variable that one path leaves undefined (the return value
-    of a function that returns from inside a tensor loop); never read by correct code."""
-    dims = t.shape.dims if t.shape.dims is not None else ()
-    return gc.constant(np.zeros([d or 0 for d in dims], dtype=t.dtype.np_dtype), dtype=t.dtype)
+def fill_dims(example) -> list[int]:
+    """The shape of the zeros that stand in for a variable where it is unassigned: the
+    shape `example` (its assigned value) has, unknown dimensions as 0."""
+    if is_tensor(example):
+        return [d or 0 for d in (example.shape.dims or ())]
+    return list(np.shape(example))
+
+
+def zeros(dims, dtype: gc.DType):
+    """A constant stand-in for an unassigned variable; never read by correct code (reads
+    are guarded, see maybe_defined)."""
+    return gc.constant(np.zeros(dims, dtype=dtype.np_dtype), dtype=dtype)
+
+
+def same_python_value(a, b) -> bool:
+    """Whether two Python values of a variable may be merged as one (no graph output)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 (arrays, containers of tensors, odd objects: treat as different)
+        return False
 
 
 def is_special(name: str) -> bool:
-    """Generated return-value variables: filled with zeros where a path leaves them unset."""
+    """Generated return-value variables: filled with zeros where a path leaves them unset,
+    without a defined flag (the `do_return` flag already says whether they are set)."""
     return name.startswith("retval_")
 
 

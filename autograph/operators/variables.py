@@ -6,8 +6,9 @@ from graphcore import source_info
 from ..errors import UndefinedVariableError
 
 
-def _reading_location() -> str:
-    loc = source_info.user_location(skip=3)
+def reading_location() -> str:
+    """`file:line` of the innermost user line on the stack (the line doing the read)."""
+    loc = source_info.user_location(skip=2)
     return f"{loc.filename}:{loc.lineno}" if loc else "<unknown>"
 
 
@@ -46,18 +47,22 @@ class UndefinedReturnValue:
         return "UndefinedReturnValue()"
 
 
-def raise_undefined(u: Undefined, depth: int = 3):
+def raise_undefined(u: Undefined):
     where = f" (it may be left undefined by the statement at line {u.lineno})" if u.lineno else ""
     raise UndefinedVariableError(
-        f"'{u.symbol_name}' is used at {_reading_location()} before it is defined on every path{where}. "
+        f"'{u.symbol_name}' is used at {reading_location()} before it is defined on every path{where}. "
         f"Assign '{u.symbol_name}' before that statement, or in every branch / before the loop.")
 
 
 def ld(value):
-    """Read a variable that may be undefined: returns it, or raises naming it."""
+    """Read a variable that may be undefined: returns it, raises naming it when it is
+    certainly undefined, or (a graph value that may be undefined) guards the read with a
+    run-time check (see maybe_defined)."""
     if isinstance(value, Undefined):
         raise_undefined(value)
-    return value
+    from .maybe_defined import guard  # noqa: PLC0415 (maybe_defined builds on this module)
+
+    return guard(value)
 
 
 def retval(value):

@@ -8,6 +8,8 @@ backward loop). When it needs only the *shape* of a forward tensor, it asks
 iteration instead of the whole tensor."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import dtypes as dt
@@ -119,3 +121,22 @@ def add_grads(parts: list[Tensor]) -> Tensor | None:
 
     parts = [p if p.dtype == d else cast(p, d) for p in parts]
     return add_n_op(*parts)
+
+
+# Which inputs of the op whose rule is running need a gradient. A rule may skip the
+# others: inside a loop, every forward tensor a rule reads costs an accumulator.
+_needed_inputs = threading.local()
+
+
+def needs_grad(op, i: int) -> bool:
+    """False when the reverse walk does not need the gradient of input `i` of `op`
+    (a constant, an integer, or not on a path from the xs); rules use it to avoid
+    reading forward tensors they would only need for that input."""
+    cur = getattr(_needed_inputs, "value", None)
+    if cur is None or cur[0] is not op:
+        return True
+    return cur[1][i]
+
+
+def set_needed(op, mask) -> None:
+    _needed_inputs.value = (op, mask) if op is not None else None

@@ -71,6 +71,8 @@ def normalize_axis(axis, rank: int | None, op_name: str):
 
 
 def reduced_shape(shape: TensorShape, axes, keepdims: bool) -> TensorShape:
+    if shape.dims is None and axes is None and not keepdims:
+        return TensorShape(())  # a full reduction is a scalar whatever the rank
     if shape.dims is None:
         return TensorShape(None)
     if axes is None:

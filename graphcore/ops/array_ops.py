@@ -58,6 +58,12 @@ def _identity(x):
 
 
 identity_op = define_op("Identity", shape=same_as_input, kernel=_identity, cost=CHEAP)
+
+
+@identity_op.gradient
+def _identity_grad(op, dy):
+    return [dy]
+
 snapshot_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP)
 snapshot_op.not_differentiable("stop_gradient blocks gradients on purpose")
 
@@ -131,6 +137,14 @@ def _cast_kernel(x, *, dtype):
 cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP)
 
 
+@cast_op.gradient
+def _cast_grad(op, dy):
+    x = op.inputs[0]
+    if not (x.dtype.is_floating and op.outputs[0].dtype.is_floating):
+        return [None]
+    return [cast_op(dy, dtype=x.dtype)]
+
+
 def cast(x, dtype, name=None):
     """Convert `x` to `dtype` (float -> int truncates toward zero, as numpy)."""
     dtype = dt.as_dtype(dtype)
@@ -181,6 +195,14 @@ def _fill_kernel(dims, value):
 
 
 fill_op = define_op("Fill", shape=_fill_rule, kernel=_fill_kernel)
+
+
+@fill_op.gradient
+def _fill_grad(op, dy):
+    from .math_ops import sum_op  # noqa: PLC0415
+
+    return [None, sum_op(dy, axis=None, keepdims=False)]
+
 zeros_like_op = define_op("ZerosLike", shape=same_as_input, kernel=np.zeros_like, cost=CHEAP)
 zeros_like_op.not_differentiable("constant output")
 ones_like_op = define_op("OnesLike", shape=same_as_input, kernel=np.ones_like, cost=CHEAP)
@@ -244,6 +266,17 @@ def _reshape_kernel(x, shape_v):
 reshape_op = define_op("Reshape", shape=_reshape_rule, kernel=_reshape_kernel, cost=CHEAP)
 
 
+def _grad_shape(t):
+    from ..gradients.util import fwd_shape  # noqa: PLC0415
+
+    return fwd_shape(t)
+
+
+@reshape_op.gradient
+def _reshape_grad(op, dy):
+    return [reshape_op(dy, _grad_shape(op.inputs[0])), None]
+
+
 def reshape(x, shape, name=None):
     if not in_graph(x, shape):
         return np.reshape(x, tuple(np.ravel(shape).astype(int)))
@@ -268,6 +301,17 @@ def _transpose_kernel(x, *, perm):
 transpose_op = define_op("Transpose", shape=_transpose_rule, kernel=_transpose_kernel, cost=CHEAP)
 
 
+@transpose_op.gradient
+def _transpose_grad(op, dy):
+    perm = op.attrs["perm"]
+    if perm is None:
+        return [transpose_op(dy, perm=None)]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return [transpose_op(dy, perm=tuple(inv))]
+
+
 def transpose(x, perm=None, name=None):
     return transpose_op(x, perm=None if perm is None else tuple(int(p) for p in perm), name=name)
 
@@ -285,6 +329,11 @@ def _expand_dims_rule(x, *, axis):
 
 expand_dims_op = define_op("ExpandDims", shape=_expand_dims_rule,
                            kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP)
+
+
+@expand_dims_op.gradient
+def _expand_dims_grad(op, dy):
+    return [reshape_op(dy, _grad_shape(op.inputs[0]))]
 
 
 def expand_dims(x, axis, name=None):
@@ -306,6 +355,11 @@ def _squeeze_rule(x, *, axis):
 
 
 squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis: np.squeeze(x, axis), cost=CHEAP)
+
+
+@squeeze_op.gradient
+def _squeeze_grad(op, dy):
+    return [reshape_op(dy, _grad_shape(op.inputs[0]))]
 
 
 def squeeze(x, axis=None, name=None):
@@ -351,6 +405,18 @@ def _concat_rule(*xs, axis):
 concat_op = define_op("ConcatV2", shape=_concat_rule, kernel=lambda *xs, axis: np.concatenate(xs, axis=axis))
 
 
+@concat_op.gradient
+def _concat_grad(op, dy):
+    from .grad_ops import split_by_shapes_op  # noqa: PLC0415
+
+    if len(op.inputs) == 1:
+        return [dy]
+    rank = op.outputs[0].shape.rank
+    axis = op.attrs["axis"] if rank is None else op.attrs["axis"] % rank
+    parts = split_by_shapes_op(dy, *[_grad_shape(x) for x in op.inputs], axis=axis)
+    return list(parts)
+
+
 def concat(values, axis, name=None):
     """Join tensors along an existing axis."""
     values = list(values)
@@ -378,6 +444,12 @@ def _pack_rule(*xs, axis):
 
 
 pack_op = define_op("Pack", shape=_pack_rule, kernel=lambda *xs, axis: np.stack(xs, axis=axis), cost=CHEAP)
+
+
+@pack_op.gradient
+def _pack_grad(op, dy):
+    out = unpack_op(dy, num=len(op.inputs), axis=op.attrs["axis"])
+    return list(out) if isinstance(out, tuple) else [out]
 
 
 def stack(values, axis=0, name=None):
@@ -408,6 +480,14 @@ def _unpack_kernel(x, *, num, axis):
 unpack_op = define_op("Unpack", shape=_unpack_rule, kernel=_unpack_kernel, num_outputs=None, cost=CHEAP)
 
 
+@unpack_op.gradient
+def _unpack_grad(op, *dys):
+    from ..gradients.util import zeros_like_fwd  # noqa: PLC0415
+
+    parts = [d if d is not None else zeros_like_fwd(o) for d, o in zip(dys, op.outputs)]
+    return [pack_op(*parts, axis=op.attrs["axis"])]
+
+
 def unstack(x, num=None, axis=0, name=None):
     if not in_graph(x):
         return list(np.moveaxis(np.asarray(x), axis, 0))
@@ -427,6 +507,13 @@ def _tile_rule(x, multiples):
 
 
 tile_op = define_op("Tile", shape=_tile_rule, kernel=lambda x, m: np.tile(x, tuple(np.ravel(m).astype(int))))
+
+
+@tile_op.gradient
+def _tile_grad(op, dy):
+    from .grad_ops import tile_grad_op  # noqa: PLC0415
+
+    return [tile_grad_op(dy, _grad_shape(op.inputs[0]), op.inputs[1]), None]
 
 
 def tile(x, multiples, name=None):
@@ -457,6 +544,13 @@ def _slice_kernel(x, begin, size_v):
 
 
 slice_op = define_op("Slice", shape=_slice_rule, kernel=_slice_kernel, cost=CHEAP)
+
+
+@slice_op.gradient
+def _slice_grad(op, dy):
+    from .grad_ops import slice_grad_op  # noqa: PLC0415
+
+    return [slice_grad_op(dy, _grad_shape(op.inputs[0]), op.inputs[1]), None, None]
 
 
 def slice(x, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
@@ -532,6 +626,14 @@ def _strided_slice_kernel(x, *dyn, spec):
 strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel, cost=CHEAP)
 
 
+@strided_slice_op.gradient
+def _strided_slice_grad(op, dy):
+    from .grad_ops import strided_slice_grad_op  # noqa: PLC0415
+
+    dyn = op.inputs[1:]
+    return [strided_slice_grad_op(dy, _grad_shape(op.inputs[0]), *dyn, spec=op.attrs["spec"])] + [None] * len(dyn)
+
+
 def getitem(x, key, name=None):
     """`x[key]` for ints, slices, None, Ellipsis and scalar integer tensors (as indices or
     slice bounds). For an index tensor of rank >= 1 use graphcore.gather."""
@@ -580,6 +682,14 @@ def _gather_kernel(params, indices, *, axis):
 
 
 gather_op = define_op("GatherV2", shape=_gather_rule, kernel=_gather_kernel)
+
+
+@gather_op.gradient
+def _gather_grad(op, dy):
+    from .grad_ops import gather_grad_op  # noqa: PLC0415
+
+    params, indices = op.inputs
+    return [gather_grad_op(dy, indices, _grad_shape(params), axis=op.attrs["axis"]), None]
 
 
 def gather(params, indices, axis=0, name=None):
@@ -633,6 +743,15 @@ def _select_rule(c, x, y):
 
 
 select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP)
+
+
+@select_op.gradient
+def _select_grad(op, dy):
+    from ..gradients.util import unbroadcast  # noqa: PLC0415
+
+    c, x, y = op.inputs
+    zeros = zeros_like_op(dy)
+    return [None, unbroadcast(select_op(c, dy, zeros), x), unbroadcast(select_op(c, zeros, dy), y)]
 
 
 def where(condition, x, y, name=None):

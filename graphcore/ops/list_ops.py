@@ -27,6 +27,7 @@ def _new_kernel(*, element_dtype, element_shape=None):
 
 
 new_op = define_op("TensorListNew", shape=_list_rule, kernel=_new_kernel, cost=CHEAP)
+new_op.not_differentiable("an empty list: no inputs")
 
 
 def _push_rule(l, x, *, element_dtype, element_shape=None):
@@ -43,6 +44,14 @@ def _push_kernel(l, x, *, element_dtype, element_shape=None):
 push_back_op = define_op("TensorListPushBack", shape=_push_rule, kernel=_push_kernel, cost=CHEAP)
 
 
+@push_back_op.gradient
+def _push_back_grad(op, dl):
+    """Pushing's gradient pops: the top of the list's gradient belongs to the pushed element."""
+    x = op.inputs[1]
+    rest, dx = pop_back_op(dl, element_dtype=x.dtype, element_shape=x.shape.dims)
+    return [rest, dx]
+
+
 def _pop_rule(l, *, element_dtype, element_shape=None):
     _check_list(l, "TensorListPopBack")
     return [(dt.variant, TensorShape(())), (element_dtype, as_shape(element_shape))]
@@ -53,6 +62,19 @@ def _pop_kernel(l, *, element_dtype, element_shape=None):
 
 
 pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel, num_outputs=2, cost=CHEAP)
+
+
+@pop_back_op.gradient
+def _pop_back_grad(op, dl, dx):
+    """Popping's gradient pushes the element's gradient back onto the rest's gradient."""
+    from ..gradients.util import zeros_like_fwd  # noqa: PLC0415
+
+    rest, item = op.outputs
+    if dl is None:
+        dl = zeros_like_fwd(rest)
+    if dx is None:
+        dx = zeros_like_fwd(item)
+    return [push_back_op(dl, dx, element_dtype=item.dtype, element_shape=item.shape.dims)]
 
 
 def _stack_rule(l, *, element_dtype, element_shape=None):
@@ -72,6 +94,12 @@ def _stack_kernel(l, *, element_dtype, element_shape=None):
 
 
 stack_op = define_op("TensorListStack", shape=_stack_rule, kernel=_stack_kernel)
+
+
+@stack_op.gradient
+def _stack_grad(op, dy):
+    es = op.attrs.get("element_shape")
+    return [from_tensor_op(dy, element_dtype=dy.dtype, element_shape=es)]
 
 
 def _length_rule(l):
@@ -95,6 +123,13 @@ def _get_kernel(l, i, *, element_dtype, element_shape=None):
 get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel, cost=CHEAP)
 
 
+@get_item_op.gradient
+def _get_item_grad(op, dy):
+    from .grad_ops import get_item_grad_op  # noqa: PLC0415
+
+    return [get_item_grad_op(op.inputs[0], op.inputs[1], dy), None]
+
+
 def _from_tensor_rule(t, *, element_dtype, element_shape=None):
     return dt.variant, TensorShape(())
 
@@ -107,6 +142,13 @@ def _from_tensor_kernel(t, *, element_dtype, element_shape=None):
 
 
 from_tensor_op = define_op("TensorListFromTensor", shape=_from_tensor_rule, kernel=_from_tensor_kernel)
+
+
+@from_tensor_op.gradient
+def _from_tensor_grad(op, dl):
+    t = op.inputs[0]
+    es = t.shape.dims[1:] if t.shape.dims is not None else None
+    return [stack_op(dl, element_dtype=t.dtype, element_shape=es)]
 
 
 # -- public functions ----------------------------------------------------------

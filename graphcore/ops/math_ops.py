@@ -44,6 +44,98 @@ pow_op = define_op("Pow", shape=_numeric_binary_rule, kernel=np.power, cost=CHEA
 maximum_op = define_op("Maximum", shape=_numeric_binary_rule, kernel=np.maximum, cost=CHEAP)
 minimum_op = define_op("Minimum", shape=_numeric_binary_rule, kernel=np.minimum, cost=CHEAP)
 
+
+def _ub(grad, x):
+    from ..gradients.util import unbroadcast  # noqa: PLC0415
+
+    return unbroadcast(grad, x)
+
+
+def _needs(op, i):
+    from ..gradients.util import needs_grad  # noqa: PLC0415
+
+    return needs_grad(op, i)
+
+
+def _zeros_scalar(like):
+    from .array_ops import constant  # noqa: PLC0415
+
+    return constant(np.zeros((), dtype=like.dtype.np_dtype))
+
+
+@add_op.gradient
+def _add_grad(op, dy):
+    x, y = op.inputs
+    return [_ub(dy, x), _ub(dy, y)]
+
+
+@sub_op.gradient
+def _sub_grad(op, dy):
+    x, y = op.inputs
+    return [_ub(dy, x), _ub(neg_op(dy), y)]
+
+
+@mul_op.gradient
+def _mul_grad(op, dy):
+    x, y = op.inputs
+    return [_ub(mul_op(dy, y), x) if _needs(op, 0) else None, _ub(mul_op(dy, x), y) if _needs(op, 1) else None]
+
+
+@realdiv_op.gradient
+def _realdiv_grad(op, dy):
+    x, y = op.inputs
+    if not x.dtype.is_floating:
+        return [None, None]
+    return [_ub(realdiv_op(dy, y), x) if _needs(op, 0) else None,
+            _ub(neg_op(mul_op(dy, realdiv_op(op.outputs[0], y))), y) if _needs(op, 1) else None]
+
+
+@pow_op.gradient
+def _pow_grad(op, dy):
+    """d(x**y) = y * x**(y-1) dx + x**y * log(x) dy (log taken as 0 where x <= 0)."""
+    from .array_ops import select_op  # noqa: PLC0415
+
+    x, y = op.inputs
+    if not x.dtype.is_floating:
+        return [None, None]
+    one = _ones_scalar(x)
+    dx = mul_op(dy, mul_op(y, pow_op(x, sub_op(y, one))))
+    if not _needs(op, 1):
+        return [_ub(dx, x), None]
+    zero = _zeros_scalar(x)
+    positive = greater_op(x, zero)
+    safe_x = select_op(positive, x, add_op(mul_op(x, zero), one))
+    log_x = select_op(positive, log_op(safe_x), mul_op(x, zero))
+    dyy = mul_op(dy, mul_op(op.outputs[0], log_x))
+    return [_ub(dx, x), _ub(dyy, y)]
+
+
+def _ones_scalar(like):
+    from .array_ops import constant  # noqa: PLC0415
+
+    return constant(np.ones((), dtype=like.dtype.np_dtype))
+
+
+def _minmax_grad(op, dy, pick_x):
+    from .array_ops import select_op, zeros_like_op  # noqa: PLC0415
+
+    x, y = op.inputs
+    if not x.dtype.is_floating:
+        return [None, None]
+    take_x = pick_x(x, y)
+    zeros = zeros_like_op(dy)
+    return [_ub(select_op(take_x, dy, zeros), x), _ub(select_op(take_x, zeros, dy), y)]
+
+
+@maximum_op.gradient
+def _maximum_grad(op, dy):
+    return _minmax_grad(op, dy, greater_equal_op)
+
+
+@minimum_op.gradient
+def _minimum_grad(op, dy):
+    return _minmax_grad(op, dy, less_equal_op)
+
 _bool_rule = _binary_rule(dt.bool_)
 less_op = define_op("Less", shape=_bool_rule, kernel=np.less, cost=CHEAP)
 less_equal_op = define_op("LessEqual", shape=_bool_rule, kernel=np.less_equal, cost=CHEAP)
@@ -104,6 +196,65 @@ sigmoid_op = define_op("Sigmoid", shape=_float_unary_rule, kernel=_sigmoid, cost
 relu_op = define_op("Relu", shape=_numeric_unary_rule, kernel=_relu, cost=CHEAP)
 
 
+@neg_op.gradient
+def _neg_grad(op, dy):
+    return [neg_op(dy)]
+
+
+@abs_op.gradient
+def _abs_grad(op, dy):
+    return [mul_op(dy, sign_op(op.inputs[0]))]
+
+
+@square_op.gradient
+def _square_grad(op, dy):
+    x = op.inputs[0]
+    return [mul_op(dy, mul_op(x, add_op(_ones_scalar(x), _ones_scalar(x))))]
+
+
+@exp_op.gradient
+def _exp_grad(op, dy):
+    return [mul_op(dy, op.outputs[0])]
+
+
+@log_op.gradient
+def _log_grad(op, dy):
+    x = op.inputs[0]
+    return [realdiv_op(dy, x)] if x.dtype.is_floating else [None]
+
+
+@sqrt_op.gradient
+def _sqrt_grad(op, dy):
+    y = op.outputs[0]
+    if not op.inputs[0].dtype.is_floating:
+        return [None]
+    return [realdiv_op(dy, add_op(y, y))]
+
+
+@tanh_op.gradient
+def _tanh_grad(op, dy):
+    y = op.outputs[0]
+    if not op.inputs[0].dtype.is_floating:
+        return [None]
+    return [mul_op(dy, sub_op(_ones_scalar(y), mul_op(y, y)))]
+
+
+@sigmoid_op.gradient
+def _sigmoid_grad(op, dy):
+    y = op.outputs[0]
+    if not op.inputs[0].dtype.is_floating:
+        return [None]
+    return [mul_op(dy, mul_op(y, sub_op(_ones_scalar(y), y)))]
+
+
+@relu_op.gradient
+def _relu_grad(op, dy):
+    from .array_ops import select_op, zeros_like_op  # noqa: PLC0415
+
+    x = op.inputs[0]
+    return [select_op(greater_op(x, _zeros_scalar(x)), dy, zeros_like_op(dy))]
+
+
 def _addn_rule(*xs, **attrs):
     if not xs:
         raise GraphError("AddN needs at least one input")
@@ -124,6 +275,11 @@ def _addn_kernel(*xs):
 
 add_n_op = define_op("AddN", shape=_addn_rule, kernel=_addn_kernel, cost=CHEAP,
                      doc="Sum of any number of tensors; gradients of a tensor with many consumers meet here.")
+
+
+@add_n_op.gradient
+def _add_n_grad(op, dy):
+    return [_ub(dy, x) for x in op.inputs]
 
 
 def _matmul_rule(a, b, transpose_a=False, transpose_b=False):
@@ -160,6 +316,64 @@ def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
 matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel)
 
 
+@matmul_op.gradient
+def _matmul_grad(op, dy):
+    """The usual transposed products; a 1-D `a` is a row, a 1-D `b` a column. Only the
+    operand gradients the walk needs are built (each reads the other operand)."""
+    from .array_ops import expand_dims_op, reshape_op, transpose_op  # noqa: PLC0415
+
+    a, b = op.inputs
+    ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
+    ra, rb = a.shape.rank, b.shape.rank
+    want_a, want_b = _needs(op, 0), _needs(op, 1)
+    if ra is None or rb is None:
+        raise GraphError(f"the gradient of MatMul {op.name} needs operands of known rank")
+
+    def swap_last(t, r):
+        return transpose_op(t, perm=tuple(range(r - 2)) + (r - 1, r - 2))
+
+    ga = gb = None
+    if ra == 1 and rb == 1:
+        ga = mul_op(dy, b) if want_a else None
+        gb = mul_op(dy, a) if want_b else None
+        return [ga, gb]
+    if ra >= 2 and rb == 1:  # y[m] = A[m,k] b[k]
+        if want_a:
+            ga = matmul_op(expand_dims_op(dy, axis=-1), expand_dims_op(b, axis=0))
+            ga = _ub(swap_last(ga, ga.shape.rank) if ta else ga, a)
+        if want_b:
+            gb = matmul_op(a, expand_dims_op(dy, axis=-1), transpose_a=not ta)
+            gb = reshape_op(_ub(gb, expand_dims_op(b, axis=-1)) if ra > 2 else gb, _shape_of(b))
+        return [ga, gb]
+    if ra == 1 and rb >= 2:  # y[n] = a[k] B[k,n]
+        if want_b:
+            gb = matmul_op(expand_dims_op(a, axis=-1), expand_dims_op(dy, axis=-2))
+            gb = _ub(swap_last(gb, gb.shape.rank) if tb else gb, b)
+        if want_a:
+            ga = matmul_op(expand_dims_op(dy, axis=-2), b, transpose_b=not tb)
+            ga = reshape_op(_ub(ga, expand_dims_op(a, axis=0)) if rb > 2 else ga, _shape_of(a))
+        return [ga, gb]
+    if want_a:
+        if not ta:
+            ga = matmul_op(dy, b, transpose_b=not tb)
+        else:
+            ga = matmul_op(b, dy, transpose_a=tb, transpose_b=True)
+        ga = _ub(ga, a)
+    if want_b:
+        if not tb:
+            gb = matmul_op(a, dy, transpose_a=not ta)
+        else:
+            gb = matmul_op(dy, a, transpose_a=True, transpose_b=ta)
+        gb = _ub(gb, b)
+    return [ga, gb]
+
+
+def _shape_of(t):
+    from ..gradients.util import fwd_shape  # noqa: PLC0415
+
+    return fwd_shape(t)
+
+
 def _reduction(type_name, np_fn, differentiable=True):
     def rule(x, axis=None, keepdims=False):
         axes = normalize_axis(axis, x.shape.rank, type_name)
@@ -180,6 +394,46 @@ max_op = _reduction("Max", np.max)
 min_op = _reduction("Min", np.min)
 
 
+def _broadcast_back(dy, op):
+    """dy of a reduction, with the reduced axes put back and broadcast to the input's shape."""
+    from .grad_ops import broadcast_reduced_op  # noqa: PLC0415
+
+    return broadcast_reduced_op(dy, _shape_of(op.inputs[0]), axis=op.attrs.get("axis"),
+                                keepdims=op.attrs.get("keepdims", False))
+
+
+@sum_op.gradient
+def _sum_grad(op, dy):
+    if not op.inputs[0].dtype.is_floating:
+        return [None]
+    return [_broadcast_back(dy, op)]
+
+
+@prod_op.gradient
+def _prod_grad(op, dy):
+    """dy * prod / x (the inputs must be nonzero)."""
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    return [realdiv_op(mul_op(_broadcast_back(dy, op), _broadcast_back(op.outputs[0], op)), x)]
+
+
+def _extremum_grad(op, dy):
+    """The gradient goes to the elements equal to the extremum, shared among ties."""
+    from .array_ops import cast_op  # noqa: PLC0415
+
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    hit = cast_op(equal_op(x, _broadcast_back(op.outputs[0], op)), dtype=x.dtype)
+    count = _broadcast_back(sum_op(hit, axis=op.attrs.get("axis"), keepdims=op.attrs.get("keepdims", False)), op)
+    return [realdiv_op(mul_op(hit, _broadcast_back(dy, op)), count)]
+
+
+max_op.gradient(_extremum_grad)
+min_op.gradient(_extremum_grad)
+
+
 def _mean_rule(x, axis=None, keepdims=False):
     axes = normalize_axis(axis, x.shape.rank, "Mean")
     return (x.dtype if x.dtype.is_floating else dt.float64), reduced_shape(x.shape, axes, keepdims)
@@ -190,6 +444,17 @@ def _mean_kernel(x, axis=None, keepdims=False):
 
 
 mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel)
+
+
+@mean_op.gradient
+def _mean_grad(op, dy):
+    from ..gradients.util import fwd_size  # noqa: PLC0415
+
+    x = op.inputs[0]
+    if not x.dtype.is_floating:
+        return [None]
+    n = realdiv_op(fwd_size(x, dy.dtype), fwd_size(op.outputs[0], dy.dtype))
+    return [realdiv_op(_broadcast_back(dy, op), n)]
 
 
 def _arg_rule(x, axis=0):

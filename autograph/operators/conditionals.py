@@ -1,0 +1,179 @@
+"""`if_stmt` and `if_exp`: Python's `if` on a Python condition, a graph cond on a tensor.
+
+Converted code hands `if_stmt` both branches as functions and the statement's state
+(`get_state` / `set_state`, the variables' names, how many are outputs). On a tensor
+every output variable becomes a cond output:
+
+* Python numbers are weak: `y = 1` in one branch and a float32 tensor in the other
+  gives a float32 output; two different tensor dtypes are an error naming the variable.
+* A variable that one branch leaves unassigned is filled with zeros there and carries a
+  'defined' flag (see maybe_defined), so reading it fails at run time only when the
+  branch that assigns it did not run. A generated return value (`retval_`) needs no flag:
+  the `do_return` flag already says whether it is set.
+* Python containers are carried element by element (see state.FlatState).
+* The branches are first traced with a provisional plan (the true branch returns its
+  values as they are, the false branch decides); when the plan has to change (a weak
+  type, an undefined variable, a side effect to sequence) the partial graph is rolled
+  back and both branches are traced again with the final plan.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import graphcore as gc
+from graphcore.errors import StagingError
+
+from . import effects, maybe_defined
+from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
+                      join_dtypes, location, natural_dtype, rollback, same_python_value, to_tensor, zeros)
+from .state import FlatState
+from .variables import Undefined, is_undefined
+
+
+def if_stmt(cond, body: Callable, orelse: Callable, get_state: Callable, set_state: Callable,
+            names: Sequence[str], nouts: int, line: int) -> None:
+    """`if cond: body() else: orelse()`, staged as a graph cond when `cond` is a tensor."""
+    if is_tensor(cond):
+        _graph_if(cond, body, orelse, FlatState.of_values(get_state, set_state, names, nouts, "if", line), line)
+    elif cond:
+        body()
+    else:
+        orelse()
+
+
+def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
+    """`true_fn() if cond else false_fn()`, a graph cond when `cond` is a tensor."""
+    if not is_tensor(cond):
+        return true_fn() if cond else false_fn()
+    box = [Undefined("<if expression>", line)]
+
+    def get_state():
+        return (box[0],)
+
+    def set_state(v):
+        box[0] = v[0]
+
+    def run(fn):
+        return lambda: set_state((fn(),))
+
+    _graph_if(cond, run(true_fn), run(false_fn),
+              FlatState.of_values(get_state, set_state, ("<if expression>",), 1, "if", line), line)
+    return box[0]
+
+
+# A plan entry per output variable:
+#   ("t", dtype, fill, flagged)  a cond output; `fill` is the shape of the zeros a branch
+#                                that leaves it unassigned gives; `flagged`: it carries
+#                                a defined flag
+#   ("py", value)                the same Python value after both branches
+#   ("undef",)                   undefined after the if (an error only if read)
+
+def _branch_plan(names, true_vals, false_vals, line) -> list:
+    plan = []
+    for name, a, b in zip(names, true_vals, false_vals):
+        if is_undefined(a) or is_undefined(b):
+            defined = b if is_undefined(a) else a
+            if is_undefined(defined) or not (is_tensor(defined) or is_number(defined)):
+                plan.append(("undef",))
+            else:
+                plan.append(("t", natural_dtype(defined), fill_dims(defined), not is_special(name)))
+        elif not is_tensor(a) and not is_tensor(b) and same_python_value(a, b):
+            plan.append(("py", a))
+        elif (is_tensor(a) or is_number(a)) and (is_tensor(b) or is_number(b)):
+            dtype = join_dtypes(name, a, b, "in the if branch", "in the else branch", line)
+            plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
+        else:
+            raise StagingError(
+                f"{location(line)}: '{name}' is {describe(a)} in the if branch but {describe(b)} in the else "
+                "branch of a condition on a tensor; both branches must give it a tensor (or the same Python value).")
+    return plan
+
+
+def _branch_outputs(plan, vals) -> list:
+    """The cond outputs of one branch: the values, then the defined flags."""
+    values, flags = [], []
+    for entry, v in zip(plan, vals):
+        if entry[0] != "t":
+            continue
+        values.append(zeros(entry[2], entry[1]) if is_undefined(v) else to_tensor(v, entry[1]))
+        if entry[3]:
+            flags.append(maybe_defined.flag_of(v))
+    return values + flags
+
+
+def _fits(plan, provisional) -> bool:
+    """Whether the true branch's provisional outputs already match the plan."""
+    return all(e[0] == "t" and not e[3] and is_tensor(v) and v.dtype == e[1] for e, v in zip(plan, provisional))
+
+
+class _Branches:
+    """Traces the two branches of one attempt. Without a plan, the true branch returns its
+    values as they are and the false branch computes the plan, raising Replan when the
+    true branch has to be traced again."""
+
+    def __init__(self, state: FlatState, init, plan, use_token: bool, line: int):
+        self.state, self.init, self.plan, self.use_token, self.line = state, init, plan, use_token, line
+        self.outer = effects.current()
+        self.effects = 0
+        self.true_vals: list = []
+        self.provisional: list = []
+
+    def trace(self, fn: Callable, taken: bool) -> Callable:
+        def run():
+            self.state.set(self.init)
+            token = gc.identity(self.outer.token) if self.use_token else None
+            with effects.chain_scope(token) as chain:
+                fn()
+            vals = list(self.state.get())[:self.state.nouts]
+            self.effects += chain.effects
+            tail = [chain.token] if self.use_token else []
+            if self.plan is None and taken:
+                self.true_vals = vals
+                self.provisional = [gc.constant(v) if is_weak(v) else v for v in vals]
+                return self.provisional + tail
+            if self.plan is None:
+                plan = _branch_plan(self.state.names, self.true_vals, vals, self.line)
+                can_chain = self.outer is not None and self.outer.token is not None
+                wants_token = can_chain and not self.use_token and self.effects > 0
+                if wants_token or not _fits(plan, self.provisional):
+                    raise Replan((plan, self.use_token or wants_token))
+                self.plan = plan
+            return _branch_outputs(self.plan, vals) + tail
+        return run
+
+
+def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
+    init = tuple(state.get())
+    plan, use_token = None, False
+    for _ in range(4):
+        mark = checkpoint()
+        branches = _Branches(state, init, plan, use_token, line)
+        try:
+            outs = gc.cond(cond, branches.trace(body, True), branches.trace(orelse, False))
+        except Replan as r:
+            rollback(mark)
+            plan, use_token = r.plan
+            continue
+        break
+    else:  # pragma: no cover
+        raise StagingError(f"{location(line)}: could not stage the if statement")
+    plan = branches.plan
+    outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+    n_values = sum(1 for e in plan if e[0] == "t")
+    flags = iter(outs[n_values:])
+    values = iter(outs[:n_values])
+    result = []
+    for name, entry in zip(state.names, plan):
+        if entry[0] == "t":
+            v = next(values)
+            result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
+        elif entry[0] == "py":
+            result.append(entry[1])
+        else:
+            result.append(Undefined(name, line))
+    outer = branches.outer
+    if outer is not None:
+        outer.effects += branches.effects
+        if use_token:
+            outer.token = outs[-1]
+    state.set(tuple(result) + init[state.nouts:])

@@ -1,0 +1,104 @@
+"""Graph values that may have no value at run time, and the guarded read of them.
+
+A variable first assigned inside a loop on a tensor (which may run zero times) or in
+one branch of an `if` on a tensor is carried through the graph as a tensor (zeros where
+it is unassigned) plus a bool 'defined' flag tensor. Nothing is checked until the
+variable is read: `guard` then stages an Assert on the flag, so the run fails, naming
+the variable, the statement that may leave it undefined and the reading line, only if
+the read actually executes (Python raises UnboundLocalError at the same point).
+
+The flag lives beside the tensor in a per-graph registry rather than in a wrapper
+object, so the value flows through user code and graphcore builders as a plain Tensor;
+only the operators that carry control-flow state (`flag_of`, `mark`) and the read
+(`guard`) consult it. Variables that are only used inside a loop are never carried, so
+they cost nothing.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from graphcore.ops.array_ops import constant_value
+
+import graphcore as gc
+
+from . import effects
+from .variables import Undefined, UndefinedReturnValue, raise_undefined, reading_location
+
+# The Assert message of a guarded read starts with this; `@function` turns the failure
+# into an UndefinedVariableError.
+MESSAGE_PREFIX = "undefined variable: "
+
+
+@dataclass(frozen=True)
+class MaybeDefined:
+    """What the registry knows about one tensor: its flag, the variable and the line of
+    the statement that may leave it undefined."""
+
+    flag: gc.Tensor
+    name: str
+    line: int
+
+
+_lock = threading.Lock()
+# graph -> {id(tensor): (tensor, MaybeDefined)}; the tensor is held so its id stays unique
+_registry: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def mark(value, flag, name: str, line: int):
+    """Record that `value` (a tensor) is defined only when `flag` is true. Returns it."""
+    with _lock:
+        _registry.setdefault(value.graph, {})[id(value)] = (value, MaybeDefined(flag, name, line))
+    return value
+
+
+def lookup(value) -> MaybeDefined | None:
+    if not isinstance(value, gc.Tensor):
+        return None
+    with _lock:
+        entry = _registry.get(value.graph, {}).get(id(value))
+    return entry[1] if entry is not None and entry[0] is value else None
+
+
+def needs_flag(value) -> bool:
+    """True when a state variable holding `value` must carry a defined flag."""
+    return isinstance(value, Undefined) or lookup(value) is not None
+
+
+def flag_of(value):
+    """The 'defined' flag of a state value: False for an Undefined, its registered flag
+    for a maybe-defined tensor, True otherwise. Built in the current control-flow
+    context (a branch or loop body)."""
+    if isinstance(value, (Undefined, UndefinedReturnValue)):
+        return gc.constant(False)
+    info = lookup(value)
+    return info.flag if info is not None else gc.constant(True)
+
+
+def _statically_false(flag) -> bool:
+    value = constant_value(flag)
+    return value is not None and not bool(np.all(value))
+
+
+def guard(value):
+    """Read a maybe-defined tensor: the same value, valid only after an Assert on its flag
+    (chained with the other side effects so it runs where the read runs). Raises at
+    once when the flag is a constant False."""
+    info = lookup(value)
+    if info is None:
+        return value
+    if _statically_false(info.flag):
+        raise_undefined(Undefined(info.name, info.line))
+    where = reading_location()
+    message = (f"{MESSAGE_PREFIX}'{info.name}' is used at {where} but has no value in this run: the statement at "
+               f"line {info.line} (a loop on a tensor that ran zero times, or an if on a tensor whose taken branch "
+               f"does not assign it) left it undefined. Assign '{info.name}' before that statement.")
+    g = value.graph
+    with g.control_dependencies(effects.dependencies()):
+        check = gc.Assert(info.flag, [], message=message, name="undefined_check")
+    effects.record(check)
+    with g.control_dependencies([check]):
+        return gc.identity(value)

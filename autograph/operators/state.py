@@ -1,0 +1,123 @@
+"""Control-flow state with Python containers opened up: a list, tuple or dict held by a
+state variable is carried element by element, so each element can be a cond output or a
+loop variable of its own (`d['k'] = x + 1` or `a[i] = ...` inside a loop on a tensor).
+
+Converted code gives the operators the state as `get_state` / `set_state` over named
+variables. Item assignments `a[i] = v` make the container's items state under the name
+`a[:]`, read with `ag__.contents(a)` (a snapshot) and written back in place with
+`ag__.set_contents` (see data_structures), so aliases of `a` see the result. A variable
+rebound to a new container of the same shape (`t = (t[0] + 1, t[1])`) is opened up the
+same way. `FlatState` is the view the operators work on: its names are the leaves'
+names (`a[0]`, `d['k']`), its values the leaves; setting it rebuilds fresh containers.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from graphcore.errors import StagingError
+
+from .staging import describe, location
+
+CONTENTS_SUFFIX = "[:]"
+
+
+def is_container(value) -> bool:
+    return isinstance(value, (list, tuple, dict))
+
+
+def display_name(name: str) -> str:
+    """The user's name for a state entry: `a` for the items of `a` (`a[:]`)."""
+    return name[:-len(CONTENTS_SUFFIX)] if name.endswith(CONTENTS_SUFFIX) else name
+
+
+def same_structure(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(same_structure(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same_structure(x, y) for x, y in zip(a, b))
+    return not is_container(b)
+
+
+def _shape_of(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {list(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)} elements"
+    return describe(value)
+
+
+def _leaf_names(name: str, template) -> list[str]:
+    if isinstance(template, dict):
+        return [n for k, v in template.items() for n in _leaf_names(f"{name}[{k!r}]", v)]
+    if isinstance(template, (list, tuple)):
+        return [n for i, v in enumerate(template) for n in _leaf_names(f"{name}[{i}]", v)]
+    return [name]
+
+
+def _leaves(template) -> list:
+    if isinstance(template, dict):
+        return [x for v in template.values() for x in _leaves(v)]
+    if isinstance(template, (list, tuple)):
+        return [x for v in template for x in _leaves(v)]
+    return [template]
+
+
+def _rebuild(template, leaves):
+    if isinstance(template, dict):
+        return {k: _rebuild(v, leaves) for k, v in template.items()}
+    if isinstance(template, (list, tuple)):
+        items = [_rebuild(v, leaves) for v in template]
+        if isinstance(template, tuple):
+            return type(template)(*items) if hasattr(template, "_fields") else tuple(items)
+        return items
+    return next(leaves)
+
+
+class FlatState:
+    """`get_state` / `set_state` seen leaf by leaf. `templates[i]` is the container whose
+    shape variable i keeps (None: carried as one value)."""
+
+    def __init__(self, get_state: Callable, set_state: Callable, names: Sequence[str], nouts: int,
+                 templates: Sequence, what: str, line: int):
+        self._get, self._set = get_state, set_state
+        self._names = [display_name(n) for n in names]
+        self._templates = list(templates)
+        self.what, self.line = what, line
+        self.names: list[str] = []
+        self.nouts = 0
+        for i, (name, t) in enumerate(zip(self._names, self._templates)):
+            leaf_names = [name] if t is None else _leaf_names(name, t)
+            self.names += leaf_names
+            if i < nouts:
+                self.nouts += len(leaf_names)
+
+    @classmethod
+    def of_values(cls, get_state, set_state, names, nouts, what: str, line: int) -> "FlatState":
+        """Opens up every container the variables hold now (and item snapshots, which
+        must be containers)."""
+        values = tuple(get_state())
+        for name, v in zip(names, values):
+            if name.endswith(CONTENTS_SUFFIX) and not is_container(v):
+                raise StagingError(
+                    f"{location(line)}: items of '{display_name(name)}' are assigned inside an {what} on a tensor, "
+                    f"but it is {describe(v)}; only Python lists and dicts can be updated item by item there. Build "
+                    "a new value instead (e.g. collect the items in a list and gc.stack them).")
+        return cls(get_state, set_state, names, nouts, [v if is_container(v) else None for v in values], what, line)
+
+    def get(self) -> tuple:
+        out = []
+        for name, t, v in zip(self._names, self._templates, self._get()):
+            if t is None:
+                out.append(v)
+                continue
+            if not same_structure(t, v):
+                raise StagingError(
+                    f"{location(self.line)}: '{name}' is {_shape_of(t)} before the {self.what} but {_shape_of(v)} "
+                    f"after it; a Python container must keep its length and keys inside an {self.what} on a tensor "
+                    "(give it its final size before, or collect items with .append in a loop).")
+            out += _leaves(v)
+        return tuple(out)
+
+    def set(self, leaves) -> None:
+        it = iter(leaves)
+        self._set(tuple(next(it) if t is None else _rebuild(t, it) for t in self._templates))

@@ -1,0 +1,297 @@
+"""The `autograph` command.
+
+    autograph convert FILE[:FUNC]                     the converted source beside the original
+    autograph graph FILE:FUNC ARGS... --format dot    the traced graph (text, dot, svg, png, json)
+    autograph run FILE:FUNC ARGS... [--check]         run it (and compare with plain Python)
+    autograph trace FILE:FUNC ARGS...                 the executor's run, step by step
+    autograph grad FILE:FUNC ARGS... --wrt NAME       value and gradient
+    autograph demo                                    every sample, converted and plain
+
+FILE may also be the name of a sample (`autograph trace fibonacci 2`). ARGS are Python
+literals; numbers and lists become numpy values (graph inputs) unless `--static NAME`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import shutil
+import sys
+import time
+from typing import List, Optional
+
+import typer
+
+from .loading import CliError, Target, load_target, parse_args
+from .render import format_value, show_code, show_text, table
+from .trace_format import format_trace
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Convert Python functions to dataflow graphs, look at them, run them and trace them.")
+
+ARGS_HELP = "Arguments as Python literals (27, 3.5, [1, 2, 3], True) or NAME=VALUE."
+DTYPE_HELP = "dtype of the numeric arguments (float32, float64, int32, int64, bool), or NAME=DTYPE for one."
+STATIC_HELP = "Keep this argument a Python value (part of the trace) instead of a graph input."
+
+
+def _fail(message: str, code: int = 1):
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def friendly(fn):
+    """Report expected failures in one line (no traceback) with a non-zero exit."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except CliError as e:
+            _fail(str(e))
+        except Exception as e:  # noqa: BLE001 (errors of the user's program: one line each)
+            from graphcore.errors import AutographError  # noqa: PLC0415
+
+            first = str(e).splitlines()[0] if str(e) else ""
+            if isinstance(e, AutographError):
+                _fail(f"{type(e).__name__}: {first}")
+            _fail(f"{type(e).__name__}: {first}", code=2)
+
+    return wrapper
+
+
+def _target_and_args(spec: str, args: list[str], dtype, static) -> tuple[Target, list]:
+    target = load_target(spec)
+    return target, parse_args(target.function, args or [], dtype, static)
+
+
+# -- convert ------------------------------------------------------------------------
+
+@app.command()
+@friendly
+def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The file and function to convert."),
+            plain: bool = typer.Option(False, "--plain", help="Uncoloured text, original above converted."),
+            width: Optional[int] = typer.Option(None, help="Output width (side by side from 140 columns).")):
+    """Show the converted source of a function beside (or above) the original."""
+    import autograph  # noqa: PLC0415
+
+    target = load_target(spec)
+    py = target.python_function
+    try:
+        original = inspect.getsource(py)
+        line = inspect.getsourcelines(py)[1]
+    except (OSError, TypeError):
+        original, line = "# (source not available)", 0
+    converted = autograph.to_code(py)
+    where = f"{os.path.basename(target.path)}:{line}"
+    show_code(original, converted, f"original  {where}", f"converted  {target.func_name}", plain, width)
+
+
+# -- graph ----------------------------------------------------------------------------
+
+FORMATS = ("text", "dot", "svg", "png", "json")
+
+
+@app.command()
+@friendly
+def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
+          args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
+          format: str = typer.Option("text", "--format", "-f", help="text, dot, svg, png or json."),  # noqa: A002
+          output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
+          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
+          plain: bool = typer.Option(False, "--plain", help="No colours.")):
+    """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
+    if format not in FORMATS:
+        raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
+    target, values = _target_and_args(spec, args, dtype, static)
+    g = target.function.get_concrete_function(*values).graph
+    if format in ("svg", "png"):
+        data = render_graphviz(g.to_dot(), format)
+        if output is None:
+            if format == "png":
+                raise CliError("PNG is binary: give a file with -o graph.png")
+            sys.stdout.write(data.decode())
+        else:
+            with open(output, "wb") as f:
+                f.write(data)
+            typer.echo(f"wrote {output} ({len(g)} ops)")
+        return
+    text = {"text": str, "dot": lambda x: x.to_dot(), "json": lambda x: x.to_json()}[format](g)
+    if output is not None:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+        typer.echo(f"wrote {output} ({len(g)} ops)")
+    else:
+        show_text(text, plain or format != "json", "json")
+
+
+def render_graphviz(dot_text: str, fmt: str) -> bytes:
+    """Run Graphviz's `dot` on the text (through the graphviz package)."""
+    if shutil.which("dot") is None:
+        raise CliError(f"rendering {fmt.upper()} needs Graphviz's `dot` program, which is not installed; install "
+                       "it (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz) or use "
+                       "--format dot and render the file elsewhere")
+    import graphviz  # noqa: PLC0415
+
+    try:
+        return graphviz.Source(dot_text).pipe(format=fmt)
+    except graphviz.ExecutableNotFound:
+        raise CliError("Graphviz's `dot` program was not found; install it with apt-get install graphviz") from None
+    except graphviz.CalledProcessError as e:
+        raise CliError(f"dot failed: {(e.stderr or b'').decode(errors='replace').strip()}") from None
+
+
+# -- run --------------------------------------------------------------------------------
+
+@app.command()
+@friendly
+def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
+        args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
+        check: bool = typer.Option(False, "--check", help="Also run the plain Python and compare."),
+        dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+        static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
+    """Run the converted function on the arguments and print the result."""
+    from .demo import values_agree  # noqa: PLC0415
+
+    target, values = _target_and_args(spec, args, dtype, static)
+    t0 = time.perf_counter()
+    result = target.function(*values)
+    t_graph = time.perf_counter() - t0
+    typer.echo(format_value(result))
+    if check:
+        t0 = time.perf_counter()
+        expected = target.python_function(*values)
+        t_py = time.perf_counter() - t0
+        ok = values_agree(result, expected)
+        typer.echo(f"plain Python: {format_value(expected)}  ({'agrees' if ok else 'DIFFERS'}; "
+                   f"graph {t_graph * 1000:.1f} ms incl. tracing, Python {t_py * 1000:.1f} ms)")
+        if not ok:
+            raise typer.Exit(1)
+
+
+# -- trace --------------------------------------------------------------------------------
+
+@app.command()
+@friendly
+def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
+          args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
+          pending: bool = typer.Option(True, "--pending/--no-pending", help="Show pending-count changes."),
+          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
+    """The executor's run, step by step (one thread, so it is reproducible)."""
+    import graphcore as gc  # noqa: PLC0415
+    from executor import Session  # noqa: PLC0415
+
+    target, values = _target_and_args(spec, args, dtype, static)
+    cf = target.function.get_concrete_function(*values)
+    graph_inputs = [v for v in _flat(values) if _is_graph_input(v)]
+    outputs = [t for t in _flat(cf.structured_outputs) if isinstance(t, gc.Tensor)]
+    token = getattr(cf, "_token", None)  # the effects chain (prints) must run too
+    fetches = outputs + ([token] if token is not None else [])
+    events: list[dict] = []
+    with Session(cf.graph, num_threads=1) as sess:
+        result = sess.run(fetches, dict(zip(cf.inputs, graph_inputs)), trace=events)
+    result = result[:len(outputs)]
+    typer.echo(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
+               f"{len(cf.graph)} ops, num_threads=1")
+    typer.echo(format_trace(events, show_pending=pending), nl=False)
+    typer.echo(f"result: {format_value(result[0] if len(result) == 1 else tuple(result))}")
+
+
+def _flat(v) -> list:
+    if isinstance(v, (list, tuple)):
+        return [x for e in v for x in _flat(e)]
+    if isinstance(v, dict):
+        return [x for k in v for x in _flat(v[k])]
+    return [v]
+
+
+def _is_graph_input(v) -> bool:
+    import numpy as np  # noqa: PLC0415
+
+    return isinstance(v, (np.ndarray, np.generic))
+
+
+# -- grad ------------------------------------------------------------------------------------
+
+@app.command()
+@friendly
+def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
+         args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
+         wrt: List[str] = typer.Option(..., "--wrt", help="The argument to differentiate with respect to."),
+         dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+         static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
+    """The function's value and its gradient with respect to --wrt arguments."""
+    import autograph  # noqa: PLC0415
+
+    if not hasattr(autograph, "value_and_grad"):
+        raise CliError("autograph.value_and_grad is not available yet (the gradients work is in progress)")
+    target, values = _target_and_args(spec, args, dtype or ["float64"], static)
+    names = list(inspect.signature(target.python_function).parameters)
+    for w in wrt:
+        if w not in names:
+            raise CliError(f"--wrt {w}: {target.func_name} has no parameter {w!r}; its parameters are "
+                           f"{', '.join(names)}")
+    argnums = [names.index(w) for w in wrt]
+    vg = autograph.value_and_grad(target.function, argnums=argnums if len(argnums) > 1 else argnums[0])
+    value, grads = vg(*values)
+    typer.echo(f"value: {format_value(value)}")
+    if len(argnums) == 1:
+        grads = (grads,)
+    for w, gv in zip(wrt, grads):
+        typer.echo(f"d/d{w}: {format_value(gv)}")
+
+
+# -- demo ---------------------------------------------------------------------------------------
+
+@app.command()
+@friendly
+def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
+         only: Optional[List[str]] = typer.Option(None, "--only", help="Run only these samples.")):
+    """Run every sample converted and as plain Python, and compare them in a table."""
+    from rich.progress import Progress  # noqa: PLC0415
+
+    from samples import available_samples  # noqa: PLC0415
+
+    from .demo import demo_rows  # noqa: PLC0415
+    from .render import console  # noqa: PLC0415
+
+    samples = available_samples()
+    if only:
+        unknown = set(only) - {s.name for s in samples}
+        if unknown:
+            raise CliError(f"no sample named {', '.join(sorted(unknown))}; the samples are "
+                           f"{', '.join(s.name for s in samples)}")
+        samples = [s for s in samples if s.name in only]
+    skipped = [(s, s.missing()) for s in samples if s.missing()]
+    samples = [s for s in samples if not s.missing()]
+    total = sum(len(s.examples) for s in samples)
+    con = console(plain)
+    with Progress(console=con, transient=True, disable=plain or not con.is_terminal) as progress:
+        task = progress.add_task("samples", total=total)
+
+        def step(desc):
+            progress.update(task, advance=0 if not progress.tasks[0].description else 1, description=desc)
+
+        rows = demo_rows(samples, progress=step)
+        progress.update(task, completed=total)
+    cols = ["sample", "args", "result", "agrees", "ops", "converted ms", "plain ms"]
+    body = [[r.sample, r.args, r.result if not r.error else r.error, "yes" if r.agrees else "NO",
+             str(r.ops), f"{r.converted_ms:.2f}", f"{r.plain_ms:.3f}"] for r in rows]
+    table("autograph demo: every sample, converted to a graph and as plain Python", cols, body, plain)
+    agree = sum(r.agrees for r in rows)
+    typer.echo(f"{agree} of {len(rows)} runs agree")
+    for s, missing in skipped:
+        typer.echo(f"skipped {s.name}: needs autograph.{', autograph.'.join(missing)}")
+    if agree != len(rows):
+        raise typer.Exit(1)
+
+
+def main() -> None:  # pragma: no cover (console-script entry)
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

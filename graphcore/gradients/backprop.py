@@ -1,0 +1,245 @@
+"""The reverse walk: `gradients(ys, xs)` builds the backward graph.
+
+The walk works on *units* of one control-flow level (the top level, or the body of
+one while loop): every op of that level is a unit (ops inside cond branches too:
+conds are differentiated op by op, Merge -> Switch, Switch -> Merge), and every while
+loop nested directly in the level is one unit, whose inputs are its Enters' inputs
+and whose outputs are its Exits. Units between the xs and the ys are visited in
+reverse topological order; each plain op's rule turns its output gradients into
+input gradients, summed with AddN where a tensor has several consumers; each loop
+unit is handed to `control_flow_grad.while_loop_grad`, which builds the backward
+loop and calls this walk again on the loop body (one level down)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+from ..graph import Operation, Tensor, graph_of
+from .util import add_grads, differentiable, set_needed
+
+
+def gradients(ys, xs, grad_ys=None, name: str = "gradients"):
+    """Symbolic gradients of `sum(ys)` with respect to each of `xs`.
+
+    Args:
+      ys: a tensor or a list of tensors (scalars, unless `grad_ys` is given).
+      xs: a tensor, a Variable, or a list of them.
+      grad_ys: optional cotangents, one per y, shaped like it (default: 1).
+      name: the name scope of the backward ops.
+
+    Returns:
+      A list with one gradient tensor per x, None where no y depends on x through
+      differentiable ops (integer and bool tensors are never differentiated).
+
+    Raises:
+      GraphError: a y is not a scalar and no grad_ys is given; an op on the path
+        has no gradient rule (the message names its type and the line that built it).
+
+    Example:
+        dx, = gc.gradients(y, [x])
+    """
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    xs_list = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    g = graph_of(ys)
+    if g is None:
+        raise GraphError("gradients() needs graph tensors as ys; to differentiate Python/numpy code use "
+                         "autograph.grad(f)")
+    x_tensors = [_as_x(g, x) for x in xs_list]
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    elif not isinstance(grad_ys, (list, tuple)):
+        grad_ys = [grad_ys]
+    if len(grad_ys) != len(ys):
+        raise GraphError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+    from ..ops.array_ops import constant  # noqa: PLC0415
+
+    with g.as_default(), g.name_scope(name), g.control_dependencies(None):
+        dys = []
+        for y, dy in zip(ys, grad_ys):
+            if not isinstance(y, Tensor):
+                raise GraphError(f"gradients: ys must be tensors, got {type(y).__name__}")
+            if dy is None:
+                if y.shape.rank != 0:
+                    raise GraphError(
+                        f"gradients: {y.name} has shape {y.shape}, not a scalar; pass grad_ys (a cotangent shaped "
+                        "like it) or reduce it first, e.g. graphcore.reduce_sum(y)")
+                if not differentiable(y):
+                    dys.append(None)
+                    continue
+                dy = constant(np.ones((), dtype=y.dtype.np_dtype), name="grad_ys")
+            elif not isinstance(dy, Tensor):
+                dy = constant(np.asarray(dy, dtype=y.dtype.np_dtype), name="grad_ys")
+            dys.append(dy)
+        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g._ctx,
+                        result_for=x_tensors)
+
+
+def _as_x(g, x):
+    if isinstance(x, Tensor):
+        return x
+    handle = getattr(x, "_gradient_handle", None)
+    if handle is not None:
+        return handle(g)
+    raise GraphError(f"gradients: xs must be tensors or Variables, got {type(x).__name__}")
+
+
+def _exit_owners(g) -> dict:
+    owners = {}
+    for w in list(g._while_contexts.values()):
+        for x in w.exits:
+            owners[id(x)] = w
+    return owners
+
+
+def backprop(g, ys, dys, xs, scope, result_for=None):
+    """Gradients of `ys` (seeded with `dys`) for `xs`, for the ops of control-flow level
+    `scope` (None = top level, else a WhileContext whose body this is).
+
+    Gradient ops are built in the graph's current context. Returns one entry per
+    tensor of `result_for` (default `xs`)."""
+    owners = _exit_owners(g)
+    x_ids = {id(x) for x in xs}
+
+    def unit_of(op: Operation):
+        c = op.ctx
+        if op.type == "Exit":
+            w = owners.get(id(op))
+            if w is not None:
+                c = w
+        outermost = None
+        while c is not scope:
+            if c is None:
+                return None  # outside this level: an input of the level, not differentiated here
+            if c.is_while:
+                outermost = c
+            c = c.outer
+        return outermost if outermost is not None else op
+
+    def unit_inputs(u):
+        if isinstance(u, Operation):
+            return u.inputs
+        return [e.inputs[0] for e in u.enters]
+
+    def unit_outputs(u):
+        if isinstance(u, Operation):
+            return u.outputs
+        return [x.outputs[0] for x in u.exits]
+
+    # -- which units lie between xs and ys ------------------------------------
+    back: dict[int, object] = {}
+    stack = list(ys)
+    while stack:
+        t = stack.pop()
+        if id(t) in x_ids:
+            continue
+        u = unit_of(t.op)
+        if u is None or id(u) in back:
+            continue
+        back[id(u)] = u
+        stack.extend(unit_inputs(u))
+    fwd: dict[int, object] = {}
+    stack = list(xs)
+    while stack:
+        t = stack.pop()
+        for op in t._consumers:
+            if op.type == "NextIteration" and op.ctx is scope:
+                continue  # do not run around the loop whose body this is
+            u = unit_of(op)
+            if u is None or id(u) in fwd:
+                continue
+            fwd[id(u)] = u
+            stack.extend(unit_outputs(u))
+    relevant = {k: u for k, u in back.items() if k in fwd}
+
+    # -- reverse topological order over relevant units -----------------------------
+    order: list = []
+    done: set[int] = set()
+    for y in ys:
+        u0 = unit_of(y.op)
+        if u0 is None or id(u0) not in relevant or id(u0) in done:
+            continue
+        work = [(u0, iter(unit_inputs(u0)))]
+        done.add(id(u0))
+        while work:
+            u, it = work[-1]
+            advanced = False
+            for t in it:
+                if id(t) in x_ids:
+                    continue
+                v = unit_of(t.op)
+                if v is None or id(v) not in relevant or id(v) in done:
+                    continue
+                done.add(id(v))
+                work.append((v, iter(unit_inputs(v))))
+                advanced = True
+                break
+            if not advanced:
+                work.pop()
+                order.append(u)
+
+    # -- accumulate gradients ------------------------------------------------------
+    parts: dict[int, tuple[Tensor, list]] = {}
+
+    def add(t: Tensor, gr) -> None:
+        if gr is None or not differentiable(t):
+            return
+        if not isinstance(gr, Tensor):
+            raise GraphError(f"a gradient rule returned {type(gr).__name__} for {t.name}; rules return tensors")
+        entry = parts.get(id(t))
+        if entry is None:
+            parts[id(t)] = (t, [gr])
+        else:
+            entry[1].append(gr)
+
+    def total(t: Tensor):
+        entry = parts.get(id(t))
+        if entry is None:
+            return None
+        if len(entry[1]) > 1:
+            s = add_grads(entry[1])
+            entry[1][:] = [s]
+        return entry[1][0]
+
+    for y, dy in zip(ys, dys):
+        add(y, dy)
+
+    from .control_flow_grad import while_loop_grad  # noqa: PLC0415
+
+    def is_relevant(t: Tensor) -> bool:
+        if id(t) in x_ids:
+            return True
+        u = unit_of(t.op)
+        return u is not None and id(u) in relevant
+
+    for u in reversed(order):
+        if isinstance(u, Operation):
+            op = u
+            outs = [total(t) for t in op.outputs]
+            if all(d is None for d in outs):
+                continue
+            fn = op.op_def.grad_fn
+            if fn is None:
+                if op.op_def.no_gradient_reason is not None:
+                    continue
+                raise GraphError(
+                    f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
+                    "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
+            set_needed(op, [is_relevant(t) and differentiable(t) for t in op.inputs])
+            try:
+                in_grads = fn(op, *outs)
+            finally:
+                set_needed(None, None)
+            if len(in_grads) != len(op.inputs):
+                raise GraphError(f"the gradient rule of {op.type} returned {len(in_grads)} gradients for "
+                                 f"{len(op.inputs)} inputs")
+            for t, gr in zip(op.inputs, in_grads):
+                add(t, gr)
+        else:
+            exit_grads = [total(x.outputs[0]) for x in u.exits]
+            if all(d is None for d in exit_grads):
+                continue
+            wanted = {id(e.inputs[0]) for e in u.enters if is_relevant(e.inputs[0])}
+            for t, gr in while_loop_grad(u, exit_grads, wanted):
+                add(t, gr)
+
+    return [total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]

@@ -1,0 +1,430 @@
+"""Gradients of control flow.
+
+cond (op by op, as in TensorFlow 1): the gradient of a cond's Merge is a Switch of
+the incoming gradient on the same predicate; the gradient of a cond's Switch is a
+Merge of its two output gradients (zeros, guarded by a Switch, stand in for a branch
+that does not use the value). On the untaken branch the gradients are dead tokens,
+so their kernels never run.
+
+while (the loop as one unit):
+
+    forward loop F (counter added on demand)          backward loop B (runs N times)
+    Enter(x0) -> Merge -> Switch -> body -> NextIt      Enter(dy at Exit) -> Merge -> Switch
+                               \\-> Exit -> y           -> grad(body) -> NextIteration
+                                                       \\-> Exit -> dx0
+
+Exit's gradient enters the backward frame, Enter's gradient leaves it, the
+gradients of NextIteration are the backward loop's NextIterations, and the gradient
+of a loop invariant (a constant Enter) is summed over all iterations in an extra
+loop variable of B. The body's gradient is built by the ordinary reverse walk on
+the forward body. When a gradient rule reads a forward tensor t of the body,
+`GradWhileContext.capture` adds an accumulator to F: a tensor-list loop variable
+that pushes t every iteration; B gets a matching loop variable that pops it. Lists
+are values, so B is itself an ordinary loop of ordinary ops and can be
+differentiated again (second order). Only tensors some rule reads are accumulated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..control_flow import CondContext, WhileContext
+from ..errors import GraphError
+from ..graph import Tensor
+from ..ops import control_flow_ops as cf
+from ..ops import list_ops
+from ..shapes import TensorShape
+from .util import add_grads, differentiable, zeros_like_bwd, zeros_like_fwd
+
+
+# -- the rules of the five primitives -------------------------------------------------
+
+def _is_loop_merge(op) -> bool:
+    c = op.ctx
+    return isinstance(c, WhileContext) and any(m is op for m in c.loop_merges)
+
+
+def _is_loop_switch(op) -> bool:
+    c = op.ctx
+    return isinstance(c, WhileContext) and any(s is op for s in c.switches)
+
+
+def _record_cond_merge(merge_op, pred: Tensor) -> None:
+    g = merge_op.graph
+    g.__dict__.setdefault("_grad_cond_preds", {})[id(merge_op)] = (merge_op, pred)
+
+
+def cond_predicate(op) -> Tensor:
+    """The predicate of the cond a (non-loop) Merge belongs to."""
+    hit = op.graph.__dict__.get("_grad_cond_preds", {}).get(id(op))
+    if hit is not None and hit[0] is op:
+        return hit[1]
+    for inp in op.inputs:
+        c = inp.op.ctx
+        while c is not None and c is not op.ctx:
+            if isinstance(c, CondContext) and c.outer is op.ctx:
+                return c.pred
+            c = c.outer
+    for inp in op.inputs:
+        if inp.op.type == "Switch":
+            return inp.op.inputs[1]
+    raise GraphError(f"cannot find the predicate of the cond that {op.name} (Merge) closes, so it has no gradient")
+
+
+@cf.merge_op.gradient
+def _merge_grad(op, dy, dindex=None):
+    """Merge -> Switch on the cond's predicate: input i receives output i of the Switch."""
+    if _is_loop_merge(op):
+        raise GraphError(f"{op.name} is the Merge of while loop {op.ctx.name}; loops are differentiated whole "
+                         "(while_loop_grad), not op by op")
+    if dy is None:
+        return [None] * len(op.inputs)
+    if len(op.inputs) != 2:
+        raise GraphError(f"{op.name}: only two-way Merges (conds) have a gradient")
+    sw = cf.switch_op(dy, cond_predicate(op), name="merge_grad")
+    return [sw[0], sw[1]]
+
+
+@cf.switch_op.gradient
+def _switch_grad(op, d_false, d_true):
+    """Switch -> Merge of the two branch gradients; zeros guarded by a Switch on the same
+    predicate stand in for a branch that does not read the value."""
+    if _is_loop_switch(op):
+        raise GraphError(f"{op.name} is a Switch of while loop {op.ctx.name}; loops are differentiated whole")
+    x, p = op.inputs
+    if d_false is None and d_true is None:
+        return [None, None]
+    if d_false is None or d_true is None:
+        z = cf.switch_op(zeros_like_fwd(x), p, name="switch_grad_zeros")
+        d_false = z[0] if d_false is None else d_false
+        d_true = z[1] if d_true is None else d_true
+    m = cf.merge_op(d_false, d_true, name="switch_grad")
+    _record_cond_merge(m[0].op, p)
+    return [m[0], None]
+
+
+@cf.enter_op.gradient
+def _enter_grad(op, dy):
+    """A constant Enter seen from inside its loop (gradients taken in the body): identity.
+    Differentiating through a whole loop, an Enter's gradient is the backward loop's Exit."""
+    if op.attrs.get("is_constant"):
+        return [dy]
+    raise GraphError(f"{op.name} (Enter of {op.attrs['frame_name']}): loops are differentiated whole by "
+                     "while_loop_grad; this Enter cannot be differentiated on its own")
+
+
+@cf.exit_op.gradient
+def _exit_grad(op, dy):
+    raise GraphError(f"{op.name} (Exit): its gradient is the Enter of the backward loop, built by while_loop_grad")
+
+
+@cf.next_iteration_op.gradient
+def _next_iteration_grad(op, dy):
+    raise GraphError(f"{op.name} (NextIteration): its gradient is a NextIteration of the backward loop, built by "
+                     "while_loop_grad")
+
+
+# -- adding loop variables to a loop that is already built ------------------------------
+
+def begin_loop_var(ctx: WhileContext, init: Tensor, shape=None):
+    """Start a new loop variable of `ctx` entering with `init` (visible in ctx.outer).
+
+    Returns (value inside the body, finish); `finish(next_value)` closes the loop
+    variable (NextIteration, back edge, Exit) and returns the Exit's tensor."""
+    g = ctx.graph
+    shape = init.shape if shape is None else shape
+    with g._control_flow_context(ctx), g.control_dependencies(None):
+        e = g.create_op(cf.enter_op, [init], {"frame_name": ctx.name, "is_constant": False,
+                                              "parallel_iterations": ctx.parallel_iterations},
+                        name="Enter", capture=False, output_specs=[(init.dtype, shape)])
+        m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
+                        output_specs=[(init.dtype, shape), (dt.int32, TensorShape(()))])
+        s = g.create_op(cf.switch_op, [m.outputs[0], ctx.loop_cond.outputs[0]], name="Switch", capture=False)
+
+    def finish(next_value: Tensor) -> Tensor:
+        with g._control_flow_context(ctx), g.control_dependencies(None):
+            n = g.create_op(cf.next_iteration_op, [next_value], name="NextIteration", capture=False,
+                            output_specs=[(init.dtype, shape)])
+            g._update_input(m, 1, n.outputs[0])
+        with g._control_flow_context(ctx.outer), g.control_dependencies(None):
+            x = g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False)
+        ctx.enters.append(e)
+        ctx.loop_merges.append(m)
+        ctx.switches.append(s)
+        ctx.next_iterations.append(n)
+        ctx.exits.append(x)
+        return x.outputs[0]
+
+    return s.outputs[1], finish
+
+
+def iteration_count(w: WhileContext) -> Tensor:
+    """The number of iterations the loop ran, as an int64 tensor next to its outputs
+    (the counter of maximum_iterations, or one added now)."""
+    from ..ops.array_ops import constant  # noqa: PLC0415
+    from ..ops.math_ops import add_op  # noqa: PLC0415
+
+    if getattr(w, "has_counter", False):
+        return w.exits[0].outputs[0]
+    hit = getattr(w, "_grad_counter", None)
+    if hit is not None:
+        return hit
+    g = w.graph
+    with g.control_dependencies(None):
+        with g._control_flow_context(w.outer):
+            zero = constant(np.int64(0), name="iteration_count_init")
+        if w.outer is not None:
+            zero = w.outer.capture(zero)
+        i, finish = begin_loop_var(w, zero, TensorShape(()))
+        with g._control_flow_context(w):
+            one = constant(np.int64(1))
+            nxt = g.create_op(add_op, [i, one], name="iteration_count").outputs[0]
+        w._grad_counter = finish(nxt)
+    return w._grad_counter
+
+
+def _dummy_like(t: Tensor) -> Tensor:
+    from ..ops.array_ops import constant  # noqa: PLC0415
+
+    if t.dtype is dt.variant:
+        return list_ops.new_op(element_dtype=dt.variant, element_shape=None)
+    shape = t.shape.dims if t.shape.is_fully_defined() else ()
+    return constant(np.zeros(shape, dtype=t.dtype.np_dtype), name="acc_dummy")
+
+
+def _guards(w: WhileContext, t: Tensor) -> list:
+    """The (predicate, branch, context of the Switch) conditions under which `t` is live
+    in an iteration of `w`, innermost first: the branch of a cond Switch output, then the
+    cond branches `t` was built in."""
+    guards = []
+    if t.op.type == "Switch" and not _is_loop_switch(t.op):
+        guards.append((t.op.inputs[1], t.value_index, t.op.ctx))
+    c = t.op.ctx
+    while c is not w:
+        if c is None or c.is_while:
+            raise GraphError(f"cannot accumulate {t.name}: it is not computed in the body of {w.name}")
+        guards.append((c.pred, c.branch, c.outer))
+        c = c.outer
+    return guards
+
+
+def _always_live(w: WhileContext, t: Tensor) -> Tensor:
+    """`t`, or for a tensor of a cond branch in the loop body, a value that is `t` when
+    its branch ran and a placeholder of the same dtype otherwise (so the list gets one
+    element per iteration either way)."""
+    g = w.graph
+    v = t
+    for pred, branch, ctx in _guards(w, t):
+        with g._control_flow_context(ctx):
+            dummy = _dummy_like(t)
+            other = g.create_op(cf.switch_op, [dummy, pred], name="acc_switch").outputs[1 - branch]
+            pair = [v, other] if branch == 0 else [other, v]
+            m = g.create_op(cf.merge_op, pair, name="acc_merge", capture=False,
+                            output_specs=[(t.dtype, TensorShape(None) if t.dtype is not dt.variant else TensorShape(())),
+                                          (dt.int32, TensorShape(()))])
+        _record_cond_merge(m, pred)
+        v = m.outputs[0]
+    return v
+
+
+def accumulate(w: WhileContext, t: Tensor) -> Tensor:
+    """Push `t` (a tensor of w's body) once per iteration onto a new tensor-list loop
+    variable of `w`; returns the full list (an Exit of `w`). Cached per (loop, tensor)."""
+    accs = w.__dict__.setdefault("_grad_accs", {})
+    hit = accs.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    g = w.graph
+    with g.control_dependencies(None):
+        with g._control_flow_context(w):
+            v = _always_live(w, t)
+        with g._control_flow_context(w.outer):
+            l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="acc_init")
+        lst, finish = begin_loop_var(w, l0, TensorShape(()))
+        with g._control_flow_context(w):
+            pushed = g.create_op(list_ops.push_back_op, [lst, v],
+                                 {"element_dtype": t.dtype, "element_shape": t.shape.dims},
+                                 name="acc_push", capture=False).outputs[0]
+        out = finish(pushed)
+    accs[id(t)] = (t, out)
+    return out
+
+
+def accumulated_tensors(w: WhileContext) -> list[Tensor]:
+    """The forward tensors of loop `w` that backward passes accumulate (one list each)."""
+    return [t for t, _ in getattr(w, "_grad_accs", {}).values()]
+
+
+# -- the backward loop ----------------------------------------------------------------
+
+class GradWhileContext(WhileContext):
+    """The body of a backward loop. Reading a tensor of the forward loop's body pops it
+    from an accumulator; a forward loop invariant enters as an invariant."""
+
+    def __init__(self, graph, outer, name, parallel_iterations, forward: WhileContext):
+        super().__init__(graph, outer, name, parallel_iterations)
+        self.forward = forward
+
+    def capture(self, t: Tensor) -> Tensor:
+        c = t.op.ctx
+        if self.contains(c):
+            return t
+        hit = self._captured.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        fwd = self.forward
+        if fwd.contains(c):
+            if t.op.type == "Enter" and t.op.attrs.get("is_constant") and c is fwd:
+                inner = self.capture(t.op.inputs[0])
+            else:
+                inner = self._pop(t)
+        else:
+            outer_t = self.outer.capture(t) if self.outer is not None else t
+            inner = self._wrap(outer_t)
+        self._captured[id(t)] = (t, inner)
+        return inner
+
+    def _pop(self, t: Tensor) -> Tensor:
+        g = self.graph
+        full = accumulate(self.forward, t)
+        init = self.outer.capture(full) if self.outer is not None else full
+        lst, finish = begin_loop_var(self, init, TensorShape(()))
+        with g._control_flow_context(self), g.control_dependencies(None):
+            pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": t.shape.dims},
+                              name="acc_pop", capture=False)
+        finish(pop.outputs[0])
+        return pop.outputs[1]
+
+    def describe(self) -> str:
+        return f"backward loop {self.name} (of {self.forward.name})"
+
+
+def _body_dependencies(w: WhileContext) -> list[set[int]]:
+    """For each loop variable k, the loop variables j whose body input reaches k's
+    body output (conservatively, through nested loops)."""
+    switch_index = {id(s): j for j, s in enumerate(w.switches)}
+    deps = []
+    for n in w.next_iterations:
+        found: set[int] = set()
+        seen: set[int] = set()
+        stack = [n.inputs[0].op]
+        while stack:
+            op = stack.pop()
+            if id(op) in seen:
+                continue
+            seen.add(id(op))
+            j = switch_index.get(id(op))
+            if j is not None:
+                found.add(j)
+                continue
+            if op.type == "Enter" and op.ctx is w:
+                continue
+            if not w.contains(op.ctx) and op.type != "Exit":
+                continue
+            stack.extend(t.op for t in op.inputs)
+        deps.append(found)
+    return deps
+
+
+def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list[tuple[Tensor, Tensor]]:
+    """Build the backward loop of forward loop `w` in the current context.
+
+    Args:
+      w: the forward loop.
+      exit_grads: the gradient reaching each Exit of `w` (None: none).
+      wanted: ids of the Enter inputs whose gradients the caller needs.
+
+    Returns (forward tensor, gradient) pairs for Enter inputs of `w`."""
+    from ..ops.array_ops import constant  # noqa: PLC0415
+    from ..ops.math_ops import add_op, less_op  # noqa: PLC0415
+
+    g = w.graph
+    outer = g._ctx
+    nvars = len(w.loop_merges)
+    ins = [s.outputs[1] for s in w.switches]
+    outs = [n.inputs[0] for n in w.next_iterations]
+    active = {k for k in range(nvars) if exit_grads[k] is not None and differentiable(w.exits[k].outputs[0])}
+    deps = _body_dependencies(w)
+    changed = True
+    while changed:
+        changed = False
+        for k in list(active):
+            for j in deps[k]:
+                if j not in active and differentiable(ins[j]):
+                    active.add(j)
+                    changed = True
+    if not active:
+        return []
+    active_list = sorted(active)
+    invariants = [e for e in w.enters if e.attrs.get("is_constant") and id(e.inputs[0]) in wanted
+                  and differentiable(e.outputs[0]) and e.inputs[0].op.type != "Const"]
+
+    def to_outer(t):
+        return outer.capture(t) if outer is not None else t
+
+    n_iter = iteration_count(w)
+    with g.name_scope("while_grad") as scope, g.control_dependencies(None):
+        b = GradWhileContext(g, outer, scope.rstrip("/"), w.parallel_iterations, w)
+        g._while_contexts[b.name] = b
+        b.maximum_iterations = None
+        b.has_counter = True
+        # the counter: B runs exactly as many iterations as F did
+        zero = to_outer(constant(np.int64(0)))
+        with g._control_flow_context(b):
+            e0 = g.create_op(cf.enter_op, [zero], {"frame_name": b.name, "is_constant": False,
+                                                   "parallel_iterations": b.parallel_iterations},
+                             name="Enter", capture=False)
+            m0 = g.create_op(cf.merge_op, [e0.outputs[0], e0.outputs[0]], name="Merge", capture=False)
+            lim = b.capture(n_iter)
+            p = g.create_op(less_op, [m0.outputs[0], lim], name="Less").outputs[0]
+            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
+            b.loop_cond = lc
+            s0 = g.create_op(cf.switch_op, [m0.outputs[0], lc.outputs[0]], name="Switch", capture=False)
+            b.first_switch_true = s0.outputs[1]
+            one = constant(np.int64(1))
+            nxt0 = g.create_op(add_op, [s0.outputs[1], one], name="add").outputs[0]
+            n0 = g.create_op(cf.next_iteration_op, [nxt0], name="NextIteration", capture=False)
+            g._update_input(m0, 1, n0.outputs[0])
+        with g._control_flow_context(outer):
+            x0 = g.create_op(cf.exit_op, [s0.outputs[0]], name="Exit", capture=False)
+        b.enters.append(e0)
+        b.loop_merges.append(m0)
+        b.switches.append(s0)
+        b.next_iterations.append(n0)
+        b.exits.append(x0)
+
+        # one gradient loop variable per active forward loop variable, entering with dy at its Exit
+        vars_ = {}
+        for k in active_list:
+            dy = exit_grads[k]
+            if dy is None:
+                dy = zeros_like_fwd(w.exits[k].outputs[0])
+            dy = to_outer(dy)
+            shape = TensorShape(()) if dy.dtype is dt.variant else w.loop_merges[k].outputs[0].shape
+            vars_[k] = begin_loop_var(b, dy, shape)
+
+        from .backprop import backprop  # noqa: PLC0415
+
+        xs = [ins[k] for k in active_list] + [e.outputs[0] for e in invariants]
+        with g._control_flow_context(b):
+            grads = backprop(g, [outs[k] for k in active_list], [vars_[k][0] for k in active_list], xs, scope=w)
+
+        result = []
+        for i, k in enumerate(active_list):
+            gk = grads[i]
+            with g._control_flow_context(b):
+                gk = zeros_like_bwd(vars_[k][0]) if gk is None else b.capture(gk)
+            final = vars_[k][1](gk)
+            enter_k = w.loop_merges[k].inputs[0].op
+            result.append((enter_k.inputs[0], final))
+        for j, e in enumerate(invariants):
+            gj = grads[len(active_list) + j]
+            if gj is None:
+                continue
+            init = to_outer(zeros_like_fwd(e.inputs[0]))
+            shape = TensorShape(()) if init.dtype is dt.variant else e.outputs[0].shape
+            acc, finish = begin_loop_var(b, init, shape)
+            with g._control_flow_context(b):
+                nxt = add_grads([acc, b.capture(gj)])
+            result.append((e.inputs[0], finish(nxt)))
+    return result

@@ -1,0 +1,221 @@
+"""The `autograph` command, through typer's CliRunner, on the samples."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import autograph
+import graphcore as gc
+from cli.loading import CliError, parse_args, split_spec
+from cli.main import app
+from samples import find_sample
+
+runner = CliRunner()
+FIB = find_sample("fibonacci").path
+COLLATZ = find_sample("collatz").path
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def ok(*args):
+    r = invoke(*args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+# -- convert ------------------------------------------------------------------------
+
+def test_convert_plain_shows_original_and_converted():
+    out = ok("convert", f"{COLLATZ}:collatz", "--plain")
+    assert "# --- original  collatz.py:" in out and "# --- converted  collatz ---" in out
+    assert "while n != 1:" in out
+    assert "ag__.while_stmt(" in out and "ag__.if_stmt(" in out
+    assert "\x1b[" not in out
+
+
+def test_convert_rich_side_by_side_when_wide():
+    out = ok("convert", COLLATZ, "--width", "160")
+    assert "original" in out and "converted" in out and "ag__.while_stmt" in out
+
+
+# -- graph -----------------------------------------------------------------------------
+
+def test_graph_text_listing():
+    out = ok("graph", f"{FIB}:fibonacci", "2")
+    assert "= Enter(" in out and "# frame while" in out and "NextIteration(" in out
+
+
+def test_graph_dot_and_json(tmp_path):
+    out = ok("graph", FIB, "2", "--format", "dot")
+    assert out.startswith('digraph "G" {') and "while frame while" in out
+    path = tmp_path / "fib.json"
+    ok("graph", FIB, "10", "--format", "json", "-o", path)
+    g = gc.Graph.from_json(path.read_text())
+    expected = find_sample("fibonacci").fn.get_concrete_function(np.int64(10)).graph
+
+    def ops_only(graph):  # the comments hold source lines, which depend on who traced first
+        return [line.split("  # ")[0] for line in str(graph).splitlines()]
+
+    assert ops_only(g) == ops_only(expected)
+    assert json.loads(path.read_text())["format"] == "autograph-graph"
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+def test_graph_svg_and_png(tmp_path):
+    out = ok("graph", FIB, "2", "-f", "svg")
+    assert "<svg" in out
+    png = tmp_path / "g.png"
+    ok("graph", FIB, "2", "-f", "png", "-o", png)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_graph_svg_without_dot_says_how_to_install(monkeypatch):
+    import cli.main
+
+    monkeypatch.setattr(cli.main.shutil, "which", lambda name: None)
+    r = invoke("graph", FIB, "2", "-f", "svg")
+    assert r.exit_code == 1
+    assert "apt-get install graphviz" in r.output and "--format dot" in r.output
+    assert ok("graph", FIB, "2", "-f", "dot").startswith("digraph")
+
+
+def test_graph_bad_format():
+    r = invoke("graph", FIB, "2", "-f", "gif")
+    assert r.exit_code == 1 and "use one of text, dot, svg, png, json" in r.output
+
+
+# -- run ----------------------------------------------------------------------------------
+
+def test_run_and_check():
+    assert ok("run", f"{COLLATZ}:collatz", "27").strip() == "111"
+    out = ok("run", "collatz", "27", "--check")
+    assert out.startswith("111\nplain Python: 111  (agrees;")
+
+
+def test_run_arrays_dtype_and_static():
+    out = ok("run", "bubble_sort", "[3, 1, 2]")
+    assert out.strip() == "[1, 2, 3]"
+    out = ok("run", "newton_sqrt", "2", "--dtype", "float64", "--check")
+    assert "agrees" in out
+    out = ok("run", "newton_sqrt", "x=4.0", "tolerance=1e-6", "--static", "tolerance")
+    assert float(out) == pytest.approx(2.0)
+
+
+def test_run_prints_inside_loop():
+    out = ok("run", "print_loop", "3", "2")
+    assert out == "step 0 value 3\nstep 1 value 6\n12\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "no/such/file.py:f", "1"], "error: no such file: no/such/file.py"),
+    (["run", f"{COLLATZ}:nope", "1"], "has no function named 'nope'; it defines collatz"),
+    (["run", "collatz", "[1,"], "error: argument n: cannot read '[1,' as a Python literal"),
+    (["run", "collatz", "1", "2"], "collatz takes 1 argument(s) (n), got 2"),
+    (["run", "gcd", "1"], "gcd needs 2 argument(s) (a, b), got 1"),
+    (["run", "collatz", "1", "--dtype", "complex"], "unknown dtype 'complex'"),
+    (["run", "collatz", "1", "--static", "m"], "collatz has no parameter 'm'"),
+])
+def test_bad_input_is_one_line_without_traceback(args, message):
+    r = invoke(*args)
+    assert r.exit_code != 0
+    assert message in r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_file_without_a_single_function(tmp_path):
+    f = tmp_path / "two.py"
+    f.write_text("import autograph\n\n@autograph.function\ndef a(x):\n    return x\n\n"
+                 "@autograph.function\ndef b(x):\n    return x\n")
+    r = invoke("run", f, "1")
+    assert r.exit_code == 1 and "several functions (a, b)" in r.output
+    assert ok("run", f"{f}:b", "5").strip() == "5"
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n")
+    r = invoke("run", f"{bad}:f", "1")
+    assert r.exit_code == 1 and "syntax error" in r.output
+
+
+def test_plain_function_is_converted(tmp_path):
+    f = tmp_path / "plain.py"
+    f.write_text("def halve_until_odd(n):\n    while n % 2 == 0:\n        n = n // 2\n    return n\n")
+    assert ok("run", f"{f}:halve_until_odd", "48", "--check").startswith("3\nplain Python: 3  (agrees")
+
+
+# -- trace ----------------------------------------------------------------------------------
+
+def test_trace_of_the_fibonacci_loop():
+    out = ok("trace", "fibonacci", "2")
+    lines = out.splitlines()
+    assert lines[0].startswith("trace of fibonacci(2):") and "num_threads=1" in lines[0]
+    assert "+ frame root/while created" in out
+    assert any("while/Merge" in l and "root/while:0" in l and "iter 0" in l and "live" in l for l in lines)
+    assert "+ iteration 1 of root/while created" in out
+    assert any("NextIteration" in l and "root/while:1" in l and l.endswith("dead") for l in lines)
+    assert "- iteration 0 of root/while done: freed" in out
+    assert "- frame root/while done: freed" in out
+    assert any(l.strip().startswith("pending  while/") and "->" in l for l in lines)
+    assert lines[-1] == "result: 1"
+    # reproducible: one thread, same trace every time
+    assert ok("trace", "fibonacci", "2") == out
+
+
+def test_trace_without_pending_counts():
+    out = ok("trace", "count_to_ten", "8", "--no-pending")
+    assert "pending" not in out and "+ iteration 2 of root/while created" in out
+
+
+# -- grad ---------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(autograph, "value_and_grad"), reason="autograph.value_and_grad not written yet")
+def test_grad(tmp_path):
+    f = tmp_path / "cube.py"
+    f.write_text("import autograph\n\n@autograph.function\ndef cube(x):\n    return x * x * x\n")
+    out = ok("grad", f, "2.0", "--wrt", "x")
+    assert "value: 8.0" in out and "d/dx: 12.0" in out
+
+
+def test_grad_reports_unknown_wrt_or_missing_feature(tmp_path):
+    r = invoke("grad", "newton_sqrt", "2.0", "--wrt", "y")
+    assert r.exit_code == 1
+    assert "value_and_grad is not available" in r.output or "has no parameter 'y'" in r.output
+
+
+# -- demo ---------------------------------------------------------------------------------------
+
+def test_demo_table():
+    r = invoke("demo", "--plain", "--only", "collatz", "--only", "print_loop")
+    assert r.exit_code == 0, r.output
+    assert "sample" in r.output and "agrees" in r.output and "converted ms" in r.output
+    rows = [l for l in r.output.splitlines() if l.startswith(("collatz ", "print_loop "))]
+    assert len(rows) == 5 and all(" yes " in l for l in rows)
+    assert "5 of 5 runs agree" in r.output
+    assert "step 0 value" not in r.output  # the samples' prints are captured, not shown
+
+
+def test_demo_unknown_sample():
+    r = invoke("demo", "--only", "nope")
+    assert r.exit_code == 1 and "no sample named nope" in r.output
+
+
+# -- loading helpers ----------------------------------------------------------------------------
+
+def test_split_spec_and_parse_args():
+    assert split_spec("a/b.py:f") == ("a/b.py", "f")
+    assert split_spec("a/b.py") == ("a/b.py", None)
+
+    def f(x, y=2, flag=True):
+        return x
+
+    vals = parse_args(f, ["[1, 2]", "3.5", "False"])
+    assert isinstance(vals[0], np.ndarray) and vals[0].dtype == np.int64
+    assert vals[1] == 3.5 and isinstance(vals[1], np.float64) and isinstance(vals[2], np.bool_)
+    vals = parse_args(f, ["1", "flag=True"], dtype=["x=float32"], static=["flag"])
+    assert vals[0].dtype == np.float32 and vals[1] == 2 and vals[2] is True
+    with pytest.raises(CliError, match="given twice"):
+        parse_args(f, ["1", "x=2"])
+    with pytest.raises(CliError, match="after a NAME=VALUE"):
+        parse_args(f, ["y=1", "2"])
