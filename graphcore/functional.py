@@ -16,6 +16,15 @@ def _length(elems_flat):
     return n if n is not None else array_ops.shape(elems_flat[0])[0]
 
 
+def _prepare(elems, initializer):
+    """Tensors of elems, their length, and the initial accumulator (elems[0] when none is
+    given, in which case the loop starts at index 1)."""
+    flat = [array_ops.constant(e) if not isinstance(e, Tensor) else e for e in nest.flatten(elems)]
+    if initializer is None:
+        return flat, _length(flat), nest.pack_sequence_as(elems, [f[0] for f in flat]), 1
+    return flat, _length(flat), initializer, 0
+
+
 def _eager(values) -> bool:
     return graph_of(nest.flatten(values)) is None and get_default_graph() is None
 
@@ -33,12 +42,7 @@ def foldl(fn, elems, initializer=None, parallel_iterations: int = 10, name: str 
         for x in items:
             acc = fn(acc, x)
         return acc
-    flat = [array_ops.constant(e) if not isinstance(e, Tensor) else e for e in nest.flatten(elems)]
-    n = _length(flat)
-    start = 0
-    if initializer is None:
-        initializer = nest.pack_sequence_as(elems, [f[0] for f in flat])
-        start = 1
+    flat, n, initializer, start = _prepare(elems, initializer)
 
     def body(i, acc):
         x = nest.pack_sequence_as(elems, [f[i] for f in flat])
@@ -62,12 +66,7 @@ def scan(fn, elems, initializer=None, parallel_iterations: int = 10, name: str |
             acc = fn(acc, x)
             outs.append(acc)
         return nest.map_structure(lambda *xs: np.stack(xs), *outs)
-    flat = [array_ops.constant(e) if not isinstance(e, Tensor) else e for e in nest.flatten(elems)]
-    n = _length(flat)
-    start = 0
-    if initializer is None:
-        initializer = nest.pack_sequence_as(elems, [f[0] for f in flat])
-        start = 1
+    flat, n, initializer, start = _prepare(elems, initializer)
     init_flat = [array_ops.constant(v) if not isinstance(v, Tensor) else v for v in nest.flatten(initializer)]
     initializer = nest.pack_sequence_as(initializer, init_flat)
     lists = []
