@@ -11,12 +11,16 @@ functions into graphs with `@function`.
 `grad` / `value_and_grad` are added alongside these by the gradients work.
 """
 from .conversion import do_not_convert
-from .errors import ConversionError, SourceNotFoundError, StagingError, UndefinedVariableError
+from .errors import (ConversionError, SourceNotFoundError, StagingError, UndefinedValueError,
+                     UndefinedVariableError)
 from .function import (ConcreteFunction, Function, RetracingWarning, TensorSpec, function,
                        functions_run_eagerly, run_functions_eagerly)
 from .transpiler import convert as to_graph
 from .transpiler import to_code
 
 __all__ = ["function", "to_code", "to_graph", "do_not_convert", "run_functions_eagerly", "functions_run_eagerly",
-           "ConversionError", "SourceNotFoundError", "StagingError", "UndefinedVariableError", "TensorSpec",
-           "ConcreteFunction", "Function", "RetracingWarning"]
+           "ConversionError", "SourceNotFoundError", "StagingError", "UndefinedVariableError", "UndefinedValueError",
+           "TensorSpec", "ConcreteFunction", "Function", "RetracingWarning"]
+from .gradients_api import grad, value_and_grad  # noqa: E402
+
+__all__ += ["grad", "value_and_grad"]

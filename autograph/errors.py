@@ -4,7 +4,7 @@ from __future__ import annotations
 import linecache
 import os
 
-from graphcore.errors import AutographError, StagingError
+from graphcore.errors import AutographError, InvalidArgumentError, StagingError
 
 
 def _location(filename: str | None, lineno: int | None, col: int | None) -> str:
@@ -42,5 +42,17 @@ class UndefinedVariableError(AutographError, NameError):
     plain Python)."""
 
 
+class UndefinedValueError(UndefinedVariableError, InvalidArgumentError):
+    """Raised when the graph runs: a variable that may be undefined (assigned only in a
+    loop on a tensor that ran zero times, or in the branch of an if on a tensor that did
+    not run) was read. An UndefinedVariableError and an InvalidArgumentError (the failed
+    Assert that guards the read)."""
+
+    def __init__(self, message: str, original: InvalidArgumentError | None = None):
+        InvalidArgumentError.__init__(self, message, op=getattr(original, "op", None),
+                                      frame=getattr(original, "frame", None),
+                                      iteration=getattr(original, "iteration", None), original=original)
+
+
 __all__ = ["AutographError", "ConversionError", "SourceNotFoundError", "StagingError",
-           "UndefinedVariableError"]
+           "UndefinedVariableError", "UndefinedValueError"]

@@ -24,7 +24,8 @@ import numpy as np
 import graphcore as gc
 from executor import Session
 
-from .operators import effects
+from .errors import UndefinedValueError
+from .operators import effects, maybe_defined
 from .pyct import loader
 from .transpiler import convert
 
@@ -148,7 +149,11 @@ class ConcreteFunction:
     def _run_flat(self, input_values: list):
         feeds = dict(zip(self.inputs, input_values))
         fetches = list(self._fetches) + ([self._token] if self._token is not None else [])
-        values = self.session.run(fetches, feed_dict=feeds) if fetches else []
+        try:
+            values = self.session.run(fetches, feed_dict=feeds) if fetches else []
+        except gc.InvalidArgumentError as e:
+            _raise_undefined_read(e)
+            raise
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)
         it = iter(values)
@@ -161,6 +166,14 @@ class ConcreteFunction:
 
     def __repr__(self) -> str:
         return f"<ConcreteFunction {self.name} inputs={[t.name for t in self.inputs]}>"
+
+
+def _raise_undefined_read(e: "gc.InvalidArgumentError") -> None:
+    """A failed guard of a maybe-undefined read (see operators.maybe_defined) is reported
+    as the UndefinedVariableError Python would raise, without the executor's wrapping."""
+    message = e.op.attrs.get("message", "") if e.op is not None and e.op.type == "Assert" else ""
+    if message.startswith(maybe_defined.MESSAGE_PREFIX):
+        raise UndefinedValueError(message[len(maybe_defined.MESSAGE_PREFIX):], e) from e
 
 
 def _user_note(exc: BaseException) -> None:

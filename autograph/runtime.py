@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from .conversion import converted_call
-from .operators.control_flow import for_stmt, if_exp, if_stmt, while_stmt
-from .operators.data_structures import list_append
+from .operators.comprehensions import comprehension_iter, comprehension_test
+from .operators.conditionals import if_exp, if_stmt
+from .operators.data_structures import contents, list_append, set_contents
 from .operators.exceptions import assert_stmt
+from .operators.loops import for_stmt, while_stmt
 from .operators.logical import and_, compare_chain, not_, or_
 from .operators.variables import Undefined, UndefinedReturnValue, ld, retval
 
-__all__ = ["converted_call", "for_stmt", "if_exp", "if_stmt", "while_stmt", "list_append", "assert_stmt", "and_",
-           "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval"]
+__all__ = ["converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
+           "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "and_", "compare_chain", "not_",
+           "or_", "Undefined", "UndefinedReturnValue", "ld", "retval"]

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import gast
 
 from . import analysis, runtime
-from .converters import (asserts, break_statements, call_trees, conditional_expressions, continue_statements,
-                         control_flow, lists, logical_expressions, return_statements, unsupported,
+from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
+                         continue_statements, control_flow, lists, logical_expressions, return_statements, unsupported,
                          variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
@@ -26,6 +26,7 @@ PASSES = [
     return_statements,        # early returns anywhere become do_return / retval_ flags
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
+    comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
     variables,                # guards reads of maybe-undefined names; needs the plain structure
     control_flow,             # if / while / for -> ag__.if_stmt / while_stmt / for_stmt

@@ -16,12 +16,9 @@ from .plan import ExecutionPlan
 from .pool import WorkerPool
 
 
-class Runtime:
-    """What stateful kernels see: the session's variable values (guarded by a lock)."""
-
-    def __init__(self):
-        self.variables: dict[str, Any] = {}
-        self.lock = threading.Lock()
+# What stateful kernels see: variable values and their lock. One process-wide default
+# Runtime (graphcore.eager) is shared by eager code and every Session not given its own.
+from graphcore.eager import Runtime, default_runtime  # noqa: E402,F401
 
 
 class Session:
@@ -31,12 +28,14 @@ class Session:
       graph: the Graph to run.
       num_threads: worker threads for heavy kernels (default: the core count);
         1 runs everything on the calling thread, deterministically.
+      runtime: where variable values live; default: the process-wide store shared
+        with eager code and other Sessions (pass `Runtime()` for a private one).
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
     """
 
-    def __init__(self, graph: Graph, num_threads: int | None = None):
+    def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -44,7 +43,7 @@ class Session:
         self._pool = WorkerPool(self.num_threads) if self.num_threads > 1 else None
         self._plans: dict = {}
         self._plans_lock = threading.Lock()
-        self.runtime = Runtime()
+        self.runtime = runtime if runtime is not None else default_runtime()
         self.last_stats = None
 
     # -- public ------------------------------------------------------------------

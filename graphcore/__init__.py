@@ -28,3 +28,8 @@ from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and frien
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)
 from .functional import foldl, map_fn, scan
 from .gradients import gradients  # noqa: E402  (reverse mode; registers the control-flow rules)
+from .ops import state_ops as _state_ops  # noqa: E402,F401  (registers the variable ops)
+from .variables import (Variable, global_variables, global_variables_initializer,  # noqa: E402
+                        trainable_variables, variables_initializer)
+from . import eager, optimizers  # noqa: E402
+from . import optimizers as train  # noqa: E402  (gc.train.GradientDescentOptimizer, as TensorFlow 1)

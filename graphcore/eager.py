@@ -45,3 +45,8 @@ def unique_variable_name(name: str) -> str:
             if cand not in _names:
                 _names[cand] = itertools.count(1)
                 return cand
+
+
+# Called with each variable-update op built in a graph (Variable.assign*): a tracer
+# that must run side effects (autograph's @function chains them) registers here.
+state_update_hooks: list = []

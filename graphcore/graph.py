@@ -278,6 +278,9 @@ class Graph:
             if value.graph is not self:
                 raise GraphError(f"tensor {value.name} belongs to another graph than the one being built")
             return value
+        convert = getattr(value, "_as_graph_tensor", None)
+        if convert is not None:  # a Variable: a read op in this graph
+            return convert(self)
         from .ops.array_ops import constant  # noqa: PLC0415 (ops import this module)
 
         with self.as_default():

@@ -4,7 +4,8 @@ Writes anno.SCOPE on every statement, and anno.BODY_SCOPE / anno.ORELSE_SCOPE on
 compound statements. Names assigned inside a nested function or lambda are local to
 it, unless declared `nonlocal` there (as generated control-flow bodies do); names read
 inside a nested function count as reads of the enclosing scope (closures).
-Attribute and constant-subscript targets are recorded as composite names (`obj.total`).
+Attribute targets are recorded as composite names (`obj.total`), item assignments as
+the container's items (`a[:]` for `a[i] = v`, see qual_names.contents_name).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..pyct import anno
-from ..pyct.qual_names import qn
+from ..pyct.qual_names import contents_name, qn
 
 
 @dataclass
@@ -43,7 +44,7 @@ def _targets(node: gast.AST, scope: Scope) -> None:
     elif isinstance(node, gast.Starred):
         _targets(node.value, scope)
     elif isinstance(node, (gast.Attribute, gast.Subscript)):
-        name = qn(node)
+        name = qn(node) if isinstance(node, gast.Attribute) else contents_name(node)
         if name is not None:
             scope.modified.add(name)
         _reads(node.value, scope)
@@ -182,6 +183,8 @@ def stmt_scope(node: gast.stmt) -> Scope:
     elif isinstance(node, gast.Delete):
         for t in node.targets:
             _reads(t.value if isinstance(t, (gast.Attribute, gast.Subscript)) else None, s)
+            if isinstance(t, gast.Subscript):  # `del a[k]` changes the items of `a`
+                _targets(t, s)
     else:
         for child in gast.iter_child_nodes(node):
             _reads(child, s)

@@ -107,6 +107,14 @@ class GuardingTransformer(Converter):
                 setattr(node, name, self.visit(value))
         return node
 
+    def lower_jump(self, node: gast.stmt, keyword: str) -> list:
+        """`break` / `continue` -> `flag = True`; the statements after it get guarded."""
+        st = self.state
+        if st is None:
+            raise self.error(node, f"'{keyword}' outside a loop")
+        st.count += 1
+        return self.mark(templates.replace("flag = True", flag=st.flag), node)
+
     def visit_FunctionDef(self, node):
         self.stack.append(None)
         node.body = self.visit_block(node.body)

@@ -12,11 +12,7 @@ from .base import GuardingTransformer, _JumpState
 
 class BreakTransformer(GuardingTransformer):
     def visit_Break(self, node):
-        st = self.state
-        if st is None:
-            raise self.error(node, "'break' outside a loop")
-        st.count += 1
-        return self.mark(templates.replace("flag = True", flag=st.flag), node)
+        return self.lower_jump(node, "break")
 
     def _loop(self, node):
         st = _JumpState(self.ctx.namer.new("break_"))

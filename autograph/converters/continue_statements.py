@@ -8,11 +8,7 @@ from .base import GuardingTransformer, _JumpState
 
 class ContinueTransformer(GuardingTransformer):
     def visit_Continue(self, node):
-        st = self.state
-        if st is None:
-            raise self.error(node, "'continue' outside a loop")
-        st.count += 1
-        return self.mark(templates.replace("flag = True", flag=st.flag), node)
+        return self.lower_jump(node, "continue")
 
     def _loop(self, node):
         st = _JumpState(self.ctx.namer.new("continue_"))

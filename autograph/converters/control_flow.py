@@ -14,7 +14,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno, templates
-from ..pyct.qual_names import is_composite
+from ..pyct.qual_names import CONTENTS_SUFFIX, is_composite, is_contents
 from .base import Converter
 
 
@@ -29,19 +29,32 @@ class ControlFlowTransformer(Converter):
     requires_analysis = True
 
     def _state_functions(self, names: list[str]) -> tuple[list, str, str]:
+        """`get_state()` returning the state's values and `set_state(vars_)` binding them.
+        The items of a container (`a[:]`) are read as a snapshot and written back in place."""
         get_state = self.ctx.namer.new("get_state")
         set_state = self.ctx.namer.new("set_state")
         vars_ = self.ctx.namer.new("vars_")
-        if names:
-            targets = templates.replace_as_expression(", ".join(names) + ",")
-            code = templates.replace("def get_state():\n    return values\n", get_state=get_state,
-                                     values=templates.replace_as_expression(", ".join(names) + ","))
-            code += templates.replace(
-                "def set_state(vars_):\n    nonlocal_stmt\n    targets = vars_\n", set_state=set_state,
-                vars_=vars_, targets=targets, nonlocal_stmt=self._nonlocal(names))
-        else:
-            code = templates.replace("def get_state():\n    return ()\ndef set_state(vars_):\n    pass\n",
-                                     get_state=get_state, set_state=set_state, vars_=vars_)
+        if not names:
+            return (templates.replace("def get_state():\n    return ()\ndef set_state(vars_):\n    pass\n",
+                                      get_state=get_state, set_state=set_state, vars_=vars_), get_state, set_state)
+        reads, targets, write_backs = [], [], []
+        for n in names:
+            if is_contents(n):
+                container = n[:-len(CONTENTS_SUFFIX)]
+                items = self.ctx.namer.new("items")
+                reads.append(f"ag__.contents({container})")
+                targets.append(items)
+                write_backs += templates.replace(f"ag__.set_contents({container}, {items})")
+            else:
+                reads.append(n)
+                targets.append(n)
+        code = templates.replace("def get_state():\n    return values\n", get_state=get_state,
+                                 values=templates.replace_as_expression(", ".join(reads) + ","))
+        code += templates.replace(
+            "def set_state(vars_):\n    nonlocal_stmt\n    targets = vars_\n", set_state=set_state,
+            vars_=vars_, targets=templates.replace_as_expression(", ".join(targets) + ","),
+            nonlocal_stmt=self._nonlocal(names))
+        code[-1].body += write_backs
         return code, get_state, set_state
 
     @staticmethod

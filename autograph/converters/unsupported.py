@@ -1,9 +1,24 @@
 """Rejects constructs that cannot be converted, with the user's line, a caret and what
-to write instead (never a silent fallback)."""
+to write instead (never a silent fallback). Runs first, before anything is rewritten.
+
+What is rejected, and why:
+* `yield` / `yield from` / `await`: no graph equivalent.
+* `global` / `nonlocal` names assigned inside an if / while / for: such a statement may
+  become graph control flow, which carries its variables as local values; the global
+  (or closure variable) would silently receive a graph tensor, or lose it.
+* `del x` of a name inside an if / while / for: the statement's state would lose a
+  variable on one path only.
+
+Supported on purpose (lowered like any other jump, so they behave as in Python):
+break / continue / return inside `try` / `except` / `finally` and `with` blocks, also in
+tensor loops; the `finally` block and `__exit__` still run when the jump is taken.
+
+Requires activity (anno.BODY_SCOPE / ORELSE_SCOPE on if / while / for)."""
 from __future__ import annotations
 
 import gast
 
+from ..pyct import anno
 from .base import Converter
 
 _MESSAGES = {
@@ -14,8 +29,31 @@ _MESSAGES = {
     gast.Await: "'await' cannot be converted; call the coroutine outside the @function",
 }
 
+_CONTROL_FLOW = (gast.If, gast.While, gast.For)
+
+
+def _declared(fn: gast.FunctionDef) -> dict[str, gast.stmt]:
+    """Names the function declares `global` or `nonlocal` (not in nested functions)."""
+    out: dict[str, gast.stmt] = {}
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)):
+            continue
+        if isinstance(n, (gast.Global, gast.Nonlocal)):
+            out.update({name: n for name in n.names})
+        todo.extend(gast.iter_child_nodes(n))
+    return out
+
 
 class UnsupportedChecker(Converter):
+    requires_analysis = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.declared: list[dict] = []
+        self.depth = 0  # how many if / while / for statements enclose the node
+
     def visit(self, node):
         msg = _MESSAGES.get(type(node))
         if msg is not None:
@@ -23,7 +61,42 @@ class UnsupportedChecker(Converter):
         return super().visit(node)
 
     def visit_FunctionDef(self, node):
+        self.declared.append(_declared(node))
+        depth, self.depth = self.depth, 0
         self.generic_visit(node)
+        self.depth = depth
+        self.declared.pop()
+        return node
+
+    def _control_flow(self, node):
+        declared = self.declared[-1] if self.declared else {}
+        modified = set()
+        for key in (anno.BODY_SCOPE, anno.ORELSE_SCOPE):
+            scope = anno.getanno(node, key)
+            if scope is not None:
+                modified |= scope.modified
+        for name in sorted(modified & set(declared)):
+            kind = "global" if isinstance(declared[name], gast.Global) else "nonlocal"
+            what = type(node).__name__.lower()
+            raise self.error(
+                node, f"'{name}' is declared {kind} and assigned inside this {what} statement, which may become "
+                      f"graph control flow (carrying its variables as local values). Assign a local variable "
+                      f"inside the statement and set the {kind} '{name}' after it.")
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_If = visit_While = visit_For = _control_flow
+
+    def visit_Delete(self, node):
+        if self.depth:
+            for t in node.targets:
+                if isinstance(t, gast.Name):
+                    raise self.error(
+                        t, f"'del {t.id}' inside an if / while / for cannot be converted: graph control flow "
+                           f"needs every variable on every path. Assign '{t.id} = None' instead, or delete it "
+                           "after the statement.")
         return node
 
 

@@ -132,6 +132,9 @@ class _Branches:
                 self.provisional = [gc.constant(v) if is_weak(v) else v for v in vals]
                 return self.provisional + tail
             if self.plan is None:
+                learnt = self.state.learn(self.true_vals, vals)
+                if learnt is not None:
+                    raise Replan(("state", learnt))
                 plan = _branch_plan(self.state.names, self.true_vals, vals, self.line)
                 can_chain = self.outer is not None and self.outer.token is not None
                 wants_token = can_chain and not self.use_token and self.effects > 0
@@ -143,16 +146,23 @@ class _Branches:
 
 
 def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
+    raw_init = state.get_raw()
     init = tuple(state.get())
     plan, use_token = None, False
-    for _ in range(4):
+    for _ in range(6):
         mark = checkpoint()
         branches = _Branches(state, init, plan, use_token, line)
         try:
             outs = gc.cond(cond, branches.trace(body, True), branches.trace(orelse, False))
         except Replan as r:
             rollback(mark)
-            plan, use_token = r.plan
+            if r.plan[0] == "state":  # open up containers one branch assigns: trace again
+                state.set_raw(raw_init)
+                state = r.plan[1]
+                init = tuple(state.get())
+                plan, use_token = None, False
+            else:
+                plan, use_token = r.plan
             continue
         break
     else:  # pragma: no cover

@@ -7,7 +7,7 @@ from typing import Callable
 
 import graphcore as gc
 
-from .control_flow import if_exp
+from .conditionals import if_exp
 from .staging import is_tensor
 
 

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphcore.ops.array_ops import constant_value
-
 import graphcore as gc
+from graphcore.ops.array_ops import constant_value
 
 from . import effects
 from .variables import Undefined, UndefinedReturnValue, raise_undefined, reading_location

@@ -7,7 +7,7 @@ import builtins
 import graphcore as gc
 
 from . import effects
-from .control_flow import TensorEnumerate, TensorRange
+from .iterables import enumerate_, range_, zip_
 from .staging import is_tensor
 
 
@@ -20,16 +20,6 @@ def len_(x):
             return dims[0]
         return gc.shape(x)[0]
     return builtins.len(x)
-
-
-def range_(*args):
-    if builtins.any(is_tensor(a) for a in args):
-        if builtins.len(args) == 1:
-            return TensorRange(0, args[0], 1)
-        if builtins.len(args) == 2:
-            return TensorRange(args[0], args[1], 1)
-        return TensorRange(*args)
-    return builtins.range(*args)
 
 
 def abs_(x):
@@ -67,17 +57,6 @@ def bool_(x=False):
     if is_tensor(x):
         return x if x.dtype == gc.bool_ else gc.not_equal(x, 0)
     return builtins.bool(x)
-
-
-def enumerate_(x, start=0):
-    if is_tensor(x):
-        return TensorEnumerate(x, start)
-    return builtins.enumerate(x, start)
-
-
-def zip_(*xs, **kwargs):
-    # a tensor with a known first dimension iterates (unrolled) like a list
-    return builtins.zip(*xs, **kwargs)
 
 
 def isinstance_(obj, classinfo):

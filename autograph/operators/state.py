@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 from graphcore.errors import StagingError
 
 from .staging import describe, location
+from .variables import is_undefined
 
 CONTENTS_SUFFIX = "[:]"
 
@@ -36,6 +37,10 @@ def same_structure(a, b) -> bool:
     if isinstance(a, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(same_structure(x, y) for x, y in zip(a, b))
     return not is_container(b)
+
+
+def _a(what: str) -> str:
+    return f"an {what}" if what[0] in "aeiou" else f"a {what}"
 
 
 def _shape_of(value) -> str:
@@ -73,6 +78,16 @@ def _rebuild(template, leaves):
     return next(leaves)
 
 
+def check_item_targets(names, values, what: str, line: int) -> None:
+    """Items can be assigned through graph control flow only in lists and dicts."""
+    for name, v in zip(names, values):
+        if name.endswith(CONTENTS_SUFFIX) and not isinstance(v, (list, dict)):
+            raise StagingError(
+                f"{location(line)}: items of '{display_name(name)}' are assigned inside {_a(what)} on a tensor, "
+                f"but it is {describe(v)}; only Python lists and dicts can be updated item by item there. Build "
+                "a new value instead (e.g. collect the items in a list and gc.stack them).")
+
+
 class FlatState:
     """`get_state` / `set_state` seen leaf by leaf. `templates[i]` is the container whose
     shape variable i keeps (None: carried as one value)."""
@@ -80,6 +95,7 @@ class FlatState:
     def __init__(self, get_state: Callable, set_state: Callable, names: Sequence[str], nouts: int,
                  templates: Sequence, what: str, line: int):
         self._get, self._set = get_state, set_state
+        self._raw_names, self._nouts = list(names), nouts
         self._names = [display_name(n) for n in names]
         self._templates = list(templates)
         self.what, self.line = what, line
@@ -96,27 +112,51 @@ class FlatState:
         """Opens up every container the variables hold now (and item snapshots, which
         must be containers)."""
         values = tuple(get_state())
-        for name, v in zip(names, values):
-            if name.endswith(CONTENTS_SUFFIX) and not is_container(v):
-                raise StagingError(
-                    f"{location(line)}: items of '{display_name(name)}' are assigned inside an {what} on a tensor, "
-                    f"but it is {describe(v)}; only Python lists and dicts can be updated item by item there. Build "
-                    "a new value instead (e.g. collect the items in a list and gc.stack them).")
+        check_item_targets(names, values, what, line)
         return cls(get_state, set_state, names, nouts, [v if is_container(v) else None for v in values], what, line)
 
     def get(self) -> tuple:
+        return self.flatten(self._get())
+
+    def get_raw(self) -> tuple:
+        return tuple(self._get())
+
+    def set_raw(self, values) -> None:
+        self._set(tuple(values))
+
+    def flatten(self, values) -> tuple:
+        """`values` (one per variable) as leaves; raises if a container changed shape."""
         out = []
-        for name, t, v in zip(self._names, self._templates, self._get()):
+        for name, t, v in zip(self._names, self._templates, values):
             if t is None:
                 out.append(v)
+                continue
+            if is_undefined(v):  # a return value set as a tuple on some path only
+                out += [v] * len(_leaves(t))
                 continue
             if not same_structure(t, v):
                 raise StagingError(
                     f"{location(self.line)}: '{name}' is {_shape_of(t)} before the {self.what} but {_shape_of(v)} "
-                    f"after it; a Python container must keep its length and keys inside an {self.what} on a tensor "
-                    "(give it its final size before, or collect items with .append in a loop).")
+                    f"after it; a Python container must keep its length and keys inside {_a(self.what)} on a "
+                    "tensor (give it its final size before, or collect items with .append in a loop).")
             out += _leaves(v)
         return tuple(out)
+
+    def learn(self, flat_a, flat_b) -> "FlatState | None":
+        """A view that also opens up variables undefined on one side and a container on
+        the other (learnt from two flat states), or None if there are none."""
+        templates, k, learnt = [], 0, False
+        for t in self._templates:
+            n = 1 if t is None else len(_leaves(t))
+            if t is None and k < len(flat_a) and is_undefined(flat_a[k]) != is_undefined(flat_b[k]):
+                other = flat_b[k] if is_undefined(flat_a[k]) else flat_a[k]
+                if is_container(other):
+                    t, learnt = other, True
+            templates.append(t)
+            k += n
+        if not learnt:
+            return None
+        return FlatState(self._get, self._set, self._raw_names, self._nouts, templates, self.what, self.line)
 
     def set(self, leaves) -> None:
         it = iter(leaves)

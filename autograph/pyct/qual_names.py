@@ -1,8 +1,8 @@
 """Qualified names of assignable expressions: `x`, `obj.attr`, `d['k']`.
 
 Control-flow state is keyed by these strings; a composite name (with a dot or a
-subscript) stands for an attribute or item of an object that lives outside the
-function, so it is carried through loops but never declared `nonlocal`.
+subscript) stands for an attribute of an object, or the items `a[:]` of a container,
+so it is carried through loops but never declared `nonlocal`.
 """
 from __future__ import annotations
 
@@ -23,6 +23,23 @@ def qn(node: gast.AST) -> str | None:
             return None
         return f"{base}[{node.slice.value!r}]"
     return None
+
+
+CONTENTS_SUFFIX = "[:]"
+
+
+def contents_name(target: gast.Subscript) -> str | None:
+    """`a[:]`, the items of `a`, for an item assignment target `a[i]`, `a[i][j]` or
+    `a['k']` (`self.d[:]` for `self.d[i]`); None when the container has no name."""
+    node = target.value
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    base = qn(node)
+    return None if base is None else base + CONTENTS_SUFFIX
+
+
+def is_contents(name: str) -> bool:
+    return name.endswith(CONTENTS_SUFFIX)
 
 
 def is_composite(name: str) -> bool:

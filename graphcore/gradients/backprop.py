@@ -18,7 +18,7 @@ from ..graph import Operation, Tensor, graph_of
 from .util import add_grads, differentiable, set_needed
 
 
-def gradients(ys, xs, grad_ys=None, name: str = "gradients"):
+def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False):
     """Symbolic gradients of `sum(ys)` with respect to each of `xs`.
 
     Args:
@@ -26,6 +26,9 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients"):
       xs: a tensor, a Variable, or a list of them.
       grad_ys: optional cotangents, one per y, shaped like it (default: 1).
       name: the name scope of the backward ops.
+      gate_gradients: make the gradients of each op's inputs available together
+        (an op's input gradients pass through one gate), so none is used before all
+        are computed (the optimizers' GATE_OP).
 
     Returns:
       A list with one gradient tensor per x, None where no y depends on x through
@@ -71,7 +74,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients"):
                 dy = constant(np.asarray(dy, dtype=y.dtype.np_dtype), name="grad_ys")
             dys.append(dy)
         return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g._ctx,
-                        result_for=x_tensors)
+                        result_for=x_tensors, gate=gate_gradients)
 
 
 def _as_x(g, x):
@@ -91,7 +94,7 @@ def _exit_owners(g) -> dict:
     return owners
 
 
-def backprop(g, ys, dys, xs, scope, result_for=None):
+def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False):
     """Gradients of `ys` (seeded with `dys`) for `xs`, for the ops of control-flow level
     `scope` (None = top level, else a WhileContext whose body this is).
 
@@ -232,6 +235,8 @@ def backprop(g, ys, dys, xs, scope, result_for=None):
             if len(in_grads) != len(op.inputs):
                 raise GraphError(f"the gradient rule of {op.type} returned {len(in_grads)} gradients for "
                                  f"{len(op.inputs)} inputs")
+            if gate and sum(1 for d in in_grads if d is not None) > 1:
+                in_grads = _gated(in_grads)
             for t, gr in zip(op.inputs, in_grads):
                 add(t, gr)
         else:
@@ -243,3 +248,12 @@ def backprop(g, ys, dys, xs, scope, result_for=None):
                 add(t, gr)
 
     return [total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
+
+
+def _gated(grads: list) -> list:
+    """Identities of the non-None gradients that all wait for one gate (tf.tuple)."""
+    from ..control_flow import tuple_  # noqa: PLC0415
+
+    live = [d for d in grads if d is not None]
+    gated = iter(tuple_(live))
+    return [next(gated) if d is not None else None for d in grads]

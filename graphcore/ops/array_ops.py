@@ -80,6 +80,10 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
     """A constant tensor (in the graph being built) or a numpy array (eager).
 
     Python floats are float64 and ints int64 unless `dtype` says otherwise."""
+    convert = getattr(value, "_as_graph_tensor", None)
+    if convert is not None and not isinstance(value, Tensor):  # a Variable
+        g = get_default_graph()
+        value = convert(g) if g is not None else np.asarray(value)
     if isinstance(value, Tensor):
         return value if dtype is None or value.dtype == dt.as_dtype(dtype) else cast(value, dtype)
     d = dt.as_dtype(dtype) if dtype is not None else dt.dtype_of_value(value)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import pytest
 
-from autograph import RetracingWarning, function
+from autograph import RetracingWarning, UndefinedVariableError, function
 
 
 def to_np(v):
@@ -35,7 +36,8 @@ def assert_same(a, b):
 
 def check(fn, *arg_sets, tensor_args=True, python_args=True):
     """For each argument tuple: plain Python == @function with Python values == @function
-    with numpy values (graph inputs)."""
+    with numpy values (graph inputs). Where Python raises UnboundLocalError, both must
+    raise UndefinedVariableError naming the same variable."""
     f = function(fn)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RetracingWarning)  # many Python values on purpose
@@ -45,8 +47,21 @@ def check(fn, *arg_sets, tensor_args=True, python_args=True):
 
 def _check(fn, f, arg_sets, tensor_args, python_args):
     for args in arg_sets:
-        expected = fn(*args)
+        try:
+            expected = fn(*args)
+        except UnboundLocalError as e:  # the converted function must fail the same way
+            expected = e
         if python_args:
-            assert_same(expected, f(*args))
+            _compare(expected, f, args)
         if tensor_args:
-            assert_same(expected, f(*[to_np(a) for a in args]))
+            _compare(expected, f, [to_np(a) for a in args])
+
+
+def _compare(expected, f, args):
+    if not isinstance(expected, UnboundLocalError):
+        assert_same(expected, f(*args))
+        return
+    with pytest.raises(UndefinedVariableError) as e:
+        f(*args)
+    name = str(expected).split("'")[1]
+    assert f"'{name}'" in str(e.value), (str(e.value), str(expected))

@@ -168,3 +168,19 @@ def test_only_needed_intermediates_are_accumulated():
 def gc_sum(g, y):
     with g.as_default():
         return gc.reduce_sum(y)
+
+
+def test_second_derivative_through_nested_loops_multithreaded():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+
+        def outer_body(i, v):
+            _, w = gc.while_loop(lambda j, w: j < 2, lambda j, w: (j + 1, w * x), [0, v])
+            return i + 1, w
+
+        y = gc.while_loop(lambda i, v: i < 3, outer_body, [0, gc.constant(1.0)])[1]
+        dx, = gc.gradients(y, [x])
+        d2, = gc.gradients(dx, [x])
+    out = Session(g, num_threads=2).run([y, dx, d2], {x: 1.1})
+    np.testing.assert_allclose(out, [1.1 ** 6, 6 * 1.1 ** 5, 30 * 1.1 ** 4])

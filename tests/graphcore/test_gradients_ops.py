@@ -93,8 +93,9 @@ CASES = {
     "SplitByShapes": ([("f", (5, 2))], lambda x: grad_ops.split_by_shapes_op(x, _c([2, 2]), _c([3, 2]), axis=0)[1]),
 }
 
-# The five primitives are checked through cond and while_loop in test_gradients_control_flow.py.
-CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration"}
+# The five primitives are checked through cond and while_loop in test_gradients_control_flow.py;
+# reads of variables (whose gradient goes to the variable) in test_variables.py.
+CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "ReadVariableOp"}
 
 
 def test_every_op_has_a_gradient_or_a_reason():

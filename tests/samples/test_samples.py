@@ -9,14 +9,7 @@ from cli.demo import values_agree
 from samples import SAMPLES, available_samples
 
 # Samples that show a known autograph limitation (reported); they pass once it is fixed.
-KNOWN_ISSUES = {
-    "nested_search": "autograph: `return` inside two nested loops gives Undefined('retval_')",
-}
-
-CASES = [pytest.param(s, args, id=f"{s.name}-{i}",
-                      marks=[pytest.mark.xfail(reason=KNOWN_ISSUES[s.name], strict=False)] if s.name in KNOWN_ISSUES
-                      else [])
-         for s in available_samples() for i, args in enumerate(s.examples)]
+CASES = [pytest.param(s, args, id=f"{s.name}-{i}") for s in available_samples() for i, args in enumerate(s.examples)]
 
 
 def _run(fn, args):

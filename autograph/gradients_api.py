@@ -1,0 +1,109 @@
+"""`grad` and `value_and_grad`: derivatives of a Python function whose control flow
+autograph converts, computed by graphcore.gradients on the traced graph.
+
+    @autograph.function            # optional: plain functions work too
+    def f(x, n):
+        y = x
+        for _ in range(n):          # with n a numpy int this is a graph loop
+            y = y * x
+        return gc.reduce_sum(y)
+
+    df = autograph.grad(f)          # df(x, n) -> d f / d x
+    v, dx = autograph.value_and_grad(f)(np.array([1.0, 2.0]), np.int64(3))
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+import graphcore as gc
+
+from .function import Function
+from .operators import effects
+
+# Variable updates built while tracing are side effects: chain them so the traced
+# function runs them (graphcore calls this hook for every Variable.assign*).
+if effects.record not in gc.eager.state_update_hooks:
+    gc.eager.state_update_hooks.append(effects.record)
+
+
+def _converted(f):
+    if isinstance(f, Function):
+        return f._callable()
+    from .transpiler import convert  # noqa: PLC0415
+
+    try:
+        return convert(f)
+    except Exception:  # noqa: BLE001 (builtins, lambdas without source: run as written)
+        return f
+
+
+def _as_differentiable(v):
+    """Python numbers at the differentiated positions become float64 graph inputs."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return np.float64(v)
+    if isinstance(v, np.ndarray) and v.dtype.kind in "iu":
+        return v.astype(np.float64)
+    return v
+
+
+def value_and_grad(f, argnums=0):
+    """A function returning `(f(*args), gradient)`, the gradient of f's scalar output with
+    respect to the argument(s) at `argnums` (an int, or a tuple giving a tuple of
+    gradients). Control flow on tensors in `f` is converted as by `@function`; the
+    traced graph is cached by the arguments' dtypes and shapes.
+
+    Raises GraphError when f's output is not a scalar."""
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    target = f.python_function if isinstance(f, Function) else f
+    sig = inspect.signature(target)
+
+    @functools.wraps(target)
+    def traced(*args, **kwargs):
+        out = _converted(f)(*args, **kwargs)
+        if not isinstance(out, gc.Tensor):
+            out = gc.constant(out, dtype=gc.float64)
+        xs = [args[i] for i in nums]
+        tensors = [x for x in xs if isinstance(x, gc.Tensor)]
+        found = iter(gc.gradients(out, tensors) if tensors else [])
+        grads = []
+        for x in xs:
+            if not isinstance(x, gc.Tensor):
+                grads.append(None)
+                continue
+            gx = next(found)
+            grads.append(gx if gx is not None else gc.zeros_like(x))
+        return out, (grads[0] if single else tuple(grads))
+
+    traced.__signature__ = sig
+    compiled = Function(traced, autograph=False)
+
+    @functools.wraps(target)
+    def run(*args, **kwargs):
+        args = list(args)
+        for i in nums:
+            if i >= len(args):
+                raise TypeError(f"argnums {i} is out of range for {len(args)} positional arguments")
+            args[i] = _as_differentiable(args[i])
+        return compiled(*args, **kwargs)
+
+    run.get_concrete_function = lambda *a, **k: compiled.get_concrete_function(*a, **k)
+    return run
+
+
+def grad(f, argnums=0):
+    """A function returning the gradient of f's scalar output with respect to the
+    argument(s) at `argnums`; see value_and_grad."""
+    vg = value_and_grad(f, argnums)
+
+    @functools.wraps(vg)
+    def run(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    run.get_concrete_function = vg.get_concrete_function
+    return run

@@ -1,0 +1,379 @@
+"""`while_stmt` and `for_stmt`: Python loops on Python values, graph while loops once the
+test (or the iterable) is a tensor.
+
+Every state variable of a graph loop becomes a loop variable, by a plan learnt from a
+dry run of the body (traced once outside any loop, then rolled back):
+
+* Python numbers are weak: `x = 1`, then `x = x / 2` in a tensor loop is float64; a
+  tensor that changes dtype is an error naming the variable and both dtypes.
+* A variable first assigned inside the loop starts as zeros (of the dtype and shape
+  the body gives it) and carries a 'defined' flag (false until the body runs once), so
+  reading it after a loop that ran zero times fails at run time (see maybe_defined).
+* A Python list appended to in the loop is staged as a tensor list and stacked after
+  the loop; a container whose items are assigned is carried item by item (state.py).
+* A value the body leaves as it is stays outside the loop (no loop variable).
+* Print / Assert in the body are sequenced through a token loop variable (effects).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+import graphcore as gc
+from graphcore.errors import StagingError
+
+from . import effects, maybe_defined
+from .conditionals import if_stmt
+from .data_structures import copy_containers
+from .iterables import GraphIterable, as_graph_iterable
+from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor,
+                      join_dtypes, location, natural_dtype, rollback, same_python_value, to_tensor, zeros)
+from .state import FlatState, check_item_targets, is_container
+from .variables import Undefined, is_undefined
+
+
+def while_stmt(test: Callable, body: Callable, get_state: Callable, set_state: Callable, names: Sequence[str],
+               nouts: int, line: int) -> None:
+    """`while test(): body()`. Runs as Python while the test is a Python value; once it
+    is a tensor, the rest of the loop is a graph while loop."""
+    while True:
+        mark = checkpoint()
+        c = test()
+        if is_tensor(c):
+            rollback(mark)
+            _graph_while(test, body, get_state, set_state, names, line)
+            return
+        if not c:
+            return
+        body()
+
+
+def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: Callable, set_state: Callable,
+             names: Sequence[str], nouts: int, line: int) -> None:
+    """`for x in iterated: body(x)`, stopping when `extra_test()` is false (lowered
+    break / return). A GraphIterable (a tensor, `range` with a tensor bound, `enumerate`
+    or `zip` of tensors) gives a graph loop; Python iterables run as Python."""
+    staged = as_graph_iterable(iterated)
+    if staged is not None:
+        _graph_for(staged, extra_test, body, get_state, set_state, names, line)
+        return
+    it = iter(iterated)
+    for x in it:
+        if extra_test is not None:
+            t = extra_test()
+            if is_tensor(t):
+                _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, names, line)
+                return
+            if not t:
+                break
+        body(x)
+
+
+def _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, names, line) -> None:
+    """A Python loop whose break / return flag became a tensor: each remaining iteration
+    runs inside a graph cond on the flag."""
+    n = len(names)
+    while True:
+        if_stmt(t, lambda x=x: body(x), lambda: None, get_state, set_state, names, n, line)
+        try:
+            x = next(it)
+        except StopIteration:
+            return
+        t = extra_test()
+        if not is_tensor(t) and not t:
+            return
+
+
+def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, names, line) -> None:
+    """A graph while loop over a hidden counter k < length, calling body(item(k))."""
+    n = iterable.length()
+    n = n if is_tensor(n) and n.dtype == gc.int64 else to_tensor(n, gc.int64)
+    box = [to_tensor(0, gc.int64)]
+
+    def get2():
+        return tuple(get_state()) + (box[0],)
+
+    def set2(vals):
+        set_state(tuple(vals[:-1]))
+        box[0] = vals[-1]
+
+    def test2():
+        c = box[0] < n
+        if extra_test is None:
+            return c
+        from .logical import and_  # noqa: PLC0415 (logical builds on conditionals, as we do)
+
+        return and_(lambda: c, extra_test)
+
+    def body2():
+        k = box[0]
+        body(iterable.item(k))
+        box[0] = k + 1
+
+    _graph_while(test2, body2, get2, set2, list(names) + ["<loop counter>"], line)
+
+
+# -- the plan ----------------------------------------------------------------------------
+# One entry per (flattened) state variable:
+#   ("t", dtype, fill, flagged)  a loop variable; `fill`: the shape of the zeros it starts
+#                                as when undefined before the loop; `flagged`: it carries
+#                                a defined flag
+#   ("list", dtype, shape)       a Python list appended to: a tensor list, stacked after
+#   ("py", value)                a Python value (or tensor) the loop leaves as it is
+#   ("undef",)                   undefined before and after
+
+def _loop_plan(names, init, after, line) -> list:
+    plan = []
+    for name, a, b in zip(names, init, after):
+        if is_undefined(b) and not is_undefined(a):
+            raise StagingError(f"{location(line)}: '{name}' becomes undefined inside the loop")
+        if isinstance(a, list):
+            plan.append(_list_plan(name, a, b, line))
+        elif is_undefined(a):
+            if is_undefined(b):
+                plan.append(("undef",))
+            elif is_tensor(b) or is_number(b):
+                plan.append(("t", natural_dtype(b), fill_dims(b), not is_special(name)))
+            else:
+                raise StagingError(
+                    f"{location(line)}: '{name}' is undefined before the loop and {describe(b)} after one "
+                    "iteration of a loop on a tensor; define it before the loop.")
+        elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
+            plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
+        elif is_tensor(a) or is_number(a):
+            if not (is_tensor(b) or is_number(b)):
+                raise StagingError(f"{location(line)}: '{name}' is {describe(a)} before the loop but {describe(b)} "
+                                   "after one iteration of a loop on a tensor")
+            _check_dtype(name, a, b, "before the loop", "after one iteration", line)
+            dtype = join_dtypes(name, a, b, "before the loop", "after one iteration", line)
+            plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
+        elif same_python_value(a, b):
+            plan.append(("py", a))
+        else:
+            raise StagingError(
+                f"{location(line)}: '{name}' is {describe(a)} that changes inside a loop on a tensor; only "
+                "tensors, Python numbers and containers of them can change in a graph loop.")
+    return plan
+
+
+def _list_plan(name, a: list, b, line):
+    if not isinstance(b, list) or len(b) < len(a):
+        raise StagingError(f"{location(line)}: '{name}' is a Python list before the loop but "
+                           f"{describe(b)} after one iteration of a loop on a tensor")
+    if len(b) == len(a):
+        return ("py", a)
+    if any(x is not y for x, y in zip(a, b)):
+        raise StagingError(f"{location(line)}: the Python list '{name}' is both appended to and changed item by "
+                           "item inside a loop on a tensor; do one or the other.")
+    new = b[len(a)]
+    return ("list", natural_dtype(new), new.shape if is_tensor(new) else np.shape(new))
+
+
+def _check_dtype(name, a, b, what_a, what_b, line) -> None:
+    if is_tensor(a) and is_tensor(b) and a.dtype != b.dtype:
+        raise StagingError(
+            f"{location(line)}: '{name}' is {a.dtype} {what_a} but {b.dtype} {what_b}; a loop variable must "
+            "keep one dtype. Cast it (graphcore.cast) before or inside the loop.")
+
+
+def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
+    """Trace the body once outside any loop to learn what it makes of each variable,
+    then remove what it built."""
+    mark = checkpoint()
+    try:
+        set_state(copy_containers(init))
+        with effects.chain_scope(None) as chain:
+            body()
+        after = list(get_state())
+    finally:
+        rollback(mark)
+        set_state(init)
+    return after, chain.effects
+
+
+def _open_containers(get_state, set_state, names, init, after, line) -> FlatState:
+    """Containers are carried item by item, except lists the body appends to."""
+    templates = []
+    for a, b in zip(init, after):
+        grows = isinstance(a, list) and isinstance(b, list) and len(b) > len(a)
+        if is_undefined(a) and is_container(b):
+            templates.append(b)  # e.g. `return i, j` from inside the loop
+        else:
+            templates.append(a if is_container(a) and not grows else None)
+    return FlatState(get_state, set_state, names, len(names), templates, "loop", line)
+
+
+def _graph_while(test, body, get_state, set_state, names, line) -> None:
+    init = tuple(get_state())
+    outer = effects.current()
+    can_chain = outer is not None and outer.token is not None
+    use_token = False
+    if all(is_tensor(v) for v in init):
+        state = FlatState(get_state, set_state, names, len(names), [None] * len(init), "loop", line)
+        plan = [("t", v.dtype, None, maybe_defined.needs_flag(v)) for v in init]
+    else:
+        check_item_targets(names, init, "loop", line)
+        after, n_effects = _dry_run(body, get_state, set_state, init)
+        state = _open_containers(get_state, set_state, names, init, after, line)
+        plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
+        use_token = can_chain and n_effects > 0
+    for _ in range(3 + len(plan)):
+        mark = checkpoint()
+        loop = _Loop(test, body, state, plan, use_token, line)
+        try:
+            loop.build()
+        except Replan as r:
+            rollback(mark)
+            if r.plan is None:
+                use_token = True
+            else:  # a tensor the dry run left alone changes in the real body
+                i = r.plan[1]
+                plan[i] = ("t", plan[i][1].dtype, None, False)
+            continue
+        break
+    else:  # pragma: no cover
+        raise StagingError(f"{location(line)}: could not stage the loop")
+    if outer is not None:
+        outer.effects += loop.body_effects
+        if use_token:
+            outer.token = loop.token_out
+
+
+def _varies(t) -> bool:
+    """Whether `t`, built in a loop body, depends on the loop's variables (rather than only
+    on loop invariants: captured outer tensors and constants)."""
+    seen, todo = set(), [t.op]
+    while todo:
+        op = todo.pop()
+        if id(op) in seen or op.type == "Enter" and op.attrs.get("is_constant"):
+            continue
+        seen.add(id(op))
+        if op.type == "Merge" and any(i.op.type == "NextIteration" for i in op.inputs):
+            return True
+        todo += [i.op for i in op.inputs] + list(op.control_inputs)
+    return False
+
+
+def _per_iteration(value, anchor):
+    """`value` as the next value of a loop variable. One made only of loop invariants is
+    tied to the iteration by a control dependency on `anchor` (a loop variable): the
+    executor feeds invariants to each iteration but does not forward an invariant-only
+    value through NextIteration on its own (it would wait forever)."""
+    if not is_tensor(value) or value.dtype == gc.variant or _varies(value):
+        return value
+    with value.graph.control_dependencies([anchor.op]):
+        return gc.identity(value)
+
+
+class _Loop:
+    """Builds one graph while loop for a plan: loop variables are the planned values, then
+    the defined flags, then the effect token (if any)."""
+
+    def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int):
+        self.test, self.body, self.state, self.plan = test, body, state, plan
+        self.use_token, self.line = use_token, line
+        self.carried = [i for i, e in enumerate(plan) if e[0] in ("t", "list")]
+        self.flagged = [i for i, e in enumerate(plan) if e[0] == "t" and e[3]]
+        self.body_effects = 0
+        self.token_out = None
+
+    def _initial(self, init) -> tuple[list, list]:
+        values, names = [], []
+        for i in self.carried:
+            entry, v = self.plan[i], init[i]
+            if entry[0] == "list":
+                lst = gc.tensor_list_new(entry[1])
+                for e in v:
+                    lst = gc.tensor_list_push_back(lst, to_tensor(e, entry[1]))
+                values.append(lst)
+            elif is_undefined(v):
+                values.append(zeros(entry[2], entry[1]))
+            else:
+                values.append(to_tensor(v, entry[1]))
+            names.append(f"'{self.state.names[i]}'")
+        for i in self.flagged:
+            values.append(maybe_defined.flag_of(init[i]))
+            names.append(f"whether '{self.state.names[i]}' is defined")
+        if self.use_token:
+            values.append(effects.current().token)
+            names.append("the side-effect token")
+        if not values:
+            values.append(gc.constant(np.int32(0)))
+            names.append("a dummy loop variable")
+        return values, names
+
+    def _assemble(self, vals) -> tuple:
+        """The state (flat) for loop variable values `vals`."""
+        out = []
+        slot = {i: k for k, i in enumerate(self.carried)}
+        flag = {i: len(self.carried) + k for k, i in enumerate(self.flagged)}
+        for i, (name, entry) in enumerate(zip(self.state.names, self.plan)):
+            if i in slot:
+                v = vals[slot[i]]
+                out.append(maybe_defined.mark(v, vals[flag[i]], name, self.line) if i in flag else v)
+            elif entry[0] == "py":
+                out.append(entry[1])
+            else:
+                out.append(Undefined(name, self.line))
+        return tuple(out)
+
+    def _next(self, after) -> list:
+        """The loop variables' next values from the state after the body."""
+        new, flags = [], []
+        for i, (name, entry, v) in enumerate(zip(self.state.names, self.plan, after)):
+            kind = entry[0]
+            if kind == "t":
+                if is_undefined(v):
+                    raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
+                if is_tensor(v) and v.dtype != entry[1] and v.dtype.is_numeric:
+                    raise StagingError(
+                        f"{location(self.line)}: '{name}' is {entry[1]} before the loop but {v.dtype} after an "
+                        "iteration; a loop variable must keep one dtype. Cast it (graphcore.cast).")
+                new.append(v if is_tensor(v) else to_tensor(v, entry[1]))
+                if entry[3]:
+                    flags.append(maybe_defined.flag_of(v))
+            elif kind == "list":
+                new.append(v)
+            elif kind == "py" and is_tensor(entry[1]) and v is not entry[1]:
+                raise Replan(("promote", i))
+            elif kind == "py" and not same_python_value(v, entry[1]):
+                raise StagingError(f"{location(self.line)}: '{name}' is {describe(entry[1])} that changes inside a "
+                                   "loop on a tensor; only tensors, Python numbers and containers of them can "
+                                   "change in a graph loop.")
+        return new + flags
+
+    def build(self) -> None:
+        state = self.state
+        init = state.get()
+        loop_init, var_names = self._initial(init)
+        n_vars = len(loop_init)
+        can_chain = effects.current() is not None and effects.current().token is not None
+
+        def cond_fn(*vals):
+            state.set(self._assemble(vals))
+            c = self.test()
+            return c if is_tensor(c) else gc.constant(bool(c))
+
+        def body_fn(*vals):
+            state.set(self._assemble(vals))
+            token = vals[len(self.carried) + len(self.flagged)] if self.use_token else None
+            with effects.chain_scope(token) as chain:
+                self.body()
+            self.body_effects = chain.effects
+            if chain.effects and can_chain and not self.use_token:
+                raise Replan(None)
+            new = [_per_iteration(v, vals[0]) for v in self._next(state.get())]
+            if self.use_token:
+                new.append(chain.token)
+            return new + list(vals[len(new):n_vars])
+
+        outs = gc.while_loop(cond_fn, body_fn, loop_init, loop_var_names=var_names, return_same_structure=True)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        final = list(self._assemble(outs))
+        for i, entry in enumerate(self.plan):
+            if entry[0] == "list":
+                final[i] = gc.tensor_list_stack(final[i], entry[1])
+        state.set(tuple(final))
+        if self.use_token:
+            self.token_out = outs[len(self.carried) + len(self.flagged)]

@@ -1,0 +1,82 @@
+"""`for` over zip / enumerate of tensors is a graph loop over the first dimension (the
+shortest length); dict.items() and other Python iterables stay Python."""
+import numpy as np
+import pytest
+
+from _helpers import check
+from autograph import StagingError, function
+
+
+def zipped(x, y):
+    s = 0.0
+    for a, b in zip(x, y):
+        s = s + a * b
+    return s
+
+
+def enum_zip(x, y):
+    s = 0.0
+    for i, (a, b) in enumerate(zip(x, y)):
+        s = s + float(i) * a - b
+    return s
+
+
+def zip_with_range_and_list(x, n):
+    s = 0.0
+    for a, k, w in zip(x, range(n), [1.0, 2.0, 3.0, 4.0]):
+        s = s + a * float(k) * w
+    return s
+
+
+def enum_start(x):
+    s = 0.0
+    for i, a in enumerate(x, 2):
+        s = s + float(i) * a
+    return s
+
+
+def test_zip_of_tensors_stops_at_shortest():
+    x, y = np.arange(4.0), np.arange(1.0, 7.0)
+    check(zipped, (x, y), (y, x), (x[:0], y), python_args=False)
+    check(enum_zip, (x, y), (x[:1], y), python_args=False)
+    check(enum_start, (x,), (x[:0],), python_args=False)
+    check(zip_with_range_and_list, (x, 3), (x, 10), (x[:2], 3), python_args=False)
+    g = function(zipped).get_concrete_function(x, y).graph
+    assert "Enter" in g.op_types()
+
+
+def rows_of_matrix(m, v):
+    out = 0.0
+    for row, w in zip(m, v):
+        out = out + row * w
+    return out
+
+
+def test_zip_rows_of_a_matrix():
+    m = np.arange(6.0).reshape(3, 2)
+    check(rows_of_matrix, (m, np.array([1.0, -1.0, 2.0])), python_args=False)
+
+
+def dict_items(x):
+    s = x * 0
+    for k, v in {"a": x, "b": 2 * x}.items():
+        if k == "b":
+            s = s + v
+    return s
+
+
+def test_dict_items_stays_python():
+    check(dict_items, (3.0,), (np.arange(3.0),))
+    assert "Enter" not in function(dict_items).get_concrete_function(np.float64(1.0)).graph.op_types()
+
+
+def zip_with_string(x):
+    s = 0.0
+    for a, c in zip(x, "abc"):
+        s = s + a
+    return s
+
+
+def test_zip_with_unsupported_python_value_is_an_error():
+    with pytest.raises(StagingError, match="zip.. argument 2 is a Python str"):
+        function(zip_with_string)(np.arange(3.0))
