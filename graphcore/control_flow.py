@@ -160,6 +160,21 @@ class WhileContext(ControlFlowContext):
                               name="control_token", control_inputs=[op], capture=False).outputs[0]
         return self.capture(tok).op
 
+    def prepare_op_inputs(self, op_def, inputs, controls):
+        """Besides capturing, give an op whose inputs are all loop invariants a control
+        input on the pivot: invariants are live in every iteration, including the last one
+        whose body must be dead, so without it such an op would run once too often and a
+        loop variable computed from invariants alone would never let the loop end."""
+        inputs, controls = super().prepare_op_inputs(op_def, inputs, controls)
+        if (inputs and self.first_switch_true is not None and all(self.is_loop_invariant(t) for t in inputs)
+                and not any(self.contains(c.ctx) for c in controls)):
+            controls.append(self.pivot.op)
+        return inputs, controls
+
+    def is_loop_invariant(self, t: Tensor) -> bool:
+        op = t.op
+        return op.type == "Enter" and op.ctx is self and bool(op.attrs.get("is_constant"))
+
     @property
     def pivot(self) -> Tensor:
         """Live in every iteration that runs the body, dead when the loop exits."""
@@ -410,6 +425,8 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
                 like = merged[i + counter]
                 v = _to_tensor_like(v, like)
                 v = ctx.capture(v)
+                if ctx.is_loop_invariant(v):
+                    v = g.create_op("Identity", [v], name="Identity").outputs[0]  # gets the pivot
                 new.append(v)
             if counter:
                 new = [math_ops.add(body_in[0], 1)] + new

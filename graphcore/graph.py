@@ -301,7 +301,8 @@ class Graph:
         attrs = dict(attrs or {})
         with self._lock:
             ctx = self._ctx
-            if capture and ctx is not None and ctx.hoists_constants and not inputs and op_def.type == "Const":
+            if (capture and ctx is not None and ctx.hoists_constants and not inputs and op_def.type == "Const"
+                    and not control_inputs and not any(self._control_deps)):
                 # A constant in a loop body is a loop invariant: build it outside, Enter it once.
                 with self._control_flow_context(ctx.outer):
                     outer = self.create_op(op_def, inputs, attrs, name, control_inputs, output_specs, source)

@@ -244,3 +244,21 @@ def test_an_interrupted_run_leaves_the_session_usable():
     with pytest.raises(KeyboardInterrupt):
         s.run(r, {x: -1.0})
     assert s.run(r, {x: 1.0}) == [5, 5.0]
+
+
+def test_loop_variables_computed_from_invariants_alone_let_the_loop_end(capfd):
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        x = gc.placeholder(gc.float64, [], name="x")
+
+        def body(i, a, b, c):
+            p = gc.print("invariant", x)  # must print once per iteration that runs the body
+            with g.control_dependencies([p]):
+                return i + 1, x, x * 2.0, 5
+
+        r = gc.while_loop(lambda i, a, b, c: i < n, body, [0, 0.0, 0.0, 0])
+    s = Session(g, num_threads=1)
+    assert s.run(r, {n: 3, x: 1.5}) == [3, 1.5, 3.0, 5]
+    assert s.run(r, {n: 0, x: 1.5}) == [0, 0.0, 0.0, 0]
+    assert capfd.readouterr().out == "invariant 1.5\n" * 3
