@@ -110,21 +110,8 @@ class Session:
             t = self.graph.as_graph_element(k)
             if not isinstance(t, Tensor):
                 raise GraphError(f"feed_dict keys must be tensors, got the op {t.name}")
-            d = t.dtype
-            if d.np_dtype is not None:
-                arr = np.asarray(v)
-                if arr.dtype != d.np_dtype:
-                    if np.can_cast(arr.dtype, d.np_dtype, casting="same_kind") and not (
-                            arr.dtype.kind == "f" and d.is_integer) and arr.dtype.kind != "b" or (
-                            arr.dtype.kind == "i" and d.is_floating):
-                        arr = arr.astype(d.np_dtype)
-                    else:
-                        raise ExecutionError(f"cannot feed a value of dtype {arr.dtype} to {t.name} ({t.op.type} of "
-                                             f"dtype {d}); pass a {d} value")
-                if not t.shape.is_compatible_with(arr.shape):
-                    raise ExecutionError(f"cannot feed a value of shape {list(arr.shape)} to {t.name}, which has "
-                                         f"shape {t.shape}")
-                v = arr if arr.ndim else arr[()]
+            if t.dtype.np_dtype is not None:
+                v = _coerce_feed(t, v)
             tensors.append(t)
             values.append(v)
         return tensors, values
@@ -140,35 +127,47 @@ class Session:
                               f"({_stuck_nodes(state, plan)})")
 
 
+def _coerce_feed(t: Tensor, value):
+    """The fed value as the placeholder's dtype. Same-kind casts (int64 -> int32) and int ->
+    float are allowed; float -> int and anything to or from bool would lose meaning."""
+    arr = np.asarray(value)
+    target = t.dtype.np_dtype
+    if arr.dtype != target:
+        if not (arr.dtype.kind == target.kind or (arr.dtype.kind in "iu" and target.kind == "f")):
+            raise ExecutionError(f"cannot feed a value of dtype {arr.dtype} to {t.name} ({t.op.type} of dtype "
+                                 f"{t.dtype}); pass a {t.dtype} value")
+        arr = arr.astype(target)
+    if not t.shape.is_compatible_with(arr.shape):
+        raise ExecutionError(f"cannot feed a value of shape {list(arr.shape)} to {t.name}, which has shape {t.shape}")
+    return arr if arr.ndim else arr[()]
+
+
 def _killing_switch(t: Tensor, state: ExecutorState, plan: ExecutionPlan) -> str | None:
-    by_op = {id(it.op): it for it in plan.items if it.op is not None}
-    seen, stack = set(), [(t.op, None)]
-    while stack:
-        op, via = stack.pop()
+    """The nearest Switch upstream of `t` whose output on the path to `t` was the dead one."""
+    items = {id(it.op): it for it in plan.items if it.op is not None}
+    seen, queue = set(), [t]
+    while queue:
+        cur = queue.pop(0)
+        op = cur.op
+        if op.type == "Switch" and id(op) in items:
+            pred = state.switch_preds.get(items[id(op)].id)
+            if pred is not None and cur.value_index != int(pred):
+                branch = "true" if cur.value_index else "false"
+                return (f"the {branch} output of Switch {op.name} (created at {op.location()}), which was dead "
+                        f"because its predicate was {pred}")
         if id(op) in seen:
             continue
         seen.add(id(op))
-        if op.type == "Switch":
-            item = by_op.get(id(op))
-            pred = state.switch_preds.get(item.id) if item else None
-            taken = "" if pred is None else f" whose predicate was {pred}, so its {'false' if pred else 'true'} " \
-                                            "output is dead"
-            return f"Switch {op.name} (created at {op.location()}){taken}"
-        for inp in op.inputs:
-            stack.append((inp.op, op))
+        queue.extend(op.inputs)
     return None
 
 
 def _stuck_nodes(state: ExecutorState, plan: ExecutionPlan) -> str:
+    """Root-frame nodes that received some of their inputs but not all."""
     root = state.root
     if root is None or 0 not in root.iterations:
         return "no node is waiting"
     it = root.iterations[0]
-    waiting = []
-    for item in plan.root.nodes:
-        p = it.pending[item.local_id]
-        if 0 < p < item.pending_init or (p and item.pending_init == p and item.op is not None and waiting == []):
-            waiting.append(f"{item.name} waits for {p} more input(s)")
-        if len(waiting) >= 3:
-            break
-    return "; ".join(waiting) if waiting else "no node is waiting"
+    waiting = [f"{item.name} waits for {it.pending[item.local_id]} more input(s)" for item in plan.root.nodes
+               if 0 < it.pending[item.local_id] < item.pending_init][:3]
+    return "; ".join(waiting) if waiting else "no node received any input"
