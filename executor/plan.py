@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 
 from graphcore.errors import GraphError
-from graphcore.graph import Graph, Operation, Tensor
+from graphcore.graph import Graph, Operation
 
 # node kinds the propagation rules treat specially
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)

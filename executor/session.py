@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
 
 import numpy as np
 

@@ -22,7 +22,6 @@ from .graph import Operation, Tensor, get_default_graph, graph_of
 from .ops import control_flow_ops as cf
 from .ops._helpers import is_python_number
 from .shapes import TensorShape, as_shape
-from .source_info import user_location
 
 
 class ControlFlowContext:
@@ -43,6 +42,9 @@ class ControlFlowContext:
         self._captured = {k: v for k, v in self._captured.items() if id(v[1].op) not in gone_ids}
         if self._pivot is not None and id(self._pivot.op) in gone_ids:
             self._pivot = None
+        sw = getattr(self, "_pred_switch", None)
+        if sw is not None and id(sw) in gone_ids:
+            self._pred_switch = None
 
     def contains(self, ctx) -> bool:
         """True if `ctx` is this context or nested inside it."""
@@ -95,10 +97,12 @@ class ControlFlowContext:
 class CondContext(ControlFlowContext):
     """One branch of a cond: `branch` is 1 for the true branch, 0 for the false one."""
 
-    def __init__(self, graph, outer, name, pred: Tensor, branch: int):
+    def __init__(self, graph, outer, name, pred: Tensor, branch: int, sibling: "CondContext | None" = None):
         super().__init__(graph, outer, name)
         self.pred = pred
         self.branch = branch
+        self.sibling = sibling  # the other branch: both pivots hang on one Switch(pred, pred)
+        self._pred_switch: Operation | None = None
 
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
@@ -111,8 +115,11 @@ class CondContext(ControlFlowContext):
         """Live exactly when this branch is taken: ops with no inputs hang on it."""
         if self._pivot is None:
             g = self.graph
-            with g._control_flow_context(self.outer):
-                sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
+            sw = self.sibling._pred_switch if self.sibling is not None else None
+            if sw is None:
+                with g._control_flow_context(self.outer):
+                    sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
+            self._pred_switch = sw
             with g._control_flow_context(self):
                 self._pivot = g.create_op("Identity", [sw.outputs[self.branch]],
                                           name="switch_t" if self.branch else "switch_f", capture=False).outputs[0]
@@ -219,8 +226,6 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
     Example:
         z = gc.cond(x < y, lambda: x + z, lambda: y * y)
     """
-    from .ops.array_ops import constant  # noqa: PLC0415
-
     if not isinstance(pred, Tensor):
         if isinstance(pred, (np.ndarray, np.generic)):
             pred = bool(pred)
@@ -235,7 +240,9 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
         scope_name = scope.rstrip("/")
         ctxs, results = {}, {}
         for branch, fn in ((1, true_fn), (0, false_fn)):
-            ctxs[branch] = CondContext(g, outer, scope_name, pred, branch)
+            ctxs[branch] = CondContext(g, outer, scope_name, pred, branch, sibling=ctxs.get(1))
+            if branch == 0:
+                ctxs[1].sibling = ctxs[0]
             with g._control_flow_context(ctxs[branch]):
                 results[branch] = fn()
         t_out, f_out = results[1], results[0]

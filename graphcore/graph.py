@@ -11,7 +11,6 @@ import re
 import threading
 from typing import Any, Iterable, Sequence
 
-import numpy as np
 
 from . import dtypes as dt
 from .errors import GraphError

@@ -240,32 +240,6 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
             outer.token = loop.token_out
 
 
-def _varies(t) -> bool:
-    """Whether `t`, built in a loop body, depends on the loop's variables (rather than only
-    on loop invariants: captured outer tensors and constants)."""
-    seen, todo = set(), [t.op]
-    while todo:
-        op = todo.pop()
-        if id(op) in seen or op.type == "Enter" and op.attrs.get("is_constant"):
-            continue
-        seen.add(id(op))
-        if op.type == "Merge" and any(i.op.type == "NextIteration" for i in op.inputs):
-            return True
-        todo += [i.op for i in op.inputs] + list(op.control_inputs)
-    return False
-
-
-def _per_iteration(value, anchor):
-    """`value` as the next value of a loop variable. One made only of loop invariants is
-    tied to the iteration by a control dependency on `anchor` (a loop variable): the
-    executor feeds invariants to each iteration but does not forward an invariant-only
-    value through NextIteration on its own (it would wait forever)."""
-    if not is_tensor(value) or value.dtype == gc.variant or _varies(value):
-        return value
-    with value.graph.control_dependencies([anchor.op]):
-        return gc.identity(value)
-
-
 class _Loop:
     """Builds one graph while loop for a plan: loop variables are the planned values, then
     the defined flags, then the effect token (if any)."""
@@ -363,7 +337,7 @@ class _Loop:
             self.body_effects = chain.effects
             if chain.effects and can_chain and not self.use_token:
                 raise Replan(None)
-            new = [_per_iteration(v, vals[0]) for v in self._next(state.get())]
+            new = list(self._next(state.get()))
             if self.use_token:
                 new.append(chain.token)
             return new + list(vals[len(new):n_vars])

@@ -99,7 +99,10 @@ def _switch_grad(op, d_false, d_true):
         d_false = z[0] if d_false is None else d_false
         d_true = z[1] if d_true is None else d_true
     m = cf.merge_op(d_false, d_true, name="switch_grad")
-    _record_cond_merge(m[0].op, p)
+    # the predicate as seen where the Merge is (a backward loop pops it): a later
+    # gradient of this Merge switches on that one, not on the forward tensor
+    ctx = op.graph._ctx
+    _record_cond_merge(m[0].op, ctx.capture(p) if ctx is not None else p)
     return [m[0], None]
 
 
@@ -192,20 +195,81 @@ def _dummy_like(t: Tensor) -> Tensor:
     return constant(np.zeros(shape, dtype=t.dtype.np_dtype), name="acc_dummy")
 
 
-def _guards(w: WhileContext, t: Tensor) -> list:
-    """The (predicate, branch, context of the Switch) conditions under which `t` is live
-    in an iteration of `w`, innermost first: the branch of a cond Switch output, then the
-    cond branches `t` was built in."""
-    guards = []
-    if t.op.type == "Switch" and not _is_loop_switch(t.op):
-        guards.append((t.op.inputs[1], t.value_index, t.op.ctx))
-    c = t.op.ctx
-    while c is not w:
-        if c is None or c.is_while:
-            raise GraphError(f"cannot accumulate {t.name}: it is not computed in the body of {w.name}")
-        guards.append((c.pred, c.branch, c.outer))
+def _inner_loop(w: WhileContext, op, exit_owner: dict):
+    """The outermost while loop strictly inside `w` that `op` belongs to (an Exit belongs
+    to the loop it leaves), or None when `op` is in w's body proper."""
+    c = exit_owner.get(id(op), op.ctx) if op.type == "Exit" else op.ctx
+    found = None
+    while c is not None and c is not w:
+        if c.is_while:
+            found = c
         c = c.outer
-    return guards
+    return found
+
+
+def _liveness(w: WhileContext, t: Tensor) -> tuple:
+    """The conditions under which `t` is live in an iteration of `w`, outermost first:
+    (predicate, branch, context of the Switch) per cond Switch it depends on.
+
+    Found from the dataflow, not from the contexts ops were built in: a backward loop
+    builds the gradients of a cond's branches directly in its own body (Merge -> Switch,
+    Switch -> Merge), so when that loop is differentiated again (second order), its
+    tensors that depend on a branch are conditional although no CondContext says so.
+    Rules: a cond Switch output adds (pred, branch) to its input's conditions; a cond
+    Merge is live where its inputs' conditions agree (their common prefix); a loop nested
+    in w is live where its Enters' inputs are; any other op needs all its inputs (and
+    control inputs), so it takes the longest of their conditions (conds nest, so these
+    are prefixes of one another); w's own loop variables and invariants are always live."""
+    memo: dict[tuple, tuple] = {}
+    exit_owner = {id(x): c for c in list(w.graph._while_contexts.values()) for x in c.exits}
+    loop_ops = {id(op) for op in (*w.loop_merges, *w.switches, *w.enters, *w.next_iterations)}
+    if w.loop_cond is not None:
+        loop_ops.add(id(w.loop_cond))
+
+    def deps(op):
+        """Tensors whose conditions decide op's (None for ops with a fixed answer)."""
+        if id(op) in loop_ops or not w.contains(op.ctx):
+            return None  # w's own loop machinery, or outside w (w's Exits too)
+        inner = _inner_loop(w, op, exit_owner)
+        if inner is not None:
+            return [e.inputs[0] for e in inner.enters]
+        controls = [c.outputs[0] for c in op.control_inputs if c.outputs]
+        return list(op.inputs) + controls
+
+    def key(op, t):
+        return (id(op), t.value_index if op.type == "Switch" else 0)
+
+    def result(op, t):
+        ins = deps(op)
+        if ins is None:
+            return ()
+        if op.type == "Switch" and _inner_loop(w, op, exit_owner) is None:
+            base = max((memo[key(i.op, i)] for i in ins), key=len)
+            return base + ((op.inputs[1], t.value_index, op.ctx),)
+        if op.type == "Merge" and _inner_loop(w, op, exit_owner) is None:
+            chains = [memo[key(i.op, i)] for i in op.inputs]
+            common = chains[0]
+            for c in chains[1:]:
+                n = 0
+                while n < min(len(common), len(c)) and common[n][0] is c[n][0] and common[n][1] == c[n][1]:
+                    n += 1
+                common = common[:n]
+            return common
+        return max((memo[key(i.op, i)] for i in ins), key=len, default=())
+
+    stack = [(t, False)]
+    while stack:
+        cur, expanded = stack.pop()
+        k = key(cur.op, cur)
+        if k in memo:
+            continue
+        ins = deps(cur.op)
+        if not expanded and ins:
+            stack.append((cur, True))
+            stack.extend((i, False) for i in ins if key(i.op, i) not in memo)
+            continue
+        memo[k] = result(cur.op, cur)
+    return memo[key(t.op, t)]
 
 
 def _always_live(w: WhileContext, t: Tensor) -> Tensor:
@@ -214,7 +278,7 @@ def _always_live(w: WhileContext, t: Tensor) -> Tensor:
     element per iteration either way)."""
     g = w.graph
     v = t
-    for pred, branch, ctx in _guards(w, t):
+    for pred, branch, ctx in reversed(_liveness(w, t)):
         with g._control_flow_context(ctx):
             dummy = _dummy_like(t)
             other = g.create_op(cf.switch_op, [dummy, pred], name="acc_switch").outputs[1 - branch]

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph
-from ..registry import CHEAP, define_op, np_value, same_as_input, scalar_of
+from ..registry import CHEAP, define_op, same_as_input, scalar_of
 from ..shapes import TensorShape, as_shape, broadcast
 from ._helpers import in_graph, normalize_axis
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import GraphError
-from ..registry import CHEAP, define_op, same_as_input
+from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, broadcast
 from ._helpers import normalize_axis, reduced_shape, weak_binary
 
