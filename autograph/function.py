@@ -126,6 +126,13 @@ def _describe_key(key) -> str:
 
 # -- concrete functions ------------------------------------------------------------------
 
+def _definition_location(fn):
+    from graphcore.source_info import SourceLocation  # noqa: PLC0415
+
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name) if code else None
+
+
 class ConcreteFunction:
     """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
 
@@ -306,6 +313,10 @@ class Function:
                         new.append(leaf)
                 call_args[name] = _pack(value, new)
             token0 = gc.constant(np.int32(0), name="effects")
+            # inputs belong to the user's `def` line, not to whoever called the function
+            where = _definition_location(self.python_function)
+            for op in [p.op for p in placeholders] + [token0.op]:
+                op.source = where
             fn = self._callable()
             with effects.chain_scope(token0) as chain:
                 try:

@@ -106,11 +106,7 @@ def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
     g = get_default_graph()
     if g is None:
         raise GraphError("placeholder() needs a graph: build inside `with graph.as_default():`")
-    return const_or_build(placeholder_op, dtype=dt.as_dtype(dtype), shape=as_shape(shape), name=name or "Placeholder")
-
-
-def const_or_build(op, name=None, **attrs):
-    return op(name=name, **attrs)
+    return placeholder_op(dtype=dt.as_dtype(dtype), shape=as_shape(shape), name=name or "Placeholder")
 
 
 def identity(x, name=None):
