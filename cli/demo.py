@@ -74,6 +74,9 @@ def run_sample(sample, args) -> DemoRow:
 
 
 def _short(v) -> str:
+    if isinstance(v, (tuple, list)) and any(isinstance(e, np.ndarray) for e in v):
+        inner = ", ".join(_short(e) for e in v)
+        return f"({inner})" if isinstance(v, tuple) else f"[{inner}]"
     if isinstance(v, np.ndarray) and v.size > 6:
         return f"<{v.dtype}{list(v.shape)}>"
     return format_value(v)

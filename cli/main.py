@@ -228,12 +228,18 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
     if not hasattr(autograph, "value_and_grad"):
         raise CliError("autograph.value_and_grad is not available yet (the gradients work is in progress)")
-    target, values = _target_and_args(spec, args, dtype or ["float64"], static)
+    target = load_target(spec)
     names = list(inspect.signature(target.python_function).parameters)
     for w in wrt:
         if w not in names:
             raise CliError(f"--wrt {w}: {target.func_name} has no parameter {w!r}; its parameters are "
                            f"{', '.join(names)}")
+    # The differentiated arguments are float64 unless --dtype says otherwise; the others
+    # keep their natural dtype (a loop count stays an integer).
+    dtype = list(dtype or [])
+    if not any("=" not in d for d in dtype):
+        dtype += [f"{w}=float64" for w in wrt if not any(d.startswith(f"{w}=") for d in dtype)]
+    values = parse_args(target.function, args or [], dtype, static)
     argnums = [names.index(w) for w in wrt]
     vg = autograph.value_and_grad(target.function, argnums=argnums if len(argnums) > 1 else argnums[0])
     value, grads = vg(*values)

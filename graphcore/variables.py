@@ -87,6 +87,8 @@ class Variable:
     def handle(self, g: Graph) -> Tensor:
         """This variable's handle in graph `g` (one per graph, built at its top level)."""
         h = self._handles.get(g)
+        if h is not None and g._by_name.get(h.op.name) is not h.op:
+            h = None  # the handle was built in a trace that was rolled back
         if h is None:
             from .ops import state_ops  # noqa: PLC0415
 

@@ -78,6 +78,7 @@ SAMPLES: list[Sample] = [
     Sample("matrix_power", "matrix_power", "matrix power by repeated squaring"),
     Sample("nested_search", "find_in_grid", "early return from a nested search"),
     Sample("print_loop", "doubling", "print inside a loop"),
+    Sample("power_loop", "power", "x ** n by a while loop (and, with `autograph grad`, its derivative)"),
     Sample("softmax_regression", "train", "softmax regression trained by gradient descent"),
     Sample("rnn_adam", "train", "a small RNN trained with Adam"),
 ]

@@ -162,6 +162,7 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
                 init = tuple(state.get())
                 plan, use_token = None, False
             else:
+                state.set_raw(raw_init)  # undo what the failed trace bound
                 plan, use_token = r.plan
             continue
         break

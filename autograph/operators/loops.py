@@ -225,6 +225,7 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
             loop.build()
         except Replan as r:
             rollback(mark)
+            set_state(init)  # the failed build left the variables bound to rolled-back tensors
             if r.plan is None:
                 use_token = True
             else:  # a tensor the dry run left alone changes in the real body

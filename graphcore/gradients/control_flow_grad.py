@@ -357,7 +357,16 @@ class GradWhileContext(WhileContext):
             pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": t.shape.dims},
                               name="acc_pop", capture=False)
         finish(pop.outputs[0])
-        return pop.outputs[1]
+        v = pop.outputs[1]
+        # A tensor of a cond branch of the forward body is read here, too, through Switches
+        # on the (popped) predicates, so this body is a well-formed cond: differentiated
+        # again, the gradient of the popped value leaves the branch through the Switches'
+        # gradients (Merges with zeros) and is live in every iteration, as the list
+        # gradient it is pushed onto must be.
+        for pred, branch, _ in _liveness(self.forward, t):
+            with g._control_flow_context(self), g.control_dependencies(None):
+                v = g.create_op(cf.switch_op, [v, self.capture(pred)], name="acc_pop_switch").outputs[branch]
+        return v
 
     def describe(self) -> str:
         return f"backward loop {self.name} (of {self.forward.name})"

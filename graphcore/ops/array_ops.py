@@ -182,12 +182,42 @@ def rank(x, name=None):
     return rank_op(x, name=name)
 
 
+def _flat_dims(dims) -> list:
+    return list(dims) if isinstance(dims, (list, tuple)) else [dims]
+
+
+def _dims_tensor(dims) -> Tensor:
+    """A shape given as a tensor, a list of ints, or a list mixing ints and scalar tensors
+    (`[gc.shape(x)[0], 3]`) as one int64 vector tensor."""
+    if isinstance(dims, Tensor):
+        return cast(dims, dt.int64)
+    if any(isinstance(d, Tensor) for d in _flat_dims(dims)):
+        return pack_op(*[cast(d, dt.int64) if isinstance(d, Tensor) else constant(int(d), dtype=dt.int64)
+                         for d in dims], axis=0)
+    return constant(np.asarray(dims, dtype=np.int64))
+
+
 # -- Fill / ZerosLike / OnesLike -----------------------------------------------
 
+def partial_dims(t) -> list | None:
+    """The entries of a shape vector known while building (None where only the run knows):
+    a Const, or a Pack of scalars some of which are constants."""
+    v = constant_value(t)
+    if v is not None:
+        return [int(d) for d in np.ravel(v)]
+    if t.op.type == "Pack":
+        out = []
+        for x in t.op.inputs:
+            c = constant_value(x)
+            out.append(None if c is None or np.ndim(c) else int(c))
+        return out
+    if t.shape.is_fully_defined() and t.shape.rank == 1:
+        return [None] * t.shape.dims[0]
+    return None
+
+
 def _fill_rule(dims, value):
-    v = constant_value(dims)
-    return value.dtype, (TensorShape([int(d) for d in v]) if v is not None else TensorShape(
-        [None] * dims.shape[0] if dims.shape.is_fully_defined() else None))
+    return value.dtype, TensorShape(partial_dims(dims))
 
 
 def _fill_kernel(dims, value):
@@ -211,23 +241,22 @@ ones_like_op.not_differentiable("constant output")
 
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with `value`."""
-    if not in_graph(dims, value):
+    if not in_graph(*_flat_dims(dims), value):
         return np.full(tuple(np.ravel(dims).astype(int)), value)
-    if not isinstance(dims, Tensor):
-        dims = constant(np.asarray(dims, dtype=np.int64))
+    dims = _dims_tensor(dims)
     return fill_op(dims, value, name=name)
 
 
 def zeros(shape, dtype=dt.float64, name=None):
     d = dt.as_dtype(dtype)
-    if not in_graph(shape):
+    if not in_graph(*_flat_dims(shape)):
         return np.zeros(tuple(shape) if not np.isscalar(shape) else (shape,), dtype=d.np_dtype)
     return fill(shape, constant(0, dtype=d), name=name)
 
 
 def ones(shape, dtype=dt.float64, name=None):
     d = dt.as_dtype(dtype)
-    if not in_graph(shape):
+    if not in_graph(*_flat_dims(shape)):
         return np.ones(tuple(shape) if not np.isscalar(shape) else (shape,), dtype=d.np_dtype)
     return fill(shape, constant(1, dtype=d), name=name)
 
@@ -243,11 +272,9 @@ def ones_like(x, name=None):
 # -- Reshape / Transpose / ExpandDims / Squeeze ------------------------------------
 
 def _reshape_rule(x, shape_t):
-    v = constant_value(shape_t)
-    if v is None:
-        n = shape_t.shape[0] if shape_t.shape.rank == 1 else None
-        return x.dtype, TensorShape(None if n is None else [None] * n)
-    dims = [int(d) for d in np.ravel(v)]
+    dims = partial_dims(shape_t)
+    if dims is None or None in dims:
+        return x.dtype, TensorShape(None if dims is None else [None if d is None or d < 0 else d for d in dims])
     if dims.count(-1) > 1:
         raise GraphError(f"Reshape: at most one -1 in the new shape {dims}")
     total = x.shape.num_elements()
@@ -278,10 +305,9 @@ def _reshape_grad(op, dy):
 
 
 def reshape(x, shape, name=None):
-    if not in_graph(x, shape):
+    if not in_graph(x, *_flat_dims(shape)):
         return np.reshape(x, tuple(np.ravel(shape).astype(int)))
-    if not isinstance(shape, Tensor):
-        shape = constant(np.asarray(shape, dtype=np.int64))
+    shape = _dims_tensor(shape)
     return reshape_op(x, shape, name=name)
 
 
@@ -517,10 +543,9 @@ def _tile_grad(op, dy):
 
 
 def tile(x, multiples, name=None):
-    if not in_graph(x, multiples):
+    if not in_graph(x, *_flat_dims(multiples)):
         return np.tile(x, multiples)
-    if not isinstance(multiples, Tensor):
-        multiples = constant(np.asarray(multiples, dtype=np.int64))
+    multiples = _dims_tensor(multiples)
     return tile_op(x, multiples, name=name)
 
 

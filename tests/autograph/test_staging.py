@@ -97,3 +97,21 @@ def nested_calls(x):
 
 def test_nested_function_and_ifexp():
     check(nested_calls, (0,), (1,), (5,))
+
+
+def test_for_over_a_tensor_range_with_a_print_in_the_body(capfd):
+    """The loop is rebuilt to carry the effects token; the rebuild must not reuse tensors
+    of the rolled-back first build (regression: KeyError in the executor's plan)."""
+    import numpy as np
+
+    from autograph import function
+
+    @function
+    def f(steps):
+        for i in range(steps):
+            print("i", i)
+        return steps
+
+    assert f(np.int64(3)) == 3
+    assert capfd.readouterr().out == "i 0\ni 1\ni 2\n"
+    f.get_concrete_function(np.int64(3)).graph.validate()

@@ -178,6 +178,39 @@ def test_grad(tmp_path):
     assert "value: 8.0" in out and "d/dx: 12.0" in out
 
 
+def _grad_output(*args) -> dict:
+    """`autograph grad ...` output as {"value": float, "d/dx": float, ...}."""
+    out = ok("grad", *args)
+    return {k: float(v) for k, v in (line.split(": ") for line in out.strip().splitlines())}
+
+
+@pytest.mark.parametrize("x, n", [(1.5, 5), (-0.5, 3), (2.0, 1)])
+def test_grad_through_a_while_loop_is_the_closed_form(x, n):
+    out = _grad_output("power_loop", f"x={x}", f"n={n}", "--wrt", "x")  # x=-0.5: not an option
+    assert set(out) == {"value", "d/dx"}  # n stays an integer loop count
+    assert out["value"] == pytest.approx(x ** n, rel=1e-12)
+    assert out["d/dx"] == pytest.approx(n * x ** (n - 1), rel=1e-12)
+    f = find_sample("power_loop").python_function
+    h = 1e-6
+    assert out["d/dx"] == pytest.approx((f(x + h, n) - f(x - h, n)) / (2 * h), rel=1e-6)
+
+
+def test_grad_of_newton_sqrt_matches_finite_difference():
+    out = _grad_output("newton_sqrt", "2.0", "--wrt", "x")
+    assert out["value"] == pytest.approx(np.sqrt(2.0), rel=1e-12)
+    f = find_sample("newton_sqrt").python_function
+    h = 1e-5
+    assert out["d/dx"] == pytest.approx((f(2.0 + h) - f(2.0 - h)) / (2 * h), rel=1e-6)
+    assert out["d/dx"] == pytest.approx(1 / (2 * np.sqrt(2.0)), rel=1e-6)
+
+
+def test_grad_with_respect_to_two_arguments(tmp_path):
+    f = tmp_path / "area.py"
+    f.write_text("import autograph\n\n@autograph.function\ndef area(w, h):\n    return w * h * h\n")
+    out = _grad_output(f"{f}:area", "3", "2", "--wrt", "w", "--wrt", "h")
+    assert out == {"value": 12.0, "d/dw": 4.0, "d/dh": 12.0}
+
+
 def test_grad_reports_unknown_wrt_or_missing_feature(tmp_path):
     r = invoke("grad", "newton_sqrt", "2.0", "--wrt", "y")
     assert r.exit_code == 1

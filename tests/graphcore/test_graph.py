@@ -139,3 +139,29 @@ def test_shapes_and_dtypes():
     with g.as_default():
         with pytest.raises(gc.GraphError, match="MatMul"):
             gc.placeholder(gc.float64, [2, 3]) @ gc.placeholder(gc.float64, [2, 3])
+
+
+def test_shapes_may_mix_ints_and_scalar_tensors():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [None, 2])
+        z = gc.zeros([gc.shape(x)[0], 3])
+        r = gc.reshape(x, [gc.shape(x)[0], 2, 1])
+        t = gc.tile(x, [gc.shape(x)[0], 1])
+    assert z.shape.dims == (None, 3) and r.shape.dims == (None, 2, 1)
+    zv, rv, tv = Session(g, num_threads=1).run([z, r, t], {x: np.ones((4, 2))})
+    assert zv.shape == (4, 3) and rv.shape == (4, 2, 1) and tv.shape == (16, 2)
+
+
+def test_rollback_removes_ops_and_the_captures_that_refer_to_them():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        mark = g.checkpoint()
+        y = x * 2.0
+        g.rollback(mark)
+        assert [op.name for op in g.operations] == ["x"]
+        assert x.consumers() == []
+        z = x + 1.0
+    g.validate()
+    assert Session(g, num_threads=1).run(z, {x: 1.0}) == 2.0

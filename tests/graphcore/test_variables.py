@@ -66,3 +66,15 @@ def test_variable_unique_names_and_collections():
     assert a.name != b.name
     assert gc.trainable_variables(g) == [a]
     assert set(gc.global_variables(g)) == {a, b}
+
+
+def test_a_variable_first_used_in_a_rolled_back_trace_gets_a_new_handle():
+    g = gc.Graph()
+    v = gc.Variable(np.array([1.0, 2.0]), name="rolled")
+    with g.as_default():
+        mark = g.checkpoint()
+        v.value()
+        g.rollback(mark)
+        r = v.value() * 2.0
+    g.validate()
+    np.testing.assert_allclose(Session(g, num_threads=1).run(r), [2.0, 4.0])

@@ -3,6 +3,7 @@
 import contextlib
 import io
 
+import numpy as np
 import pytest
 
 from cli.demo import values_agree
@@ -56,3 +57,43 @@ def test_print_loop_prints_every_iteration():
 
     _, printed = _run(s.fn, (np.int64(3), np.int64(3)))
     assert printed == "step 0 value 3\nstep 1 value 6\nstep 2 value 12\n"
+
+
+# -- the training samples learn ------------------------------------------------------------
+
+def test_softmax_regression_reaches_95_percent_training_accuracy():
+    from samples import softmax_regression as m
+
+    acc, loss = m.train(m.X, m.Y, np.int64(50))
+    assert acc >= 0.95
+    _, loss_at_start = m.train(m.X, m.Y, np.int64(0))
+    assert loss_at_start == pytest.approx(np.log(3.0))  # zero weights: uniform predictions
+    assert loss < 0.2 * loss_at_start
+
+
+def test_rnn_adam_lowers_its_loss_tenfold():
+    from samples import rnn_adam as m
+
+    first, final = m.train(*m.EXAMPLES[0])
+    assert first / final >= 10.0
+
+
+def test_training_loops_are_graph_loops():
+    from samples import rnn_adam, softmax_regression
+
+    for sample, args in [(softmax_regression, (softmax_regression.X, softmax_regression.Y, np.int64(3))),
+                         (rnn_adam, rnn_adam.EXAMPLES[0])]:
+        g = sample.train.get_concrete_function(*args).graph
+        frames = {op.attrs["frame_name"] for op in g.get_operations() if op.type == "Enter"}
+        # softmax: the training loop; RNN: the training loop, the time loop, and the
+        # backward time loop of the gradient built inside the training loop
+        assert len(frames) >= (1 if sample is softmax_regression else 3), frames
+
+
+def test_power_loop_gradient_is_the_closed_form():
+    import autograph
+    from samples import power_loop as m
+
+    for x, n in m.EXAMPLES:
+        value, slope = autograph.value_and_grad(m.power)(x, n)
+        assert value == pytest.approx(x ** n) and slope == pytest.approx(n * x ** (n - 1) if n else 0.0)
