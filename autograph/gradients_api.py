@@ -21,12 +21,7 @@ import numpy as np
 import graphcore as gc
 
 from .function import Function
-from .operators import effects
 
-# Variable updates built while tracing are side effects: chain them so the traced
-# function runs them (graphcore calls this hook for every Variable.assign*).
-if effects.record not in gc.eager.state_update_hooks:
-    gc.eager.state_update_hooks.append(effects.record)
 
 
 def _converted(f):

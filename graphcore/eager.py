@@ -47,6 +47,23 @@ def unique_variable_name(name: str) -> str:
                 return cand
 
 
-# Called with each variable-update op built in a graph (Variable.assign*): a tracer
-# that must run side effects (autograph's @function chains them) registers here.
+# Variable reads and updates are ordered in program order, as TensorFlow 2's automatic
+# control dependencies do: a tracer that chains side effects (autograph's @function)
+# registers `state_dependency_hooks` (-> ops/tensors the access must wait for) and
+# `state_update_hooks` (called with each read or update op once it is built).
+state_dependency_hooks: list = []
 state_update_hooks: list = []
+
+
+def ordered_state_access(g, build):
+    """Build a variable read or update with `build()` after the accesses before it, and
+    make the accesses after it wait for it."""
+    deps = [d for hook in list(state_dependency_hooks) for d in hook()]
+    if deps:
+        with g.control_dependencies(deps):
+            out = build()
+    else:
+        out = build()
+    for hook in list(state_update_hooks):
+        hook(out.op)
+    return out

@@ -116,7 +116,10 @@ class Variable:
             from .eager import eager_runtime  # noqa: PLC0415
 
             return state_ops._read_kernel(eager_runtime(), self.name)
-        return state_ops.read_variable_op(self.handle(g), name=f"{self.name}/read")
+        from .eager import ordered_state_access  # noqa: PLC0415
+
+        handle = self.handle(g)
+        return ordered_state_access(g, lambda: state_ops.read_variable_op(handle, name=f"{self.name}/read"))
 
     read_value = value
 
@@ -134,12 +137,10 @@ class Variable:
             if value.dtype != self.dtype:
                 raise GraphError(f"{what} of {value.dtype} to variable '{self.name}' of dtype {self.dtype}; "
                                  f"cast it with graphcore.cast(value, graphcore.{self.dtype.name})")
-            out = op_def(self.handle(g), value, name=f"{self.name}/{what}")
-        from .eager import state_update_hooks  # noqa: PLC0415
+            handle = self.handle(g)
+            from .eager import ordered_state_access  # noqa: PLC0415
 
-        for hook in list(state_update_hooks):
-            hook(out.op)
-        return out
+            return ordered_state_access(g, lambda: op_def(handle, value, name=f"{self.name}/{what}"))
 
     def assign(self, value):
         """Set the value; returns the new value (a tensor in a graph)."""

@@ -60,3 +60,11 @@ def record(op) -> None:
         g = c.token.graph
         with g.control_dependencies([op]):
             c.token = gc.identity(c.token)
+
+
+# Variable reads and updates built while tracing join the chain, so they happen in
+# program order and the traced function runs every update (graphcore asks these hooks).
+if dependencies not in gc.eager.state_dependency_hooks:
+    gc.eager.state_dependency_hooks.append(dependencies)
+if record not in gc.eager.state_update_hooks:
+    gc.eager.state_update_hooks.append(record)

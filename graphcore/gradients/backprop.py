@@ -94,12 +94,17 @@ def _exit_owners(g) -> dict:
     return owners
 
 
-def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False):
+def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factored: dict | None = None):
     """Gradients of `ys` (seeded with `dys`) for `xs`, for the ops of control-flow level
     `scope` (None = top level, else a WhileContext whose body this is).
 
     Gradient ops are built in the graph's current context. Returns one entry per
-    tensor of `result_for` (default `xs`)."""
+    tensor of `result_for` (default `xs`).
+
+    `factored` (walking a loop body for its backward loop): a dict whose keys are ids of
+    xs (loop invariants) whose per-iteration gradient contributions may be left as
+    `contraction.Factors` for the caller to sum after the loop; the walk puts the list
+    of such Factors under each key (the rest of the gradient is in the result, as usual)."""
     owners = _exit_owners(g)
     x_ids = {id(x) for x in xs}
 
@@ -227,7 +232,11 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False):
                 raise GraphError(
                     f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
                     "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
-            set_needed(op, [is_relevant(t) and differentiable(t) for t in op.inputs])
+            mask = [is_relevant(t) and differentiable(t) for t in op.inputs]
+            taken = _factor_invariants(g, op, outs, mask, scope, factored) if factored else ()
+            if taken and not any(mask):
+                continue
+            set_needed(op, mask)
             try:
                 in_grads = fn(op, *outs)
             finally:
@@ -235,6 +244,8 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False):
             if len(in_grads) != len(op.inputs):
                 raise GraphError(f"the gradient rule of {op.type} returned {len(in_grads)} gradients for "
                                  f"{len(op.inputs)} inputs")
+            if taken:
+                in_grads = [None if i in taken else d for i, d in enumerate(in_grads)]
             if gate and sum(1 for d in in_grads if d is not None) > 1:
                 in_grads = _gated(in_grads)
             for t, gr in zip(op.inputs, in_grads):
@@ -248,6 +259,29 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False):
                 add(t, gr)
 
     return [total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
+
+
+def _factor_invariants(g, op, outs, mask, scope, factored: dict) -> set[int]:
+    """Inputs of `op` that are loop invariants in `factored` and whose gradient its
+    factorizer gives as Factors; records those, clears them from `mask`, returns them."""
+    from .contraction import factorizer_for  # noqa: PLC0415
+    from .control_flow_grad import _liveness  # noqa: PLC0415
+
+    fz = factorizer_for(op)
+    cand = [i for i, t in enumerate(op.inputs) if mask[i] and id(t) in factored]
+    if fz is None or not cand or len(outs) != 1 or outs[0] is None:
+        return set()
+    # one pair per iteration: the op runs in every iteration, and so does its gradient
+    if _liveness(scope, op.outputs[0]) or _liveness(g._ctx, outs[0]):
+        return set()
+    taken = set()
+    for i in cand:
+        f = fz(op, i, outs[0])
+        if f is not None:
+            factored[id(op.inputs[i])].append(f)
+            mask[i] = False
+            taken.add(i)
+    return taken
 
 
 def _gated(grads: list) -> list:

@@ -479,8 +479,10 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
         from .backprop import backprop  # noqa: PLC0415
 
         xs = [ins[k] for k in active_list] + [e.outputs[0] for e in invariants]
+        factored = {id(e.outputs[0]): [] for e in invariants}
         with g._control_flow_context(b):
-            grads = backprop(g, [outs[k] for k in active_list], [vars_[k][0] for k in active_list], xs, scope=w)
+            grads = backprop(g, [outs[k] for k in active_list], [vars_[k][0] for k in active_list], xs, scope=w,
+                             factored=factored)
 
         result = []
         for i, k in enumerate(active_list):
@@ -492,12 +494,32 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
             result.append((enter_k.inputs[0], final))
         for j, e in enumerate(invariants):
             gj = grads[len(active_list) + j]
-            if gj is None:
-                continue
-            init = to_outer(zeros_like_fwd(e.inputs[0]))
-            shape = TensorShape(()) if init.dtype is dt.variant else e.outputs[0].shape
-            acc, finish = begin_loop_var(b, init, shape)
-            with g._control_flow_context(b):
-                nxt = add_grads([acc, b.capture(gj)])
-            result.append((e.inputs[0], finish(nxt)))
+            parts = [_sum_factors(b, f) for f in factored[id(e.outputs[0])]]
+            if gj is not None:
+                init = to_outer(zeros_like_fwd(e.inputs[0]))
+                shape = TensorShape(()) if init.dtype is dt.variant else e.outputs[0].shape
+                acc, finish = begin_loop_var(b, init, shape)
+                with g._control_flow_context(b):
+                    nxt = add_grads([acc, b.capture(gj)])
+                parts.append(finish(nxt))
+            if parts:
+                result.append((e.inputs[0], add_grads(parts)))
     return result
+
+
+def _sum_factors(b: WhileContext, f) -> Tensor:
+    """The sum over b's iterations of one iteration's `Factors` (see contraction.py): b
+    pushes both factors onto two lists, then one matmul after the loop (built in b.outer)."""
+    from .contraction import contract  # noqa: PLC0415
+
+    g = b.graph
+    lists = []
+    for t in (f.left, f.right):
+        with g._control_flow_context(b.outer), g.control_dependencies(None):
+            l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="factor_init")
+        lst, finish = begin_loop_var(b, l0, TensorShape(()))
+        with g._control_flow_context(b), g.control_dependencies(None):
+            pushed = g.create_op(list_ops.push_back_op, [lst, t],
+                                 {"element_dtype": t.dtype, "element_shape": t.shape.dims}, name="factor_push").outputs[0]
+        lists.append(finish(pushed))
+    return contract(lists[0], lists[1], f)
