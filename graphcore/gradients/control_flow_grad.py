@@ -222,14 +222,25 @@ def _liveness(w: WhileContext, t: Tensor) -> tuple:
     are prefixes of one another); w's own loop variables and invariants are always live."""
     memo: dict[tuple, tuple] = {}
     exit_owner = {id(x): c for c in list(w.graph._while_contexts.values()) for x in c.exits}
-    loop_ops = {id(op) for op in (*w.loop_merges, *w.switches, *w.enters, *w.next_iterations)}
-    if w.loop_cond is not None:
-        loop_ops.add(id(w.loop_cond))
+    loop_pred = w.loop_cond.outputs[0] if w.loop_cond is not None else None
+
+    def is_loop_machinery(op) -> bool:
+        """w's Enters, NextIterations, LoopCond, and the Merges and Switches of its loop
+        variables (also those begin_loop_var has not finished yet)."""
+        if op.ctx is not w:
+            return False
+        if op.type in ("Enter", "NextIteration", "LoopCond"):
+            return True
+        if op.type == "Switch":
+            return op.inputs[1] is loop_pred
+        if op.type == "Merge":
+            return any(i.op.type in ("Enter", "NextIteration") and i.op.ctx is w for i in op.inputs)
+        return False
 
     def deps(op):
         """Tensors whose conditions decide op's (None for ops with a fixed answer)."""
-        if id(op) in loop_ops or not w.contains(op.ctx):
-            return None  # w's own loop machinery, or outside w (w's Exits too)
+        if not w.contains(op.ctx) or is_loop_machinery(op):
+            return None  # outside w (w's Exits too), or w's own loop machinery
         inner = _inner_loop(w, op, exit_owner)
         if inner is not None:
             return [e.inputs[0] for e in inner.enters]

@@ -38,10 +38,27 @@ def weak_binary(op_name: str, x, y):
             y = cast(y, dt.float64)
         x = _weak_to(x, y.dtype)
     if x.dtype != y.dtype:
-        raise GraphError(
-            f"{op_name}: the operands have different dtypes, {x.dtype} ({x.name}) and {y.dtype} "
-            f"({y.name}); convert one with graphcore.cast(t, graphcore.{y.dtype.name}) so they match")
+        common = promote(x.dtype, y.dtype)
+        if common is None:
+            raise GraphError(
+                f"{op_name}: the operands have dtypes {x.dtype} ({x.name}) and {y.dtype} ({y.name}), which do "
+                f"not mix; convert one with graphcore.cast so they match")
+        x, y = cast(x, common), cast(y, common)
     return x, y
+
+
+_WIDTH = {"int32": 32, "int64": 64, "float32": 32, "float64": 64}
+
+
+def promote(a: dt.DType, b: dt.DType) -> dt.DType | None:
+    """The dtype two numeric tensors meet at, as numpy and JAX agree on it: a float wins
+    over an int (`x * k` with x float64 and k an int64 loop counter is float64), and the
+    wider of two floats or two ints wins. Bools and opaque values do not mix (None)."""
+    if not (a.is_numeric and b.is_numeric):
+        return None
+    if a.is_floating != b.is_floating:
+        return a if a.is_floating else b
+    return a if _WIDTH[a.name] >= _WIDTH[b.name] else b
 
 
 def _weak_to(value, like: dt.DType):

@@ -113,8 +113,11 @@ def test_python_numbers_are_weakly_typed():
         assert (i64 + 1.5).dtype == gc.float64
         assert (i64 / 2).dtype == gc.float64
         assert (i64 // 2).dtype == gc.int64
-        with pytest.raises(gc.GraphError, match="cast"):
-            f32 + gc.constant(1.0, dtype=gc.float64)
+        assert (f32 + gc.constant(1.0, dtype=gc.float64)).dtype == gc.float64
+        assert (i64 * f32).dtype == gc.float32
+        assert (gc.cast(i64, gc.int32) + i64).dtype == gc.int64
+        with pytest.raises(gc.GraphError, match="do not mix.*cast"):
+            f32 + (i64 > 0)
 
 
 def test_eager_ops_run_at_once():
