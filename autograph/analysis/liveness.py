@@ -59,9 +59,12 @@ def stmt(node, live_out: frozenset) -> frozenset:
         t = activity.Scope()
         activity._targets(node.target, t)
         target = _basic(t.modified)
-        head = after
+        # a lowered break/return leaves a test that runs before every iteration
+        extra = anno.getanno(node, anno.EXTRA_TEST, None)
+        checked = _expr_reads(extra) if extra is not None else frozenset()
+        head = after | checked
         while True:
-            new = after | (block(node.body, head) - target)
+            new = after | checked | (block(node.body, head) - target)
             if new == head:
                 break
             head = new

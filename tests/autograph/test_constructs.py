@@ -235,3 +235,26 @@ def builtins_used(x, n):
 
 def test_builtins():
     check(builtins_used, (-3, 2), (4, 9))
+
+
+def first_above(xs, t):
+    idx = -1
+    for i in range(len(xs)):     # a Python range: unrolled, but the break test is a tensor
+        if xs[i] > t:
+            idx = i
+            break
+    return idx
+
+
+def first_above_return(xs, t):
+    for i in range(len(xs)):
+        if xs[i] > t:
+            return i
+    return -1
+
+
+def test_tensor_break_and_return_in_an_unrolled_python_loop():
+    cases = [(np.array([1.0, 5.0, 2.0, 7.0]), 4.0), (np.array([5.0, 1.0, 7.0]), 4.0),
+             (np.array([1.0, 2.0, 3.0, 9.0]), 4.0), (np.array([1.0, 2.0]), 4.0)]
+    check(first_above, *cases)
+    check(first_above_return, *cases)
