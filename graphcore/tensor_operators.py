@@ -2,8 +2,34 @@
 call to the public op function so graph and eager code share one definition."""
 from __future__ import annotations
 
+import numpy as np
+
 from .graph import Tensor
 from .ops import array_ops, math_ops
+
+# numpy ufuncs that have a graph op: `np.tanh(t)` on a graph tensor builds gc.tanh(t), so
+# numeric code written against numpy also stages (as with JAX's numpy dispatch).
+_UFUNCS = {
+    np.add: math_ops.add, np.subtract: math_ops.subtract, np.multiply: math_ops.multiply,
+    np.true_divide: math_ops.divide, np.floor_divide: math_ops.floordiv, np.remainder: math_ops.mod,
+    np.power: math_ops.pow, np.maximum: math_ops.maximum, np.minimum: math_ops.minimum,
+    np.less: math_ops.less, np.less_equal: math_ops.less_equal, np.greater: math_ops.greater,
+    np.greater_equal: math_ops.greater_equal, np.equal: math_ops.equal, np.not_equal: math_ops.not_equal,
+    np.logical_and: math_ops.logical_and, np.logical_or: math_ops.logical_or, np.logical_not: math_ops.logical_not,
+    np.negative: math_ops.negative, np.absolute: math_ops.abs, np.sign: math_ops.sign, np.square: math_ops.square,
+    np.exp: math_ops.exp, np.log: math_ops.log, np.sqrt: math_ops.sqrt, np.tanh: math_ops.tanh,
+    np.matmul: math_ops.matmul,
+}
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    fn = _UFUNCS.get(ufunc)
+    if fn is None or method != "__call__" or kwargs:
+        raise TypeError(
+            f"numpy's {ufunc.__name__}{'' if method == '__call__' else '.' + method} cannot run on the graph tensor "
+            f"{self.name}: its value is only known when the graph runs. Use the graphcore op instead "
+            f"(graphcore has {', '.join(sorted(f.__name__ for f in set(_UFUNCS.values()))[:8])}, ...)")
+    return fn(*inputs)
 
 
 def _binary(fn):
@@ -14,6 +40,12 @@ def _binary(fn):
         return fn(other, self)
 
     return op, rop
+
+
+def _no_array(self, dtype=None, copy=None):
+    raise TypeError(
+        f"the graph tensor {self.name} cannot become a numpy array while the graph is being built: its value "
+        "is only known when the graph runs. Use graphcore ops on it, or fetch it with Session.run")
 
 
 def _install() -> None:
@@ -39,6 +71,8 @@ def _install() -> None:
     Tensor.__invert__ = lambda self: math_ops.logical_not(self)
     Tensor.__getitem__ = lambda self, key: array_ops.getitem(self, key)
     Tensor.T = property(lambda self: array_ops.transpose(self))
+    Tensor.__array_ufunc__ = _array_ufunc
+    Tensor.__array__ = _no_array
 
 
 _install()

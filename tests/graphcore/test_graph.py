@@ -168,3 +168,16 @@ def test_rollback_removes_ops_and_the_captures_that_refer_to_them():
         z = x + 1.0
     g.validate()
     assert Session(g, num_threads=1).run(z, {x: 1.0}) == 2.0
+
+
+def test_numpy_ufuncs_on_graph_tensors_build_ops_and_others_say_what_to_do():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [3], name="x")
+        y = np.exp(x) * 2.0 + np.ones(3)
+        with pytest.raises(TypeError, match="numpy's sin cannot run on the graph tensor x:0.*graphcore op"):
+            np.sin(x)
+        with pytest.raises(TypeError, match="cannot become a numpy array"):
+            np.cumsum(x)
+    xv = np.array([0.0, 1.0, 2.0])
+    np.testing.assert_allclose(Session(g, num_threads=1).run(y, {x: xv}), np.exp(xv) * 2 + 1)
