@@ -8,6 +8,12 @@ Prints:
     minimum (T x hidden x 4 bytes for the hidden states, plus T x input x 4 for the
     inputs the gradient of U needs), and the list of accumulated tensors.
 
+Times are the median and the minimum of --repeat runs (the minimum is the steadier
+figure on a shared machine). BLAS runs single-threaded unless OPENBLAS_NUM_THREADS /
+OMP_NUM_THREADS say otherwise: the executor already runs ops on its own threads, and a
+multithreaded BLAS waking its threads for one larger matmul on a busy machine costs from
+0.1 to 7 ms per call, which swamped what this measures.
+
 Run: python benchmarks/bench_gradients.py [--steps 100] [--hidden 256] [--repeat 5]
 """
 from __future__ import annotations
@@ -17,6 +23,9 @@ import os
 import statistics
 import sys
 import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # before numpy loads its BLAS
 
 import numpy as np
 
@@ -45,14 +54,15 @@ def build(T: int, H: int, D: int):
     return g, (W, U, h0, xs), loss, grads, loop
 
 
-def timeit(fn, repeat: int) -> float:
+def timeit(fn, repeat: int) -> tuple[float, float]:
+    """(median, minimum) seconds of `repeat` runs after one warm-up run."""
     fn()  # warm up (plans are built once per fetch set)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
 
 
 def main(argv=None) -> None:
@@ -70,16 +80,19 @@ def main(argv=None) -> None:
              U: (rng.normal(size=(H, D)) / np.sqrt(D)).astype(np.float32),
              h0: rng.normal(size=H).astype(np.float32), xs: rng.normal(size=(T, D)).astype(np.float32)}
     s = Session(g, num_threads=args.threads)
-    t_fwd = timeit(lambda: s.run(loss, feeds), args.repeat)
-    t_both = timeit(lambda: s.run([loss] + grads, feeds), args.repeat)
+    (t_fwd, m_fwd), (t_both, m_both) = (timeit(lambda: s.run(loss, feeds), args.repeat),
+                                        timeit(lambda: s.run([loss] + grads, feeds), args.repeat))
     acc = getattr(loop, "_grad_accs", {})
     exits = [e for _, e in acc.values()]
     lists = s.run(exits, feeds)
     total = sum(lst.nbytes() for lst in lists)
     minimum = T * H * 4 + T * D * 4
-    print(f"RNN: {T} steps, hidden {H}, input {D}, float32, {s.num_threads} thread(s)")
-    print(f"forward alone:          {t_fwd * 1e3:8.1f} ms")
-    print(f"forward + gradient:     {t_both * 1e3:8.1f} ms   ratio {t_both / t_fwd:.2f}x")
+    print(f"RNN: {T} steps, hidden {H}, input {D}, float32, {s.num_threads} thread(s), "
+          f"BLAS threads {os.environ.get('OPENBLAS_NUM_THREADS')}")
+    print(f"                          median      min   (of {args.repeat})")
+    print(f"forward alone:          {t_fwd * 1e3:8.1f} {m_fwd * 1e3:8.1f} ms")
+    print(f"forward + gradient:     {t_both * 1e3:8.1f} {m_both * 1e3:8.1f} ms   "
+          f"ratio {t_both / t_fwd:.2f}x (median), {m_both / m_fwd:.2f}x (min)")
     print(f"accumulated for backward: {total:,} bytes in {len(exits)} lists "
           f"(minimum {minimum:,} = T x hidden x 4 + T x input x 4; ratio {total / minimum:.2f}x)")
     for (t, _), lst in zip(acc.values(), lists):

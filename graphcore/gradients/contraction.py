@@ -31,7 +31,8 @@ from ..graph import Operation, Tensor
 
 @dataclass(frozen=True)
 class Factors:
-    """One iteration's gradient contribution `op(left) @ op(right)`, both rank 2."""
+    """One iteration's gradient contribution `op(left) @ op(right)`, both rank 2 (op: an
+    optional transpose), or both rank 1: the outer product `left right^T`."""
 
     left: Tensor
     right: Tensor
@@ -63,9 +64,8 @@ def _static2(t: Tensor) -> bool:
 @factorizer("MatMul")
 def _matmul_factors(op, i, dy):
     """y = op(a) @ op(b): the gradient of a (rank 2) is dy @ op(b)^T (transposed when a
-    is), of b it is op(a)^T @ dy; a 1-D operand is a column (b) or a row (a)."""
-    from ..ops.array_ops import expand_dims_op  # noqa: PLC0415
-
+    is), of b it is op(a)^T @ dy; a 1-D operand is a column (b) or a row (a), and then
+    the contribution is an outer product of two vectors."""
     a, b = op.inputs
     ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
     if dy is None or a.shape.rank is None or b.shape.rank is None or a.shape.rank > 2 or b.shape.rank > 2:
@@ -74,30 +74,34 @@ def _matmul_factors(op, i, dy):
         return None
     ra, rb = a.shape.rank, b.shape.rank
     if i == 0 and ra == 2:
-        if rb == 1:  # y[m] = op(A)[m,k] b[k]: dA = dy b^T (or b dy^T for A^T)
-            col, row = expand_dims_op(dy, axis=-1), expand_dims_op(b, axis=0)
-            return Factors(col, row) if not ta else Factors(expand_dims_op(b, axis=-1), expand_dims_op(dy, axis=0))
+        if rb == 1:  # y[m] = op(A)[m,k] b[k]: dA = dy b^T (b dy^T for A^T)
+            return Factors(dy, b) if not ta else Factors(b, dy)
         if not ta:
             return Factors(dy, b, transpose_right=not tb)
         return Factors(b, dy, transpose_left=tb, transpose_right=True)
     if i == 1 and rb == 2:
-        if ra == 1:  # y[n] = a[k] op(B)[k,n]: dB = a dy^T (or dy a^T for B^T)
-            col, row = expand_dims_op(a, axis=-1), expand_dims_op(dy, axis=0)
-            return Factors(col, row) if not tb else Factors(expand_dims_op(dy, axis=-1), expand_dims_op(a, axis=0))
+        if ra == 1:  # y[n] = a[k] op(B)[k,n]: dB = a dy^T (dy a^T for B^T)
+            return Factors(a, dy) if not tb else Factors(dy, a)
         if not tb:
             return Factors(a, dy, transpose_left=not ta)
         return Factors(dy, a, transpose_left=True, transpose_right=ta)
     return None
 
 
-def contract(lefts: Tensor, rights: Tensor, f: Factors) -> Tensor:
-    """sum_t op(L_t) @ op(R_t) from the lists of the L_t and the R_t (same order)."""
-    from ..ops.array_ops import constant, reshape_op, transpose_op  # noqa: PLC0415
+def contract(lefts: Tensor, rights: Tensor, f: Factors, aligned: bool = True) -> Tensor:
+    """sum_t op(L_t) @ op(R_t) from the list of the L_t and the list of the R_t; when
+    not `aligned`, one list is in the reverse order of the other (one was pushed by the
+    forward loop, the other by the backward loop)."""
+    from ..ops.array_ops import constant, getitem, reshape_op, transpose_op  # noqa: PLC0415
     from ..ops.list_ops import stack_op  # noqa: PLC0415
     from ..ops.math_ops import matmul_op  # noqa: PLC0415
 
-    ls = stack_op(lefts, element_dtype=f.left.dtype, element_shape=f.left.shape.dims)      # [T, ., .]
-    rs = stack_op(rights, element_dtype=f.right.dtype, element_shape=f.right.shape.dims)   # [T, ., .]
+    ls = stack_op(lefts, element_dtype=f.left.dtype, element_shape=f.left.shape.dims)      # [T, ...]
+    rs = stack_op(rights, element_dtype=f.right.dtype, element_shape=f.right.shape.dims)   # [T, ...]
+    if not aligned:
+        rs = getitem(rs, slice(None, None, -1))
+    if f.left.shape.rank == 1:  # sum_t l_t r_t^T = [l_1 .. l_T] [r_1 .. r_T]^T
+        return matmul_op(ls, rs, transpose_a=True)
     ld, rd = f.left.shape.dims, f.right.shape.dims
     m = ld[1] if f.transpose_left else ld[0]
     k = rd[0] if f.transpose_right else rd[1]

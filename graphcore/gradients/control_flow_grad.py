@@ -21,7 +21,15 @@ the forward body. When a gradient rule reads a forward tensor t of the body,
 `GradWhileContext.capture` adds an accumulator to F: a tensor-list loop variable
 that pushes t every iteration; B gets a matching loop variable that pops it. Lists
 are values, so B is itself an ordinary loop of ordinary ops and can be
-differentiated again (second order). Only tensors some rule reads are accumulated.
+differentiated again (second order). Only tensors some rule reads are accumulated;
+the next value of a loop variable is not accumulated at all when B can carry it (it is
+the variable's start value one iteration later, see GradWhileContext._carried), and the
+gradient of an invariant used by a MatMul is summed as one matmul after B
+(contraction.py). A tensor of a cond branch is accumulated as a value that is live in
+every iteration (a placeholder when its branch did not run); which tensors are
+conditional is found from the dataflow (`_liveness`), because B builds the gradients of
+a cond's branches directly in its own body, and B reads such a tensor through Switches
+on the popped predicates, so that B, differentiated again, is a well-formed cond.
 """
 from __future__ import annotations
 
@@ -339,6 +347,8 @@ class GradWhileContext(WhileContext):
     def __init__(self, graph, outer, name, parallel_iterations, forward: WhileContext):
         super().__init__(graph, outer, name, parallel_iterations)
         self.forward = forward
+        # id(popped value) -> (popped value, the full forward list as seen from self.outer)
+        self._pop_lists: dict[int, tuple[Tensor, Tensor]] = {}
 
     def capture(self, t: Tensor) -> Tensor:
         c = t.op.ctx
@@ -352,12 +362,40 @@ class GradWhileContext(WhileContext):
             if t.op.type == "Enter" and t.op.attrs.get("is_constant") and c is fwd:
                 inner = self.capture(t.op.inputs[0])
             else:
-                inner = self._pop(t)
+                k = self._next_value_of(t)
+                inner = self._pop(t) if k is None else self._carried(k)
         else:
             outer_t = self.outer.capture(t) if self.outer is not None else t
             inner = self._wrap(outer_t)
         self._captured[id(t)] = (t, inner)
         return inner
+
+    def _next_value_of(self, t: Tensor):
+        """k when `t` is the next value of the forward loop's loop variable k (the input of
+        its NextIteration), computed in every iteration; else None."""
+        fwd = self.forward
+        for k, n in enumerate(fwd.next_iterations):
+            if (n.inputs[0] is t and t.dtype is not dt.variant and t is not fwd.switches[k].outputs[1]
+                    and not _liveness(fwd, t)):
+                return k
+        return None
+
+    def _carried(self, k: int) -> Tensor:
+        """The next value of forward loop variable k, without accumulating it: in forward
+        iteration i it is the variable's value at the start of iteration i + 1 (the last
+        one: its Exit), which this loop pops one iteration earlier. So a loop variable
+        of this loop carries it: it starts as the forward Exit and takes the value popped
+        for the variable's start value in each iteration (h of an RNN is then stored once,
+        not as both h_t and h_(t-1))."""
+        g = self.graph
+        fwd = self.forward
+        ex = fwd.exits[k].outputs[0]
+        init = self.outer.capture(ex) if self.outer is not None else ex
+        prev, finish = begin_loop_var(self, init, fwd.loop_merges[k].outputs[0].shape)
+        with g._control_flow_context(self), g.control_dependencies(None):
+            start = self.capture(fwd.switches[k].outputs[1])
+        finish(start)
+        return prev
 
     def _pop(self, t: Tensor) -> Tensor:
         g = self.graph
@@ -369,6 +407,7 @@ class GradWhileContext(WhileContext):
                               name="acc_pop", capture=False)
         finish(pop.outputs[0])
         v = pop.outputs[1]
+        self._pop_lists[id(v)] = (v, init)
         # A tensor of a cond branch of the forward body is read here, too, through Switches
         # on the (popped) predicates, so this body is a well-formed cond: differentiated
         # again, the gradient of the popped value leaves the branch through the Switches'
@@ -518,19 +557,33 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
     return result
 
 
-def _sum_factors(b: WhileContext, f) -> Tensor:
-    """The sum over b's iterations of one iteration's `Factors` (see contraction.py): b
-    pushes both factors onto two lists, then one matmul after the loop (built in b.outer)."""
+def _sum_factors(b: "GradWhileContext", f) -> Tensor:
+    """The sum over b's iterations of one iteration's `Factors` (see contraction.py), as
+    one matmul after the loop (built in b.outer) of the lists of both factors: a factor
+    that is a value popped from a forward accumulator is read from that list as the
+    forward loop left it; any other is pushed by b onto a list of its own (one per
+    tensor, shared by all the sums that use it)."""
     from .contraction import contract  # noqa: PLC0415
 
     g = b.graph
-    lists = []
+    lists, backward_order = [], []
     for t in (f.left, f.right):
-        with g._control_flow_context(b.outer), g.control_dependencies(None):
-            l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="factor_init")
-        lst, finish = begin_loop_var(b, l0, TensorShape(()))
-        with g._control_flow_context(b), g.control_dependencies(None):
-            pushed = g.create_op(list_ops.push_back_op, [lst, t],
-                                 {"element_dtype": t.dtype, "element_shape": t.shape.dims}, name="factor_push").outputs[0]
-        lists.append(finish(pushed))
-    return contract(lists[0], lists[1], f)
+        popped = b._pop_lists.get(id(t))
+        if popped is not None and popped[0] is t:
+            lists.append(popped[1])
+            backward_order.append(False)
+            continue
+        pushed = b.__dict__.setdefault("_factor_lists", {})
+        hit = pushed.get(id(t))
+        if hit is None or hit[0] is not t:
+            with g._control_flow_context(b.outer), g.control_dependencies(None):
+                l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="factor_init")
+            lst, finish = begin_loop_var(b, l0, TensorShape(()))
+            with g._control_flow_context(b), g.control_dependencies(None):
+                nxt = g.create_op(list_ops.push_back_op, [lst, t], {"element_dtype": t.dtype,
+                                                                   "element_shape": t.shape.dims},
+                                  name="factor_push").outputs[0]
+            hit = pushed[id(t)] = (t, finish(nxt))
+        lists.append(hit[1])
+        backward_order.append(True)
+    return contract(lists[0], lists[1], f, aligned=backward_order[0] == backward_order[1])
