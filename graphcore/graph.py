@@ -300,12 +300,6 @@ class Graph:
         attrs = dict(attrs or {})
         with self._lock:
             ctx = self._ctx
-            if (capture and ctx is not None and ctx.hoists_constants and not inputs and op_def.type == "Const"
-                    and not control_inputs and not any(self._control_deps)):
-                # A constant in a loop body is a loop invariant: build it outside, Enter it once.
-                with self._control_flow_context(ctx.outer):
-                    outer = self.create_op(op_def, inputs, attrs, name, control_inputs, output_specs, source)
-                return _CapturedConst(ctx.capture(outer.outputs[0]))
             inputs = [self._as_graph_tensor(t) for t in inputs]
             controls: list[Operation] = []
             if capture:
@@ -436,18 +430,6 @@ class Graph:
         from .export import from_json  # noqa: PLC0415
 
         return from_json(text)
-
-
-class _CapturedConst:
-    """Stand-in returned by create_op for a hoisted loop constant: `.outputs[0]` is the
-    Enter'd tensor inside the loop, so callers treat it like the op they asked for."""
-
-    __slots__ = ("outputs", "name", "type")
-
-    def __init__(self, tensor: Tensor):
-        self.outputs = (tensor,)
-        self.name = tensor.op.name
-        self.type = tensor.op.type
 
 
 def is_tensor(x) -> bool:

@@ -98,6 +98,12 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
     g = get_default_graph()
     if g is None:
         return arr
+    ctx = g.control_flow_context
+    if ctx is not None and ctx.hoists_constants and not any(g._control_deps):
+        # A constant in a loop body is a loop invariant: build it outside, Enter it once.
+        with g._control_flow_context(ctx.outer):
+            outer = constant(arr, dtype=d, name=name)
+        return ctx.capture(outer)
     return const_op(value=arr, dtype=d, name=name or "Const")
 
 
