@@ -56,7 +56,7 @@ class ControlFlowContext:
 
     def capture(self, t: Tensor) -> Tensor:
         """`t` as seen from inside this context (through Switch/Enter if it is outside)."""
-        t_ctx = t.op.ctx if t.op.type != "Exit" else t.op.ctx
+        t_ctx = t.op.ctx
         if self.contains(t_ctx):
             return t
         hit = self._captured.get(id(t))
@@ -213,7 +213,9 @@ def _to_tensor_like(value, like: Tensor | None):
 
 
 def _is_passthrough(v) -> bool:
-    return v is None or isinstance(v, (str, type(None))) or callable(v) and not isinstance(v, Tensor)
+    """A branch output that is not a value for the graph (None, a string, a function): it
+    passes through the cond as it is when both branches return the same one."""
+    return v is None or isinstance(v, str) or callable(v) and not isinstance(v, Tensor)
 
 
 def cond(pred, true_fn, false_fn, name: str | None = None):
@@ -258,7 +260,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
                     continue
                 if is_python_number(tv) and is_python_number(fv):
                     common = dt.as_dtype(np.result_type(type(tv), type(fv)))
-                    tv, fv = constant_in(g, ctxs[1], tv, common), constant_in(g, ctxs[0], fv, common)
+                    tv, fv = _constant_in(g, ctxs[1], tv, common), _constant_in(g, ctxs[0], fv, common)
             pair = {}
             for branch, v, other in ((1, tv, fv), (0, fv, tv)):
                 like = other if isinstance(other, Tensor) else None
@@ -279,7 +281,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
     return nest.pack_sequence_as(t_out, merged)
 
 
-def constant_in(g, ctx, value, dtype):
+def _constant_in(g, ctx, value, dtype):
     from .ops.array_ops import constant  # noqa: PLC0415
 
     with g._control_flow_context(ctx):
@@ -417,16 +419,13 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             out = body(*packed_in)
             if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
                 out = [out]
-            if not nest.same_structure(list(structure) if isinstance(structure, tuple) else structure,
-                                       list(out) if isinstance(out, tuple) and not isinstance(structure, tuple)
-                                       else out) and len(nest.flatten(out)) != len(nest.flatten(structure)):
-                raise StagingError(
-                    f"the body of {ctx.name} returns {nest.structure_description(out)} but the loop variables are "
-                    f"{nest.structure_description(structure)}; return one new value per loop variable")
             out_flat = nest.flatten(out)
             if len(out_flat) != len(flat):
-                raise StagingError(f"the body of {ctx.name} returns {len(out_flat)} values for {len(flat)} loop "
-                                   "variables")
+                # tuples and lists may stand for each other; the leaves must match one to one
+                raise StagingError(
+                    f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
+                    f"the loop variables are {nest.structure_description(structure)} ({len(flat)} values); return "
+                    "one new value per loop variable")
             new = []
             for i, v in enumerate(out_flat):
                 like = merged[i + counter]

@@ -129,3 +129,10 @@ def test_case_switch_case_group_tuple():
     assert [s.run(sc, {x: v}) for v in (0, 1, 7)] == [0, 20, 0]
     assert s.run([a, b, grp], {x: 1}) == [2, 3, None]
     assert grp.type == "NoOp" and len(grp.control_inputs) == 2
+
+
+def test_while_body_returning_the_wrong_number_of_values_says_so():
+    g = gc.Graph()
+    with g.as_default():
+        with pytest.raises(gc.StagingError, match=r"returns \. \(1 values\).*\[\., \.\] \(2 values\)"):
+            gc.while_loop(lambda i, j: i < 3, lambda i, j: i + 1, [0, 0])
