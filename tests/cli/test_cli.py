@@ -252,3 +252,13 @@ def test_split_spec_and_parse_args():
         parse_args(f, ["1", "x=2"])
     with pytest.raises(CliError, match="after a NAME=VALUE"):
         parse_args(f, ["y=1", "2"])
+
+
+def test_the_readme_demo_agrees_on_every_row():
+    """`autograph demo` is the README's first command: every sample, every example."""
+    from samples import SAMPLES
+
+    total = sum(len(s.examples) for s in SAMPLES)
+    r = invoke("demo", "--plain")
+    assert r.exit_code == 0, r.output
+    assert f"{total} of {total} runs agree" in r.output
