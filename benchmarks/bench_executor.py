@@ -44,12 +44,12 @@ def best_of(fn, repeat=5):
     return best
 
 
-def main() -> None:
+def main(argv=None) -> None:
     np.seterr(over="ignore")
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=10000)
     ap.add_argument("--repeat", type=int, default=5)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     n = args.iterations
     g, limit, out = fib_graph(n)
     expect = plain(n)

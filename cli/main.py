@@ -295,6 +295,34 @@ def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
         raise typer.Exit(1)
 
 
+_BENCHES = ("executor", "autograph", "gradients")
+
+
+@app.command()
+@friendly
+def bench(which: str = typer.Argument("all", help="executor | autograph | gradients | all"),
+          quick: bool = typer.Option(False, "--quick", help="Fewer repeats and iterations (a smoke run).")):
+    """Run the benchmarks and print their figures: the executor's cost per loop iteration,
+    AutoGraph's first and steady call, and gradients through a 100-step RNN."""
+    names = _BENCHES if which == "all" else (which,)
+    for name in names:
+        if name not in _BENCHES:
+            _fail(f"no benchmark named {name}; choose one of {', '.join(_BENCHES)} or all")
+        if name == "executor":
+            from benchmarks import bench_executor  # noqa: PLC0415
+
+            bench_executor.main(["--iterations", "1000", "--repeat", "1"] if quick else [])
+        elif name == "autograph":
+            from benchmarks import bench_autograph  # noqa: PLC0415
+
+            bench_autograph.main(n=4, repeats=3) if quick else bench_autograph.main()
+        else:
+            from benchmarks import bench_gradients  # noqa: PLC0415
+
+            bench_gradients.main(["--steps", "10", "--hidden", "16", "--inputs", "16", "--repeat", "1"] if quick else [])
+        typer.echo("")
+
+
 def main() -> None:  # pragma: no cover (console-script entry)
     app()
 

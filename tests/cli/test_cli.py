@@ -262,3 +262,13 @@ def test_the_readme_demo_agrees_on_every_row():
     r = invoke("demo", "--plain")
     assert r.exit_code == 0, r.output
     assert f"{total} of {total} runs agree" in r.output
+
+
+def test_bench_quick_prints_each_figure():
+    r = invoke("bench", "--quick")
+    assert r.exit_code == 0, r.output
+    assert "us/iteration" in r.output and "x plain Python" in r.output
+    assert "steady-state call" in r.output
+    assert "forward + gradient" in r.output and "ratio" in r.output
+    bad = invoke("bench", "nope")
+    assert bad.exit_code == 1 and "no benchmark named nope" in bad.output

@@ -1,0 +1,1 @@
+"""Benchmarks that print figures (run by `autograph bench`; not part of the tests)."""
