@@ -23,6 +23,11 @@ An iteration is done when its outstanding ops and child frames reach zero (and, 
 iteration 0, every Enter has arrived); its state is freed then, and a frame is freed
 when its last iteration is. Cheap ops run inline on the scheduling thread; large
 numpy ops go to the worker pool while scheduling goes on.
+
+For speed, run() handles every kind in one loop and delivers each node's last output
+itself (the activation rules of _emit, inlined); _emit delivers the other outputs and
+the rare cases. Untraced, a dead Exit is run where its dead input arrives instead of
+being queued (all it does is note itself in its frame's dead exits).
 """
 from __future__ import annotations
 
@@ -71,7 +76,8 @@ class ExecutorState:
         root.num_pending_inputs = 0
         it0 = root.iterations[0]
         ready = self.ready
-        if self.trace is not None:
+        tracing = self.trace is not None
+        if tracing:
             self._trace("frame_created", frame=root.path, iteration=0)
         for item in plan.roots:
             ready.append((item, root, it0, False))
@@ -80,53 +86,181 @@ class ExecutorState:
         completions = queue.SimpleQueue() if pool is not None else None
         inflight = 0
         nodes = 0
-        process = self._process
         emit = self._emit
+        append = ready.append
         popleft = ready.popleft
-        fast = self.trace is None
         try:
             while True:
                 while ready:
                     tagged = popleft()
                     item, frame, it, dead = tagged
-                    if not (fast and item.kind == NORMAL and not dead):
-                        process(tagged)
-                    else:
-                        # the common case inline: a live ordinary op
-                        n = item.num_inputs
-                        inputs = it.inputs
-                        s = item.input_start
-                        if n == 1:
-                            args = (inputs[s],)
-                            inputs[s] = None
-                        elif n == 2:
-                            args = (inputs[s], inputs[s + 1])
+                    nodes += 1
+                    if tracing:
+                        self._trace_run(tagged)
+                    kind = item.kind
+                    inputs = it.inputs
+                    s = item.input_start
+                    # Each kind leaves its last output for the inline delivery below:
+                    # `edges` get (`value`, `vdead`) in (`to_frame`, `to_it`); earlier outputs
+                    # go through _emit. `ctrl` are the control edges to signal afterwards.
+                    to_frame = frame
+                    to_it = it
+                    ctrl = item.control_edges
+                    if kind == NORMAL:
+                        k = item.num_outputs - 1
+                        if dead:
+                            for j in range(k):
+                                emit(item, j, frame, it, None, True)
+                            value = None
+                            vdead = True
+                        else:
+                            n = item.num_inputs
+                            if n == 1:
+                                args = (inputs[s],)
+                                inputs[s] = None
+                            elif n == 2:
+                                args = (inputs[s], inputs[s + 1])
+                                inputs[s] = inputs[s + 1] = None
+                            else:
+                                args = inputs[s:s + n]
+                                inputs[s:s + n] = [None] * n
+                            if pool is not None and not item.cheap and \
+                                    sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
+                                pool.submit(item.kernel, args, tagged, completions)
+                                inflight += 1
+                                self.stats.async_ops += 1
+                                continue
+                            try:
+                                value = item.kernel(*args)
+                            except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+                                self._kernel_error(tagged, e)
+                            if k > 0:
+                                for j in range(k):
+                                    emit(item, j, frame, it, value[j], False)
+                                value = value[k]
+                            vdead = False
+                    elif kind == SWITCH:
+                        k = 1
+                        if dead:
+                            emit(item, 0, frame, it, None, True)
+                            value = None
+                            vdead = True
+                        else:
+                            value, pred = inputs[s], bool(inputs[s + 1])
                             inputs[s] = inputs[s + 1] = None
+                            if frame.parent is None:
+                                self.switch_preds[item.id] = pred
+                            emit(item, 0, frame, it, value, pred)
+                            vdead = not pred
+                    elif kind == MERGE:
+                        k = 0
+                        vdead = dead
+                        if dead:
+                            value = None
                         else:
-                            args = inputs[s:s + n]
-                            inputs[s:s + n] = [None] * n
-                        nodes += 1
-                        if pool is not None and not item.cheap and \
-                                sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
-                            pool.submit(item.kernel, args, tagged, completions)
-                            inflight += 1
-                            self.stats.async_ops += 1
-                            continue
-                        try:
-                            out = item.kernel(*args)
-                        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
-                            self._kernel_error(tagged, e)
-                        if item.single_output:
-                            emit(item, 0, frame, it, out, False)
+                            value = inputs[s]
+                            inputs[s] = None
+                        if item.out_edges[1] or item.fetch_slots:
+                            emit(item, 0, frame, it, value, dead)
+                            k = 1
+                            if not dead:
+                                value = np.int32(inputs[s + 1])
+                    elif kind == NEXT_ITERATION:
+                        k = 0
+                        ctrl = ()
+                        value = inputs[s]
+                        inputs[s] = None
+                        vdead = False
+                        n = it.iter_id + 1
+                        if dead:
+                            k = -1  # a dead NextIteration ends the loop: nothing to deliver
+                        elif n <= frame.iteration_count:
+                            to_it = frame.iterations[n]
+                        elif frame.num_outstanding_iterations < frame.max_parallel_iterations:
+                            self._increment_iteration(frame)
+                            to_it = frame.iterations[n]
                         else:
-                            for k in range(item.num_outputs):
-                                emit(item, k, frame, it, out[k], False)
-                        if item.control_edges:
-                            self._emit_control(item, frame, it, False)
-                        c = it.outstanding_ops - 1
-                        it.outstanding_ops = c
-                        if c == 0 and it.outstanding_frame_count == 0:
-                            self._cleanup(frame, it.iter_id)
+                            frame.next_iter_roots.append((item, value))
+                            if tracing:
+                                self._trace("deferred", node=item.name, frame=frame.tag(n))
+                            k = -1
+                    elif kind == EXIT:
+                        k = 0
+                        value = inputs[s]
+                        inputs[s] = None
+                        vdead = False
+                        if dead:
+                            if it.iter_id == frame.iteration_count:
+                                frame.dead_exits.append(item)
+                            k = -1  # sent on only if the frame ends dead (_delete_frame)
+                            ctrl = ()
+                        else:
+                            to_frame, to_it = frame.parent, frame.parent_iter
+                    elif kind == ENTER:
+                        k = -1
+                        ctrl = ()
+                        value = inputs[s]
+                        inputs[s] = None
+                        self._enter(item, frame, it, value, dead)
+                    else:  # FEED
+                        k = 0
+                        value = self.feed_values[item.feed_index]
+                        vdead = False
+                    if k >= 0:
+                        if item.fetch_slots and to_frame.parent is None:
+                            self._record(item, k, value, vdead)
+                        edges = item.out_edges[k]
+                        if edges:
+                            # activate_nodes, inline: the same rules as _emit
+                            if tracing:
+                                before = (list(to_it.pending), list(to_it.dead_count))
+                            pending = to_it.pending
+                            dead_count = to_it.dead_count
+                            slots = to_it.inputs
+                            activated = 0
+                            for dst, lid, pos, is_merge, slot in edges:
+                                if is_merge:
+                                    if vdead:
+                                        dc = dead_count[lid] + 1
+                                        dead_count[lid] = dc
+                                        if pending[lid] == 1 and dc == _merge_threshold(dst, to_it):
+                                            append((dst, to_frame, to_it, True))
+                                            activated += 1
+                                    else:
+                                        p = pending[lid]
+                                        if p & 1:
+                                            slots[pos] = value
+                                            slots[pos + 1] = slot
+                                            p -= 1
+                                            pending[lid] = p
+                                            if p == 0:
+                                                append((dst, to_frame, to_it, False))
+                                                activated += 1
+                                else:
+                                    p = pending[lid] - 1
+                                    pending[lid] = p
+                                    if vdead:
+                                        dead_count[lid] += 1
+                                        if p == 0 and dst.kind == EXIT and not tracing:
+                                            nodes += 1  # a dead Exit runs right here (see _emit)
+                                            if to_it.iter_id == to_frame.iteration_count:
+                                                to_frame.dead_exits.append(dst)
+                                            continue
+                                    else:
+                                        slots[pos] = value
+                                    if p == 0:
+                                        append((dst, to_frame, to_it, dead_count[lid] > 0))
+                                        activated += 1
+                            if activated:
+                                to_it.outstanding_ops += activated
+                            if tracing:
+                                self._trace_pending(item, to_frame, to_it, before)
+                    if ctrl:
+                        self._emit_control(item, to_frame, to_it, dead)
+                    c = it.outstanding_ops - 1
+                    it.outstanding_ops = c
+                    if c == 0 and it.outstanding_frame_count == 0:
+                        self._cleanup(frame, it.iter_id)
                     if inflight and not completions.empty():
                         tagged, ok, out = completions.get_nowait()
                         inflight -= 1
@@ -144,27 +278,6 @@ class ExecutorState:
         return self.results
 
     # -- one node ------------------------------------------------------------
-    @staticmethod
-    def _take_inputs(item, it: IterationState) -> list:
-        n = item.num_inputs
-        if n == 0:
-            return []
-        s = item.input_start
-        inputs = it.inputs
-        if n == 1:
-            v = inputs[s]
-            inputs[s] = None
-            return [v]
-        args = inputs[s:s + n]
-        inputs[s:s + n] = [None] * n
-        return args
-
-    def _call(self, item, tagged, args):
-        try:
-            return item.kernel(*args)
-        except Exception as e:  # noqa: BLE001 (every kernel failure becomes an ExecutionError)
-            return self._kernel_error(tagged, e)
-
     def _kernel_error(self, tagged, e: BaseException):
         item, frame, it, _ = tagged
         op = item.op
@@ -175,88 +288,6 @@ class ExecutorState:
                f"{type(e).__name__}: {e}")
         err = cls(msg, op=op, frame=frame.tag(it.iter_id), iteration=it.iter_id, original=e)
         raise err from e
-
-    def _process(self, tagged) -> None:
-        item, frame, it, dead = tagged
-        kind = item.kind
-        self.stats.nodes += 1
-        if self.trace is not None:
-            self.step += 1
-            self._trace("run", step=self.step, node=item.name, type=item.op.type if item.op else "Feed",
-                        frame=frame.tag(it.iter_id), iteration=it.iter_id, dead=dead)
-        if kind == NORMAL:
-            if dead:
-                self._finish_normal(tagged, None)
-            else:
-                self._finish_normal(tagged, self._call(item, tagged, self._take_inputs(item, it)))
-            return
-        s = item.input_start
-        inputs = it.inputs
-        emit = self._emit
-        if kind == SWITCH:
-            if dead:
-                emit(item, 0, frame, it, None, True)
-                emit(item, 1, frame, it, None, True)
-            else:
-                data, pred = inputs[s], inputs[s + 1]
-                inputs[s] = inputs[s + 1] = None
-                pred = bool(pred)
-                if frame.parent is None:
-                    self.switch_preds[item.id] = pred
-                emit(item, 0, frame, it, data, pred)
-                emit(item, 1, frame, it, data, not pred)
-            if item.control_edges:
-                self._emit_control(item, frame, it, dead)
-        elif kind == MERGE:
-            if dead:
-                emit(item, 0, frame, it, None, True)
-                emit(item, 1, frame, it, None, True)
-            else:
-                v = inputs[s]
-                inputs[s] = None
-                emit(item, 0, frame, it, v, False)
-                if item.out_edges[1] or item.fetch_slots:
-                    emit(item, 1, frame, it, np.int32(inputs[s + 1]), False)
-            if item.control_edges:
-                self._emit_control(item, frame, it, dead)
-        elif kind == ENTER:
-            v = inputs[s]
-            inputs[s] = None
-            self._enter(item, frame, it, v, dead)
-        elif kind == EXIT:
-            v = inputs[s]
-            inputs[s] = None
-            if dead:
-                if it.iter_id == frame.iteration_count:
-                    frame.dead_exits.append(item)
-            else:
-                parent, pit = frame.parent, frame.parent_iter
-                emit(item, 0, parent, pit, v, False)
-                if item.control_edges:
-                    self._emit_control(item, parent, pit, False)
-        elif kind == NEXT_ITERATION:
-            v = inputs[s]
-            inputs[s] = None
-            if not dead:
-                n = it.iter_id + 1
-                if it.iter_id == frame.iteration_count:
-                    if frame.num_outstanding_iterations >= frame.max_parallel_iterations:
-                        frame.next_iter_roots.append((item, v))
-                        if self.trace is not None:
-                            self._trace("deferred", node=item.name, frame=frame.tag(n))
-                    else:
-                        self._increment_iteration(frame)
-                        emit(item, 0, frame, frame.iterations[n], v, False)
-                else:
-                    emit(item, 0, frame, frame.iterations[n], v, False)
-        elif kind == FEED:
-            emit(item, 0, frame, it, self.feed_values[item.feed_index], False)
-            if item.control_edges:
-                self._emit_control(item, frame, it, False)
-        c = it.outstanding_ops - 1
-        it.outstanding_ops = c
-        if c == 0 and it.outstanding_frame_count == 0:
-            self._cleanup(frame, it.iter_id)
 
     def _finish_normal(self, tagged, out) -> None:
         item, frame, it, dead = tagged
@@ -308,6 +339,14 @@ class ExecutorState:
                 pending[lid] = p
                 if dead:
                     dead_count[lid] += 1
+                    if p == 0 and dst.kind == EXIT and self.trace is None:
+                        # A dead Exit only notes itself in its frame's dead exits (sent on if
+                        # the frame ends dead), so it runs right here instead of being queued.
+                        # Traced runs queue it, to record its step.
+                        self.stats.nodes += 1
+                        if it.iter_id == frame.iteration_count:
+                            frame.dead_exits.append(dst)
+                        continue
                 else:
                     inputs[pos] = value
                 if p == 0:
@@ -437,6 +476,12 @@ class ExecutorState:
             self._cleanup(parent, pit.iter_id)
 
     # -- tracing ----------------------------------------------------------------
+    def _trace_run(self, tagged) -> None:
+        item, frame, it, dead = tagged
+        self.step += 1
+        self._trace("run", step=self.step, node=item.name, type=item.op.type if item.op else "Feed",
+                    frame=frame.tag(it.iter_id), iteration=it.iter_id, dead=dead)
+
     def _trace(self, event: str, **info) -> None:
         if self.trace is not None:
             info["event"] = event
