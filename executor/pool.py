@@ -45,3 +45,18 @@ class WorkerPool:
             for _ in self._threads:
                 self._tasks.put(None)
             self._threads = []
+
+
+_shared: dict[int, WorkerPool] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_pool(num_threads: int) -> WorkerPool:
+    """One pool per thread count for the whole process: every Session (and so every traced
+    function) shares it, so tracing many functions does not pile up idle threads. Each
+    run keeps its own completion queue, so runs never see each other's results."""
+    with _shared_lock:
+        pool = _shared.get(num_threads)
+        if pool is None:
+            pool = _shared[num_threads] = WorkerPool(num_threads)
+        return pool

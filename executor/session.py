@@ -12,7 +12,7 @@ from graphcore.graph import Graph, Operation, Tensor
 
 from .executor import _NO_VALUE, ExecutorState
 from .plan import ExecutionPlan
-from .pool import WorkerPool
+from .pool import shared_pool
 
 
 # What stateful kernels see: variable values and their lock. One process-wide default
@@ -39,7 +39,7 @@ class Session:
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
         self.num_threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
-        self._pool = WorkerPool(self.num_threads) if self.num_threads > 1 else None
+        self._pool = shared_pool(self.num_threads) if self.num_threads > 1 else None
         self._plans: dict = {}
         self._plans_lock = threading.Lock()
         self.runtime = runtime if runtime is not None else default_runtime()
@@ -81,8 +81,7 @@ class Session:
         return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
+        """Nothing to release: worker threads belong to the process-wide pool."""
 
     def __enter__(self):
         return self

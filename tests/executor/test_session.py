@@ -262,3 +262,19 @@ def test_loop_variables_computed_from_invariants_alone_let_the_loop_end(capfd):
     assert s.run(r, {n: 3, x: 1.5}) == [3, 1.5, 3.0, 5]
     assert s.run(r, {n: 0, x: 1.5}) == [0, 0.0, 0.0, 0]
     assert capfd.readouterr().out == "invariant 1.5\n" * 3
+
+
+def test_sessions_share_one_worker_pool():
+    import threading as _threading
+
+    g = gc.Graph()
+    with g.as_default():
+        a = gc.placeholder(gc.float64, [None, None], name="a")
+        c = gc.matmul(a, a)
+    big = np.ones((150, 150))
+    before = _threading.active_count()
+    for _ in range(5):
+        s = Session(g, num_threads=2)
+        assert s.run(c, {a: big})[0, 0] == 150.0
+        assert s.last_stats.async_ops == 1
+    assert _threading.active_count() <= max(before, 1) + 2
