@@ -7,7 +7,8 @@ Checked, in this order:
   - the number of inputs fits the op's shape rule, and re-running the rule gives the
     recorded output count and dtypes (and shapes compatible with the recorded ones);
   - Merge inputs share one dtype; Switch and LoopCond predicates are scalar bools;
-  - every Enter has a frame_name; no Exit runs in the root frame;
+  - every Enter has a frame_name; no Exit runs in the root frame, and an Exit reads the
+    false output of a Switch;
   - the only cycles go through a NextIteration into a Merge;
   - frames, computed from the edges as the executor does (an Enter's consumers are in
     its frame, an Exit's in the parent frame): an op's inputs all come from one frame,
@@ -239,11 +240,16 @@ def static_frames(ops) -> tuple[dict, dict, list]:
             parent.setdefault(f, here)
             frame[id(op)] = f
         elif op.type == "Exit":
+            src = op.inputs[0] if op.inputs else None
             if here == "":
                 problems.append(f"{_where(op)}: is in the root frame, so there is no loop to exit; an Exit must "
                                 "read a Switch of a while loop")
                 frame[id(op)] = ""
             else:
+                if src is not None and (src.op.type != "Switch" or src.value_index != 0):
+                    # only the false output of the loop's Switch is live exactly once, when the loop ends
+                    problems.append(f"{_where(op)}: reads {src.name}, not the false output of a Switch; an Exit "
+                                    "must read output 0 of the loop's Switch, else it leaves the loop every iteration")
                 frame[id(op)] = parent.get(here, "")
         else:
             frame[id(op)] = here

@@ -189,3 +189,13 @@ def test_constant_array_graph_is_valid():
     with g.as_default():
         gc.reduce_sum(gc.constant(np.ones((2, 3))) * 2.0)
     g.validate()
+
+
+def test_an_exit_must_read_the_false_output_of_a_switch():
+    g = gc.Graph()
+    with g.as_default():
+        r = gc.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
+        merge = next(op for op in g.operations if op.type == "Merge")
+        g._update_input(r.op, 0, merge.outputs[0])
+    with pytest.raises(gc.GraphError, match="not the false output of a Switch"):
+        g.validate()
