@@ -153,11 +153,13 @@ class ConcreteFunction:
                 self._session = Session(self.graph)
             return self._session
 
-    def _run_flat(self, input_values: list):
+    def _run_flat(self, input_values: list, trace: list | None = None):
         feeds = dict(zip(self.inputs, input_values))
         fetches = list(self._fetches) + ([self._token] if self._token is not None else [])
+        # a traced run is on one thread, so the steps it records are reproducible
+        session = self.session if trace is None else Session(self.graph, num_threads=1)
         try:
-            values = self.session.run(fetches, feed_dict=feeds) if fetches else []
+            values = session.run(fetches, feed_dict=feeds, trace=trace) if fetches else []
         except gc.InvalidArgumentError as e:
             _raise_undefined_read(e)
             raise
@@ -243,6 +245,12 @@ class Function:
             return self._callable()(*args, **kwargs)  # called while tracing: inline it
         concrete, inputs = self._concrete(args, kwargs, record=True)
         return concrete._run_flat(inputs)
+
+    def traced_call(self, *args, trace: list, **kwargs):
+        """Call the function as usual, on one thread, appending every executor step and
+        frame event to `trace` (what `autograph trace` prints)."""
+        concrete, inputs = self._concrete(args, kwargs, record=False)
+        return concrete._run_flat(inputs, trace=trace)
 
     def get_concrete_function(self, *args, **kwargs) -> ConcreteFunction:
         """The traced graph for these arguments (traced now if needed)."""

@@ -181,37 +181,14 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
     """The executor's run, step by step (one thread, so it is reproducible)."""
-    import graphcore as gc  # noqa: PLC0415
-    from executor import Session  # noqa: PLC0415
-
     target, values = _target_and_args(spec, args, dtype, static)
-    cf = target.function.get_concrete_function(*values)
-    graph_inputs = [v for v in _flat(values) if _is_graph_input(v)]
-    outputs = [t for t in _flat(cf.structured_outputs) if isinstance(t, gc.Tensor)]
-    token = getattr(cf, "_token", None)  # the effects chain (prints) must run too
-    fetches = outputs + ([token] if token is not None else [])
     events: list[dict] = []
-    with Session(cf.graph, num_threads=1) as sess:
-        result = sess.run(fetches, dict(zip(cf.inputs, graph_inputs)), trace=events)
-    result = result[:len(outputs)]
+    result = target.function.traced_call(*values, trace=events)
+    n_ops = len(target.function.get_concrete_function(*values).graph)
     typer.echo(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
-               f"{len(cf.graph)} ops, num_threads=1")
+               f"{n_ops} ops, num_threads=1")
     typer.echo(format_trace(events, show_pending=pending), nl=False)
-    typer.echo(f"result: {format_value(result[0] if len(result) == 1 else tuple(result))}")
-
-
-def _flat(v) -> list:
-    if isinstance(v, (list, tuple)):
-        return [x for e in v for x in _flat(e)]
-    if isinstance(v, dict):
-        return [x for k in v for x in _flat(v[k])]
-    return [v]
-
-
-def _is_graph_input(v) -> bool:
-    import numpy as np  # noqa: PLC0415
-
-    return isinstance(v, (np.ndarray, np.generic))
+    typer.echo(f"result: {format_value(result)}")
 
 
 # -- grad ------------------------------------------------------------------------------------
