@@ -25,7 +25,7 @@ import graphcore as gc
 from executor import Session
 
 from .errors import UndefinedValueError
-from .operators import effects, maybe_defined
+from .operators import effects, exceptions, maybe_defined
 from .pyct import loader
 from .transpiler import convert
 
@@ -162,6 +162,7 @@ class ConcreteFunction:
             values = session.run(fetches, feed_dict=feeds, trace=trace) if fetches else []
         except gc.InvalidArgumentError as e:
             _raise_undefined_read(e)
+            exceptions.reraise_staged(e)
             raise
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)

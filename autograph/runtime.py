@@ -5,11 +5,11 @@ from .conversion import converted_call
 from .operators.comprehensions import comprehension_iter, comprehension_test
 from .operators.conditionals import if_exp, if_stmt
 from .operators.data_structures import contents, list_append, set_contents
-from .operators.exceptions import assert_stmt
+from .operators.exceptions import assert_stmt, raise_stmt
 from .operators.loops import for_stmt, while_stmt
 from .operators.logical import and_, compare_chain, not_, or_
 from .operators.variables import Undefined, UndefinedReturnValue, ld, retval
 
 __all__ = ["converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
-           "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "and_", "compare_chain", "not_",
+           "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_", "compare_chain", "not_",
            "or_", "Undefined", "UndefinedReturnValue", "ld", "retval"]

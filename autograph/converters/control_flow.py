@@ -76,6 +76,22 @@ class ControlFlowTransformer(Converter):
                 out += templates.replace(f"{n} = ag__.Undefined({n!r}, {self.lineno(node)})")
         return out
 
+    def _body_locals(self, node, body: list, names: list[str]) -> list:
+        """A variable that a loop body assigns but that is not loop state is a local of
+        the body function. When a statement nested in the body (an if or loop, now a
+        function with `nonlocal`) assigns it before the body itself does, bind it first,
+        so that the `nonlocal` finds it. (Its value from an earlier iteration is never
+        read, or liveness would have made it loop state.)"""
+        bound, needed = set(names), []
+        for stmt in body:
+            if isinstance(stmt, gast.FunctionDef):
+                for inner in stmt.body:
+                    if isinstance(inner, gast.Nonlocal):
+                        needed += [n for n in inner.names if n not in bound and n not in needed]
+            elif isinstance(stmt, gast.Assign):
+                bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
+        return [s for n in needed for s in templates.replace(f"{n} = ag__.Undefined({n!r}, {self.lineno(node)})")]
+
     def _ordered(self, node, modified, extra_live=frozenset()) -> tuple[list[str], int]:
         live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
         live_in = anno.getanno(node, anno.LIVE_IN, frozenset()) | extra_live
@@ -108,7 +124,7 @@ class ControlFlowTransformer(Converter):
         names, nouts = self._ordered(node, body_scope.modified)
         code, get_state, set_state = self._state_functions(names)
         body, test = self.ctx.namer.new("loop_body"), self.ctx.namer.new("loop_test")
-        code += self._function(body, node.body, names)
+        code += self._function(body, self._body_locals(node, node.body, names) + node.body, names)
         code += templates.replace("def loop_test():\n    return test_expr\n", loop_test=test, test_expr=node.test)
         code += templates.replace(
             "ag__.while_stmt(loop_test, loop_body, get_state, set_state, names, nouts, line)",
@@ -129,6 +145,7 @@ class ControlFlowTransformer(Converter):
         code, get_state, set_state = self._state_functions(names)
         body, itr = self.ctx.namer.new("loop_body"), self.ctx.namer.new("itr")
         body_stmts = templates.replace("target = itr", target=node.target, itr=itr) + node.body
+        body_stmts = self._body_locals(node, body_stmts, names) + body_stmts
         code += self._function(body, body_stmts, names, args=[itr])
         extra_name = templates.const(None)
         if extra is not None:

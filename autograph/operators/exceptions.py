@@ -1,21 +1,76 @@
-"""`assert`: Python's assert on Python values, an Assert op (sequenced like print) on tensors."""
+"""`assert` and `raise`: Python's own on Python values; on a graph path, an op that
+fails the run when (and only when) it executes, and `@function` re-raises the user's
+exception (AssertionError, or the raised one) rather than the executor's error.
+
+`raise` inside an `if` / loop on a tensor cannot run while tracing (both branches are
+traced); converted code calls `raise_stmt` there, which stages a failing Assert in the
+branch and records which exception it stands for.
+"""
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Callable
+
+import numpy as np
 
 import graphcore as gc
 
 from . import effects
 from .staging import is_tensor
 
+_lock = threading.Lock()
+# graph -> {op name: the exception to raise when that op fails}
+_staged: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_NO_CAUSE = object()
+
+
+def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
+    g = test.graph if is_tensor(test) else gc.get_default_graph()
+    with g.control_dependencies(effects.dependencies()):
+        op = gc.Assert(test, [], message=message)
+    effects.record(op)
+    with _lock:
+        _staged.setdefault(g, {})[op.name] = exc
+    return op
+
 
 def assert_stmt(test, message: Callable):
     if not is_tensor(test):
         assert test, message()
         return None
-    g = test.graph
     msg = message()
-    with g.control_dependencies(effects.dependencies()):
-        op = gc.Assert(test, [], message=str(msg))
-    effects.record(op)
-    return op
+    return _stage_failure(test, str(msg), AssertionError(msg))
+
+
+def raise_stmt(exc, cause=_NO_CAUSE):
+    """`raise exc [from cause]`. Raises now, unless a graph cond branch or loop body is
+    being traced: then the raise is staged to happen if this path runs."""
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        exc = exc()
+    if cause is not _NO_CAUSE:
+        exc.__cause__ = cause() if isinstance(cause, type) else cause
+    g = gc.get_default_graph()
+    if g is None or g.control_flow_context is None:
+        raise exc
+    _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
+
+
+def reraise_staged(error: gc.InvalidArgumentError) -> None:
+    """If `error` is a staged assert or raise failing, raise the user's exception."""
+    op = error.op
+    if op is None:
+        return
+    with _lock:
+        exc = _staged.get(op.graph, {}).get(op.name)
+    if exc is None:
+        return
+    try:
+        fresh = type(exc)(*exc.args)
+    except Exception:  # noqa: BLE001 (an exception class with another constructor: raise the original)
+        fresh = exc
+    fresh.__cause__ = exc.__cause__ if exc.__cause__ is not None else error
+    where = getattr(op, "source", None)
+    if where is not None:
+        fresh.add_note(f"  raised by the graph at {where}")
+    raise fresh.with_traceback(None)

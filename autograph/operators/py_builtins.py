@@ -64,10 +64,11 @@ def isinstance_(obj, classinfo):
 
 
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
-    """A Print op when any value is a tensor (runs when the graph runs, in program
-    order); Python's print otherwise."""
+    """While tracing, a Print op: it prints when the graph runs, on every call, in
+    program order (a print of Python values only, run at trace time, would print once,
+    and in both branches of an `if` on a tensor). Python's print otherwise."""
     g = gc.get_default_graph()
-    if g is None or not builtins.any(is_tensor(v) for v in values):
+    if g is None or file is not None:
         return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
     with g.control_dependencies(effects.dependencies()):
         op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n")

@@ -81,10 +81,11 @@ def failing_assert(x):
 def test_runtime_failure_points_at_user_line():
     f = function(failing_assert)
     assert f(np.int64(3)) == 3
-    with pytest.raises(gc.ExecutionError) as e:
+    with pytest.raises(AssertionError) as e:  # the exception Python raises, at the user's line
         f(np.int64(30))
     line = failing_assert.__code__.co_firstlineno + 1
-    assert f"test_errors.py:{line}" in str(e.value)
+    assert f"test_errors.py:{line}" in "".join(e.value.__notes__)
+    assert isinstance(e.value.__cause__, gc.ExecutionError)
 
 
 def test_source_not_found():
