@@ -136,12 +136,15 @@ def _definition_location(fn):
 class ConcreteFunction:
     """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
 
-    def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str):
+    def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
+                 returned=None):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
         self._fetches = fetches
         self._token = token
+        # a bool tensor, false in a run where the function fell off its end (result None)
+        self._returned = returned
         self.name = name
         self._session: Session | None = None
         self._lock = threading.Lock()
@@ -155,7 +158,8 @@ class ConcreteFunction:
 
     def _run_flat(self, input_values: list, trace: list | None = None):
         feeds = dict(zip(self.inputs, input_values))
-        fetches = list(self._fetches) + ([self._token] if self._token is not None else [])
+        extra = [t for t in (self._token, self._returned) if t is not None]
+        fetches = list(self._fetches) + extra
         # a traced run is on one thread, so the steps it records are reproducible
         session = self.session if trace is None else Session(self.graph, num_threads=1)
         try:
@@ -164,6 +168,8 @@ class ConcreteFunction:
             _raise_undefined_read(e)
             exceptions.reraise_staged(e)
             raise
+        if self._returned is not None and not bool(values[-1]):
+            return None
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)
         it = iter(values)
@@ -336,7 +342,9 @@ class Function:
             flat_out = _flatten(out)
             fetches = [v for v in flat_out if isinstance(v, gc.Tensor)]
             token = chain.token if chain.effects else None
-        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__)
+            marks = [maybe_defined.lookup(t) for t in fetches]
+            returned = next((m.flag for m in marks if m is not None and m.is_return), None)
+        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned)
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())

@@ -72,7 +72,8 @@ class ReturnTransformer(GuardingTransformer):
         self.stack.pop()
         head = templates.replace("flag = False\nvalue = ag__.UndefinedReturnValue()", flag=st.flag,
                                  value=st.value)
-        tail = templates.replace("return ag__.retval(value)", value=st.value)
+        tail = templates.replace(f"return ag__.retval(value, flag, {node.name!r}, {self.lineno(node)})",
+                                 value=st.value, flag=st.flag)
         node.body = self.mark(head, node) + body + self.mark(tail, node.body[-1])
         return node
 

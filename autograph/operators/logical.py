@@ -8,7 +8,9 @@ from typing import Callable
 import graphcore as gc
 
 from .conditionals import if_exp
-from .staging import is_tensor
+from graphcore.errors import StagingError
+
+from .staging import is_tensor, location
 
 
 def _as_bool(x):
@@ -16,12 +18,13 @@ def _as_bool(x):
 
 
 def and_(*thunks: Callable):
-    """`a and b and ...` with each operand a thunk."""
+    """`a and b and ...` with each operand a thunk: the first false operand, else the
+    last, as in Python (a graph cond once an operand is a tensor)."""
     v = thunks[0]()
     for i, f in enumerate(thunks[1:], 1):
         if is_tensor(v):
-            rest = thunks[i:]
-            return if_exp(_as_bool(v), lambda: _to_bool(and_(*rest)), lambda: False)
+            rest, first = thunks[i:], v
+            return _select(v, lambda: and_(*rest), lambda: first, "and")
         if not v:
             return v
         v = f()
@@ -29,20 +32,29 @@ def and_(*thunks: Callable):
 
 
 def or_(*thunks: Callable):
-    """`a or b or ...` with each operand a thunk."""
+    """`a or b or ...` with each operand a thunk: the first true operand, else the last."""
     v = thunks[0]()
     for i, f in enumerate(thunks[1:], 1):
         if is_tensor(v):
-            rest = thunks[i:]
-            return if_exp(_as_bool(v), lambda: True, lambda: _to_bool(or_(*rest)))
+            rest, first = thunks[i:], v
+            return _select(v, lambda: first, lambda: or_(*rest), "or")
         if v:
             return v
         v = f()
     return v
 
 
-def _to_bool(v):
-    return _as_bool(v) if is_tensor(v) else bool(v)
+def _select(v, if_true: Callable, if_false: Callable, keyword: str):
+    """The operand Python's `and` / `or` gives, chosen by a graph cond on `v`. Operands
+    that cannot be one graph value (a bool and a number) are refused, never turned into
+    a bool."""
+    try:
+        return if_exp(_as_bool(v), if_true, if_false)
+    except StagingError as e:
+        raise StagingError(
+            f"{location(0)}: `{keyword}` on a tensor gives one of its operands, and these cannot be one graph "
+            f"value ({str(e).split(': ', 1)[-1].split(';')[0]}); compare explicitly (e.g. `(a != 0) {keyword} "
+            f"(b != 0)`) or give both operands one dtype.") from None
 
 
 def not_(x):

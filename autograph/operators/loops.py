@@ -27,7 +27,7 @@ from . import effects, maybe_defined
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
-from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor,
+from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
                       join_dtypes, location, natural_dtype, rollback, same_python_value, to_tensor, zeros)
 from .state import FlatState, check_item_targets, is_container
 from .variables import Undefined, is_undefined
@@ -218,7 +218,7 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
         state = _open_containers(get_state, set_state, names, init, after, line)
         plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
         use_token = can_chain and n_effects > 0
-    for _ in range(3 + len(plan)):
+    for _ in range(3 + 3 * len(plan)):
         mark = checkpoint()
         loop = _Loop(test, body, state, plan, use_token, line)
         try:
@@ -228,9 +228,12 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
             set_state(init)  # the failed build left the variables bound to rolled-back tensors
             if r.plan is None:
                 use_token = True
-            else:  # a tensor the dry run left alone changes in the real body
+            elif r.plan[0] == "promote":  # a tensor the dry run left alone changes in the real body
                 i = r.plan[1]
                 plan[i] = ("t", plan[i][1].dtype, None, False)
+            else:  # the real body gives a variable another dtype, or defines it, unlike the dry run
+                _, i, dtype, flagged, *fill = r.plan
+                plan[i] = ("t", dtype, fill[0] if fill else plan[i][2] if plan[i][0] == "t" else None, flagged)
             continue
         break
     else:  # pragma: no cover
@@ -294,7 +297,10 @@ class _Loop:
         return tuple(out)
 
     def _next(self, after) -> list:
-        """The loop variables' next values from the state after the body."""
+        """The loop variables' next values from the state after the body. The plan came
+        from a dry run on the values before the loop, where a test on a Python number may
+        have taken a path the real body (on loop variables) does not: a value the real
+        body gives that the plan did not expect replans the loop (`Replan`)."""
         new, flags = [], []
         for i, (name, entry, v) in enumerate(zip(self.state.names, self.plan, after)):
             kind = entry[0]
@@ -302,6 +308,10 @@ class _Loop:
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
                 if is_tensor(v) and v.dtype != entry[1] and v.dtype.is_numeric:
+                    start = self.init[i]
+                    if is_weak(start) or is_undefined(start):  # a Python number before the loop: retype it
+                        raise Replan(("retype", i, join_dtypes(name, start, v, "before the loop", "after an "
+                                                               "iteration", self.line), entry[3]))
                     raise StagingError(
                         f"{location(self.line)}: '{name}' is {entry[1]} before the loop but {v.dtype} after an "
                         "iteration; a loop variable must keep one dtype. Cast it (graphcore.cast).")
@@ -310,9 +320,18 @@ class _Loop:
                     flags.append(maybe_defined.flag_of(v))
             elif kind == "list":
                 new.append(v)
+            elif kind == "undef" and not is_undefined(v):
+                if not (is_tensor(v) or is_number(v)):
+                    raise StagingError(
+                        f"{location(self.line)}: '{name}' is undefined before the loop and {describe(v)} after an "
+                        "iteration of a loop on a tensor; define it before the loop.")
+                raise Replan(("retype", i, natural_dtype(v), not is_special(name), fill_dims(v)))
             elif kind == "py" and is_tensor(entry[1]) and v is not entry[1]:
                 raise Replan(("promote", i))
             elif kind == "py" and not same_python_value(v, entry[1]):
+                if (is_tensor(v) or is_number(v)) and is_number(entry[1]):
+                    dtype = join_dtypes(name, entry[1], v, "before the loop", "after an iteration", self.line)
+                    raise Replan(("retype", i, dtype, maybe_defined.needs_flag(v)))
                 raise StagingError(f"{location(self.line)}: '{name}' is {describe(entry[1])} that changes inside a "
                                    "loop on a tensor; only tensors, Python numbers and containers of them can "
                                    "change in a graph loop.")
@@ -320,7 +339,7 @@ class _Loop:
 
     def build(self) -> None:
         state = self.state
-        init = state.get()
+        init = self.init = state.get()
         loop_init, var_names = self._initial(init)
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None

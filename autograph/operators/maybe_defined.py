@@ -40,6 +40,7 @@ class MaybeDefined:
     flag: gc.Tensor
     name: str
     line: int
+    is_return: bool = False  # a function's result, None where the flag is false
 
 
 _lock = threading.Lock()
@@ -47,10 +48,10 @@ _lock = threading.Lock()
 _registry: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
 
 
-def mark(value, flag, name: str, line: int):
+def mark(value, flag, name: str, line: int, is_return: bool = False):
     """Record that `value` (a tensor) is defined only when `flag` is true. Returns it."""
     with _lock:
-        _registry.setdefault(value.graph, {})[id(value)] = (value, MaybeDefined(flag, name, line))
+        _registry.setdefault(value.graph, {})[id(value)] = (value, MaybeDefined(flag, name, line, is_return))
     return value
 
 
@@ -101,3 +102,32 @@ def guard(value):
     effects.record(check)
     with g.control_dependencies([check]):
         return gc.identity(value)
+
+
+def retval(value, returned=True, fn_name: str = "the function", line: int = 0):
+    """A function's result: None when no `return` ran. When whether one ran is known only
+    at run time (`returned` is a tensor: a path through an `if` or loop on a tensor falls
+    off the end), each tensor of the result is marked as defined only where `returned`
+    is true: `@function` gives None for such a run, and a caller that uses the result
+    fails at run time naming it (Python would use None)."""
+    if isinstance(value, UndefinedReturnValue):
+        return None
+    if isinstance(returned, gc.Tensor) and not _statically_true(returned):
+        for leaf in _tensor_leaves(value):
+            mark(leaf, returned, f"the value returned by {fn_name}", line, is_return=True)
+    return value
+
+
+def _statically_true(flag) -> bool:
+    value = constant_value(flag)
+    return value is not None and bool(np.all(value))
+
+
+def _tensor_leaves(value) -> list:
+    if isinstance(value, gc.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensor_leaves(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensor_leaves(v)]
+    return []

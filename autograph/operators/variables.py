@@ -65,15 +65,8 @@ def ld(value):
     return guard(value)
 
 
-def retval(value):
-    """The function's result: None when no `return` ran."""
-    if isinstance(value, UndefinedReturnValue):
-        return None
-    return value
-
-
 def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, UndefinedReturnValue))
 
 
-__all__ = ["Undefined", "UndefinedReturnValue", "ld", "retval", "is_undefined"]
+__all__ = ["Undefined", "UndefinedReturnValue", "ld", "is_undefined"]
