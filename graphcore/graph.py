@@ -26,7 +26,7 @@ class Tensor:
     `@autograph.function`, which converts `if`/`while` for you.
     """
 
-    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "__weakref__")
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_consumers", "weak", "__weakref__")
 
     # numpy must defer to our operators (ndarray + Tensor -> Tensor.__radd__)
     __array_priority__ = 100
@@ -38,6 +38,9 @@ class Tensor:
         self.dtype = dtype
         self._shape = shape
         self._consumers: list[Operation] = []
+        # weakly typed (JAX's weak_type): computed from Python numbers only, so it takes the
+        # dtype of a strongly typed tensor it meets, as the Python numbers would have
+        self.weak = False
 
     @property
     def graph(self) -> "Graph":

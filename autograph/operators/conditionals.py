@@ -24,8 +24,9 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from . import effects, maybe_defined
-from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
-                      join_dtypes, location, natural_dtype, rollback, same_python_value, to_tensor, zeros)
+from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
+                      is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value,
+                      to_tensor, zeros)
 from .state import FlatState
 from .variables import Undefined, is_undefined
 
@@ -117,6 +118,7 @@ class _Branches:
         self.effects = 0
         self.true_vals: list = []
         self.provisional: list = []
+        self.weak: list = []  # per branch traced: which outputs are weak (or unassigned) there
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():
@@ -125,11 +127,12 @@ class _Branches:
             with effects.chain_scope(token) as chain:
                 fn()
             vals = list(self.state.get())[:self.state.nouts]
+            self.weak.append([is_weak(v) or is_undefined(v) for v in vals])
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
                 self.true_vals = vals
-                self.provisional = [gc.constant(v) if is_weak(v) else v for v in vals]
+                self.provisional = [gc.constant(v) if is_python_number(v) else v for v in vals]
                 return self.provisional + tail
             if self.plan is None:
                 learnt = self.state.learn(self.true_vals, vals)
@@ -171,6 +174,8 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     plan = branches.plan
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     n_values = sum(1 for e in plan if e[0] == "t")
+    weak = [all(w) for w in zip(*branches.weak)]
+    mark_weak(outs[:n_values], [w for w, e in zip(weak, plan) if e[0] == "t"])
     flags = iter(outs[n_values:])
     values = iter(outs[:n_values])
     result = []

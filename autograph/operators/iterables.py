@@ -53,7 +53,10 @@ class TensorRange(GraphIterable):
         return gc.maximum((limit - start + delta - gc.sign(delta)) // delta, to_tensor(0, gc.int64))
 
     def item(self, k):
-        return self.start + k * self.delta
+        """Python's range yields Python ints: weakly typed (`x + i` keeps x's dtype)."""
+        out = self.start + k * self.delta
+        out.weak = True
+        return out
 
 
 class TensorEnumerate(GraphIterable):
@@ -66,7 +69,9 @@ class TensorEnumerate(GraphIterable):
         return self.inner.length()
 
     def item(self, k):
-        return (k + self.start, self.inner.item(k))
+        index = k + self.start
+        index.weak = True  # a Python int, as enumerate gives
+        return (index, self.inner.item(k))
 
 
 class TensorZip(GraphIterable):

@@ -28,7 +28,8 @@ from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
-                      join_dtypes, location, natural_dtype, rollback, same_python_value, to_tensor, zeros)
+                      join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value, to_tensor,
+                      zeros)
 from .state import FlatState, check_item_targets, is_container
 from .variables import Undefined, is_undefined
 
@@ -218,9 +219,10 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
         state = _open_containers(get_state, set_state, names, init, after, line)
         plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
         use_token = can_chain and n_effects > 0
+    strong: set[int] = set()  # variables weak before the loop that the body makes strongly typed
     for _ in range(3 + 3 * len(plan)):
         mark = checkpoint()
-        loop = _Loop(test, body, state, plan, use_token, line)
+        loop = _Loop(test, body, state, plan, use_token, line, strong)
         try:
             loop.build()
         except Replan as r:
@@ -228,6 +230,8 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
             set_state(init)  # the failed build left the variables bound to rolled-back tensors
             if r.plan is None:
                 use_token = True
+            elif r.plan[0] == "strong":
+                strong.add(r.plan[1])
             elif r.plan[0] == "promote":  # a tensor the dry run left alone changes in the real body
                 i = r.plan[1]
                 plan[i] = ("t", plan[i][1].dtype, None, False)
@@ -248,8 +252,10 @@ class _Loop:
     """Builds one graph while loop for a plan: loop variables are the planned values, then
     the defined flags, then the effect token (if any)."""
 
-    def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int):
+    def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int, strong: set[int]):
         self.test, self.body, self.state, self.plan = test, body, state, plan
+        self.strong = strong
+        self.weak: set[int] = set()  # loop variables weak before the loop, kept weak by the body
         self.use_token, self.line = use_token, line
         self.carried = [i for i, e in enumerate(plan) if e[0] in ("t", "list")]
         self.flagged = [i for i, e in enumerate(plan) if e[0] == "t" and e[3]]
@@ -283,6 +289,7 @@ class _Loop:
 
     def _assemble(self, vals) -> tuple:
         """The state (flat) for loop variable values `vals`."""
+        mark_weak([vals[k] for k, i in enumerate(self.carried) if i in self.weak], [True] * len(self.weak))
         out = []
         slot = {i: k for k, i in enumerate(self.carried)}
         flag = {i: len(self.carried) + k for k, i in enumerate(self.flagged)}
@@ -315,6 +322,8 @@ class _Loop:
                     raise StagingError(
                         f"{location(self.line)}: '{name}' is {entry[1]} before the loop but {v.dtype} after an "
                         "iteration; a loop variable must keep one dtype. Cast it (graphcore.cast).")
+                if i in self.weak and not is_weak(v):
+                    raise Replan(("strong", i))
                 new.append(v if is_tensor(v) else to_tensor(v, entry[1]))
                 if entry[3]:
                     flags.append(maybe_defined.flag_of(v))
@@ -340,6 +349,7 @@ class _Loop:
     def build(self) -> None:
         state = self.state
         init = self.init = state.get()
+        self.weak = {i for i in self.carried if self.plan[i][0] == "t" and i not in self.strong and is_weak(init[i])}
         loop_init, var_names = self._initial(init)
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None
@@ -351,7 +361,9 @@ class _Loop:
 
         def body_fn(*vals):
             state.set(self._assemble(vals))
-            token = vals[len(self.carried) + len(self.flagged)] if self.use_token else None
+            # an Identity, so effects that depend on the token hang on its live output, not on
+            # the whole Switch (whose control edge also fires on the iteration that exits)
+            token = gc.identity(vals[len(self.carried) + len(self.flagged)]) if self.use_token else None
             with effects.chain_scope(token) as chain:
                 self.body()
             self.body_effects = chain.effects

@@ -9,6 +9,7 @@ import numpy as np
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
+from graphcore.ops._helpers import is_weak, promote
 
 from .variables import Undefined, UndefinedReturnValue
 
@@ -21,8 +22,7 @@ def is_number(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (np.ndarray,))
 
 
-def is_weak(x) -> bool:
-    """Python numbers are weakly typed: they take the dtype of the tensors they meet."""
+def is_python_number(x) -> bool:
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
@@ -40,22 +40,19 @@ def location(line: int) -> str:
 
 
 def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DType:
-    """The dtype two values of variable `name` share, by Python's rules for Python
-    numbers (int meets float -> float64) and strictly for tensors."""
+    """The dtype two values of variable `name` share. Weak values (Python numbers and
+    tensors computed from them only) take the other value's dtype (a float meeting an
+    integer gives float64), as they would in an operation; two weak values or two
+    numeric tensors promote (float over int, wider wins); bools mix with nothing."""
     da, db = natural_dtype(a), natural_dtype(b)
     if da == db:
         return da
     weak_a, weak_b = is_weak(a), is_weak(b)
-    if weak_a or weak_b:
-        if weak_a and weak_b:
-            return gc.as_dtype(np.result_type(type(a), type(b)))
-        strong, weak = (db, a) if weak_a else (da, b)
-        if isinstance(weak, bool) and not strong.is_bool:
-            pass
-        elif isinstance(weak, float) and strong.is_integer:
-            return gc.float64
-        elif not strong.is_bool:
-            return strong
+    if weak_a != weak_b and da.is_numeric and db.is_numeric:
+        weak, strong = (da, db) if weak_a else (db, da)
+        return gc.float64 if weak.is_floating and strong.is_integer else strong
+    if weak_a and weak_b and promote(da, db) is not None:
+        return promote(da, db)
     raise StagingError(
         f"{location(line)}: '{name}' is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
         f"across graph control flow. Cast one of them (e.g. with graphcore.cast).")
@@ -65,6 +62,13 @@ def to_tensor(value, dtype: gc.DType):
     if is_tensor(value):
         return value if value.dtype == dtype else gc.cast(value, dtype)
     return gc.constant(np.asarray(value, dtype=dtype.np_dtype), dtype=dtype)
+
+
+def mark_weak(tensors, weak) -> None:
+    """Outputs of a cond or loop whose values were weak on every path stay weak."""
+    for t, w in zip(tensors, weak):
+        if is_tensor(t):
+            t.weak = bool(w)
 
 
 def fill_dims(example) -> list[int]:

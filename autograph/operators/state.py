@@ -144,7 +144,8 @@ class FlatState:
 
     def learn(self, flat_a, flat_b) -> "FlatState | None":
         """A view that also opens up variables undefined on one side and a container on
-        the other (learnt from two flat states), or None if there are none."""
+        the other, or holding two different containers of one shape (learnt from two
+        flat states), or None if there are none."""
         templates, k, learnt = [], 0, False
         for t in self._templates:
             n = 1 if t is None else len(_leaves(t))
@@ -152,6 +153,9 @@ class FlatState:
                 other = flat_b[k] if is_undefined(flat_a[k]) else flat_a[k]
                 if is_container(other):
                     t, learnt = other, True
+            elif (t is None and k < len(flat_a) and is_container(flat_a[k]) and flat_a[k] is not flat_b[k]
+                  and same_structure(flat_a[k], flat_b[k])):  # e.g. `return x, 1` / `return -x, x + 2`
+                t, learnt = flat_a[k], True
             templates.append(t)
             k += n
         if not learnt:

@@ -13,6 +13,14 @@ def is_python_number(x) -> bool:
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
+def is_weak(x) -> bool:
+    """Weakly typed: a Python number (not a bool), or a tensor computed from them only
+    (`Tensor.weak`). A weak value takes the dtype of the strongly typed value it meets."""
+    if isinstance(x, Tensor):
+        return x.weak
+    return isinstance(x, (int, float)) and not isinstance(x, (bool, np.generic))
+
+
 def in_graph(*values) -> bool:
     return graph_of(values) is not None or get_default_graph() is not None
 
@@ -20,8 +28,9 @@ def in_graph(*values) -> bool:
 def weak_binary(op_name: str, x, y):
     """Make two operands of a binary op agree on a dtype the way numpy 2 does for Python
     numbers (they are weak: they take the tensor's dtype; a Python float next to an
-    integer tensor promotes it to float64), and refuse two tensors of different dtypes
-    with a message that says how to fix it. Returns (x, y) ready to build."""
+    integer tensor promotes it to float64; a weak tensor does the same), promote two
+    strongly typed numeric tensors (`promote`), and refuse bools and opaque values with
+    a message that says how to fix it. Returns (x, y) ready to build."""
     from .array_ops import cast, constant  # noqa: PLC0415
 
     tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
@@ -37,6 +46,10 @@ def weak_binary(op_name: str, x, y):
         if y.dtype.is_integer and isinstance(x, float):
             y = cast(y, dt.float64)
         x = _weak_to(x, y.dtype)
+    if x.dtype != y.dtype and x.weak != y.weak and x.dtype.is_numeric and y.dtype.is_numeric:
+        weak, strong = (x, y) if x.weak else (y, x)
+        to = dt.float64 if weak.dtype.is_floating and strong.dtype.is_integer else strong.dtype
+        x, y = (x if x.dtype == to else cast(x, to)), (y if y.dtype == to else cast(y, to))
     if x.dtype != y.dtype:
         common = promote(x.dtype, y.dtype)
         if common is None:

@@ -5,9 +5,10 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..errors import GraphError
+from ..graph import Tensor
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, broadcast
-from ._helpers import normalize_axis, reduced_shape, weak_binary
+from ._helpers import is_weak, normalize_axis, reduced_shape, weak_binary
 
 
 def _binary_rule(out_dtype=None):
@@ -476,25 +477,29 @@ argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel).not_diff
 
 # -- public functions with TensorFlow's names ---------------------------------
 
-def _binary_fn(op, name_):
+def _binary_fn(op, name_, arithmetic=False):
     def fn(x, y, name=None):
+        weak = arithmetic and is_weak(x) and is_weak(y)
         x, y = weak_binary(op.type, x, y)
-        return op(x, y, name=name)
+        out = op(x, y, name=name)
+        if weak and isinstance(out, Tensor):
+            out.weak = True
+        return out
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type} with numpy broadcasting (builds an op, or runs now on concrete values)."
     return fn
 
 
-add = _binary_fn(add_op, "add")
-subtract = _binary_fn(sub_op, "subtract")
-multiply = _binary_fn(mul_op, "multiply")
-divide = _binary_fn(realdiv_op, "divide")
+add = _binary_fn(add_op, "add", arithmetic=True)
+subtract = _binary_fn(sub_op, "subtract", arithmetic=True)
+multiply = _binary_fn(mul_op, "multiply", arithmetic=True)
+divide = _binary_fn(realdiv_op, "divide", arithmetic=True)
 truediv = divide
-floordiv = _binary_fn(floordiv_op, "floordiv")
-floormod = mod = _binary_fn(mod_op, "mod")
-pow = _binary_fn(pow_op, "pow")  # noqa: A001 (TensorFlow's name)
-maximum = _binary_fn(maximum_op, "maximum")
-minimum = _binary_fn(minimum_op, "minimum")
+floordiv = _binary_fn(floordiv_op, "floordiv", arithmetic=True)
+floormod = mod = _binary_fn(mod_op, "mod", arithmetic=True)
+pow = _binary_fn(pow_op, "pow", arithmetic=True)  # noqa: A001 (TensorFlow's name)
+maximum = _binary_fn(maximum_op, "maximum", arithmetic=True)
+minimum = _binary_fn(minimum_op, "minimum", arithmetic=True)
 less = _binary_fn(less_op, "less")
 less_equal = _binary_fn(less_equal_op, "less_equal")
 greater = _binary_fn(greater_op, "greater")

@@ -1,0 +1,115 @@
+"""Programs from the conformance issue (each once returned a different value, printed
+different lines or was refused); test_conformance runs each as Python and converted."""
+import numpy as np
+
+
+def first_over(limit):
+    k = 0
+    total = 0
+    while k < limit:
+        k += 2
+        total += k
+        if total > 10:
+            return total
+    return -1
+
+
+def echo_until(n):
+    j = 0
+    while j < n:
+        j += 1
+        if j == 4:
+            print("end", j)
+            break
+        print("j", j)
+    return j
+
+
+def raise_if_negative(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x + 1
+
+
+def raise_in_loop(n):
+    i = 0
+    s = 0
+    while i < n:
+        if i == 3:
+            raise KeyError("three")
+        s += i
+        i += 1
+    return s
+
+
+def assert_positive(x):
+    assert x > 0, "x must be positive"
+    return x * 2
+
+
+def or_operand(a, b):
+    return a or b
+
+
+def and_operand(a, b):
+    return a and b
+
+
+def falls_off(x):
+    if x > 0:
+        return x
+
+
+def falls_off_in_loop(n):
+    i = 0
+    while i < n:
+        i += 1
+        if i == 5:
+            return i * 10
+
+
+def body_local(n):
+    s = 0
+    for k in range(n):
+        if k % 2 == 0:
+            u = k
+        else:
+            u = -k
+        s += u
+    return s
+
+
+def mixed_tuple(a):
+    if a > 0:
+        return a, 1
+    else:
+        return -a, a + 2
+
+
+def weak_return(a):
+    if a > 0:
+        return 1
+    return a
+
+
+def weak_range(n):
+    x = np.int32(0)
+    for k in range(n):
+        x = x + k
+    return x
+
+
+def weak_counter(x32, n):
+    s = 0
+    for k in range(n):
+        s = s + k
+    return x32 + s
+
+
+def print_python_only(n):
+    s = 0
+    for i in range(n):
+        print("tick")
+        s += i
+    print("done")
+    return s

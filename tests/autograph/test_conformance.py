@@ -1,0 +1,88 @@
+"""Each program of conformance_programs, run as plain Python and through @function on
+the same arguments: the same value (and dtype kind), the same printed lines, the same
+exception type."""
+import numpy as np
+import pytest
+
+import conformance_programs as cp
+from autograph import function
+
+I64, I32, F64 = np.int64, np.int32, np.float64
+
+CASES = [
+    (cp.first_over, (I64(9),)), (cp.first_over, (I64(3),)), (cp.first_over, (I64(30),)),
+    (cp.echo_until, (I64(6),)), (cp.echo_until, (I64(2),)),
+    (cp.raise_if_negative, (I64(1),)), (cp.raise_if_negative, (I64(-1),)),
+    (cp.raise_in_loop, (I64(2),)), (cp.raise_in_loop, (I64(5),)),
+    (cp.assert_positive, (F64(2.0),)), (cp.assert_positive, (F64(-2.0),)),
+    (cp.or_operand, (I64(0), I64(5))), (cp.or_operand, (I64(3), I64(5))),
+    (cp.and_operand, (I64(2), I64(5))), (cp.and_operand, (I64(0), I64(5))),
+    (cp.falls_off, (I64(-1),)), (cp.falls_off, (I64(2),)),
+    (cp.falls_off_in_loop, (I64(3),)), (cp.falls_off_in_loop, (I64(8),)),
+    (cp.body_local, (I64(5),)), (cp.body_local, (I64(0),)),
+    (cp.mixed_tuple, (I64(3),)), (cp.mixed_tuple, (I64(-3),)),
+    (cp.weak_return, (I32(-3),)), (cp.weak_return, (I32(3),)),
+    (cp.weak_range, (I32(4),)), (cp.weak_counter, (I32(7), I64(4))),
+    (cp.print_python_only, (I64(3),)),
+]
+
+
+def _run(f, args, capfd):
+    try:
+        value, error = f(*args), None
+    except Exception as e:  # noqa: BLE001 (the exception is what is compared)
+        value, error = None, type(e)
+    return value, error, capfd.readouterr().out
+
+
+def _kind(v):
+    if isinstance(v, bool):
+        return "b"
+    if isinstance(v, int):
+        return "i"
+    if isinstance(v, float):
+        return "f"
+    return np.asarray(v).dtype.kind
+
+
+def assert_same(py, graph):
+    if isinstance(py, tuple):
+        assert isinstance(graph, tuple) and len(graph) == len(py)
+        for a, b in zip(py, graph):
+            assert_same(a, b)
+        return
+    if py is None:
+        assert graph is None
+        return
+    assert graph is not None and _kind(py) == _kind(graph)
+    assert np.asarray(py).dtype == np.asarray(graph).dtype or not isinstance(py, np.generic)
+    np.testing.assert_array_equal(np.asarray(graph), np.asarray(py))
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_converted_matches_python(f, args, capfd):
+    py_value, py_error, py_out = _run(f, args, capfd)
+    g_value, g_error, g_out = _run(function(f), args, capfd)
+    assert g_error == py_error
+    assert g_out == py_out
+    if py_error is None:
+        assert_same(py_value, g_value)
+
+
+def test_python_only_print_runs_on_every_call(capfd):
+    f = function(cp.print_python_only)
+    f(I64(2))
+    assert capfd.readouterr().out == "tick\ntick\ndone\n"
+    f(I64(1))
+    assert capfd.readouterr().out == "tick\ndone\n"
+
+
+def test_mixed_dtype_or_is_refused_clearly():
+    with pytest.raises(Exception, match="`or` on a tensor gives one of its operands"):
+        function(cp.or_operand)(I64(0) > 0, I64(5))
+
+
+def test_raise_keeps_the_users_line():
+    with pytest.raises(ValueError) as e:
+        function(cp.raise_if_negative)(I64(-4))
+    assert "conformance_programs.py" in "".join(getattr(e.value, "__notes__", []))
