@@ -12,14 +12,15 @@ import gast
 
 from . import analysis, runtime
 from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
-                         continue_statements, control_flow, lists, logical_expressions, return_statements, unsupported,
-                         variables)
+                         continue_statements, control_flow, lists, logical_expressions, match_statements,
+                         return_statements, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
 
 # The order matters; each comment says why a pass sits where it does.
 PASSES = [
+    match_statements,         # `match` is an if / elif chain to everything after
     unsupported,              # reject what cannot be converted before changing anything
     break_statements,         # lower jumps first: later passes only see structured loops
     continue_statements,      # before return, so a guarded `continue` does not hide a return

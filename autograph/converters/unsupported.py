@@ -8,6 +8,9 @@ What is rejected, and why:
   (or closure variable) would silently receive a graph tensor, or lose it.
 * `del x` of a name inside an if / while / for: the statement's state would lose a
   variable on one path only.
+* `:=` in a `while` test, in an operand of `and` / `or` or in a conditional expression:
+  those become functions (evaluated lazily, or again on every iteration), where the
+  name would be bound in the wrong scope.
 
 Supported on purpose (lowered like any other jump, so they behave as in Python):
 break / continue / return inside `try` / `except` / `finally` and `with` blocks, also in
@@ -87,7 +90,28 @@ class UnsupportedChecker(Converter):
         self.depth -= 1
         return node
 
-    visit_If = visit_While = visit_For = _control_flow
+    visit_If = visit_For = _control_flow
+
+    def _walrus_in(self, expr, where: str, advice: str):
+        for n in gast.walk(expr):
+            if isinstance(n, gast.NamedExpr):
+                name = getattr(n.target, "id", "?")
+                raise self.error(n, f"'{name} := ...' in {where} cannot be converted: that expression becomes a "
+                                    f"function of its own, so '{name}' would not be assigned. {advice}")
+
+    def visit_While(self, node):
+        self._walrus_in(node.test, "a while test",
+                        "Assign it before the loop and again at the end of the body, and test the variable.")
+        return self._control_flow(node)
+
+    def visit_BoolOp(self, node):
+        self._walrus_in(node, "an `and` / `or`", "Assign it in a statement of its own before the expression.")
+        return self.generic_visit(node)
+
+    def visit_IfExp(self, node):
+        self._walrus_in(node, "a conditional expression",
+                        "Assign it in a statement of its own before the expression.")
+        return self.generic_visit(node)
 
     def visit_Delete(self, node):
         if self.depth:

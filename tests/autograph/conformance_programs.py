@@ -113,3 +113,32 @@ def print_python_only(n):
         s += i
     print("done")
     return s
+
+
+def matcher(x, k):
+    match k:
+        case 1 | 2:
+            y = x + 1
+        case None:
+            y = x
+        case 5 if x > 0:
+            y = x * 10
+        case z if z > 7:
+            y = x - z
+        case _:
+            y = -x
+    return y
+
+
+def walrus_in_while(n):
+    i = 0
+    while (j := i * 2) < n:
+        i += 1
+    return i, j
+
+
+def destructure(p):
+    match p:
+        case (a, b):
+            return a + b
+    return p

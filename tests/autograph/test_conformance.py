@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import conformance_programs as cp
-from autograph import function
+from autograph import ConversionError, function
 
 I64, I32, F64 = np.int64, np.int32, np.float64
 
@@ -24,7 +24,7 @@ CASES = [
     (cp.weak_return, (I32(-3),)), (cp.weak_return, (I32(3),)),
     (cp.weak_range, (I32(4),)), (cp.weak_counter, (I32(7), I64(4))),
     (cp.print_python_only, (I64(3),)),
-]
+] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
 def _run(f, args, capfd):
@@ -86,3 +86,14 @@ def test_raise_keeps_the_users_line():
     with pytest.raises(ValueError) as e:
         function(cp.raise_if_negative)(I64(-4))
     assert "conformance_programs.py" in "".join(getattr(e.value, "__notes__", []))
+
+
+def test_walrus_in_while_test_is_refused_with_advice():
+    with pytest.raises(ConversionError, match="'j := ...' in a while test") as e:
+        function(cp.walrus_in_while)(I64(7))
+    assert e.value.lineno is not None
+
+
+def test_destructuring_case_is_refused():
+    with pytest.raises(ConversionError, match="cannot be converted"):
+        function(cp.destructure)(I64(1))
