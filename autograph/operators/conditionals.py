@@ -27,7 +27,8 @@ from . import effects, maybe_defined
 from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
                       is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value,
                       to_tensor, zeros)
-from .state import FlatState
+from .data_structures import copy_containers
+from .state import FlatState, ShapeChanged, adds_keys
 from .variables import Undefined, is_undefined
 
 
@@ -152,11 +153,23 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     raw_init = state.get_raw()
     init = tuple(state.get())
     plan, use_token = None, False
-    for _ in range(6):
+    reshaped: set[int] = set()
+    for _ in range(6 + 2 * len(init)):
         mark = checkpoint()
         branches = _Branches(state, init, plan, use_token, line)
         try:
             outs = gc.cond(cond, branches.trace(body, True), branches.trace(orelse, False))
+        except ShapeChanged as r:  # a dict gains keys: fine if the other branch adds them too
+            rollback(mark)
+            state.set_raw(raw_init)
+            template = state.templates[r.index]
+            if r.index in reshaped or not adds_keys(template, r.value):
+                raise StagingError(str(r)) from None
+            reshaped.add(r.index)
+            state = state.with_shape(r.index, copy_containers(r.value))
+            init = state.initial()
+            plan, use_token = None, False
+            continue
         except Replan as r:
             rollback(mark)
             if r.plan[0] == "state":  # open up containers one branch assigns: trace again

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from graphcore.errors import StagingError
 
 from .staging import describe, location
-from .variables import is_undefined
+from .variables import Undefined, is_undefined
 
 CONTENTS_SUFFIX = "[:]"
 
@@ -68,8 +68,9 @@ def _leaves(template) -> list:
 
 
 def _rebuild(template, leaves):
-    if isinstance(template, dict):
-        return {k: _rebuild(v, leaves) for k, v in template.items()}
+    if isinstance(template, dict):  # a key some path has not added yet stays absent
+        items = {k: _rebuild(v, leaves) for k, v in template.items()}
+        return {k: v for k, v in items.items() if not is_undefined(v)}
     if isinstance(template, (list, tuple)):
         items = [_rebuild(v, leaves) for v in template]
         if isinstance(template, tuple):
@@ -86,6 +87,21 @@ def check_item_targets(names, values, what: str, line: int) -> None:
                 f"{location(line)}: items of '{display_name(name)}' are assigned inside {_a(what)} on a tensor, "
                 f"but it is {describe(v)}; only Python lists and dicts can be updated item by item there. Build "
                 "a new value instead (e.g. collect the items in a list and gc.stack them).")
+
+
+class ShapeChanged(StagingError):
+    """A container variable changed shape inside a branch; `index` and `value` say which
+    and to what, so the if can try again with the new shape if every branch makes it."""
+
+    def __init__(self, message: str, index: int, value):
+        super().__init__(message)
+        self.index, self.value = index, value
+
+
+def adds_keys(template, value) -> bool:
+    """`value` is the dict `template` with keys added (the others keep their shape)."""
+    return (isinstance(template, dict) and isinstance(value, dict) and set(template) < set(value)
+            and all(same_structure(template[k], value[k]) for k in template))
 
 
 class FlatState:
@@ -107,6 +123,10 @@ class FlatState:
             if i < nouts:
                 self.nouts += len(leaf_names)
 
+    @property
+    def templates(self) -> list:
+        return list(self._templates)
+
     @classmethod
     def of_values(cls, get_state, set_state, names, nouts, what: str, line: int) -> "FlatState":
         """Opens up every container the variables hold now (and item snapshots, which
@@ -124,23 +144,38 @@ class FlatState:
     def set_raw(self, values) -> None:
         self._set(tuple(values))
 
-    def flatten(self, values) -> tuple:
-        """`values` (one per variable) as leaves; raises if a container changed shape."""
+    def flatten(self, values, missing_keys: bool = False) -> tuple:
+        """`values` (one per variable) as leaves; raises if a container changed shape.
+        With `missing_keys`, a dict may lack keys of its template (undefined leaves)."""
         out = []
-        for name, t, v in zip(self._names, self._templates, values):
+        for i, (name, t, v) in enumerate(zip(self._names, self._templates, values)):
             if t is None:
                 out.append(v)
                 continue
             if is_undefined(v):  # a return value set as a tuple on some path only
                 out += [v] * len(_leaves(t))
                 continue
+            if missing_keys and adds_keys(v, t):
+                out += [x for k, sub in t.items() for x in (_leaves(v[k]) if k in v else
+                                                             [Undefined(f"{name}[{k!r}]")] * len(_leaves(sub)))]
+                continue
             if not same_structure(t, v):
-                raise StagingError(
+                raise ShapeChanged(
                     f"{location(self.line)}: '{name}' is {_shape_of(t)} before the {self.what} but {_shape_of(v)} "
                     f"after it; a Python container must keep its length and keys inside {_a(self.what)} on a "
-                    "tensor (give it its final size before, or collect items with .append in a loop).")
+                    "tensor (give it its final size before, or collect items with .append in a loop; a dict may "
+                    "gain a key only if every branch adds it).", i, v)
             out += _leaves(v)
         return tuple(out)
+
+    def initial(self) -> tuple:
+        """The leaves before the statement: keys that branches add are undefined there."""
+        return self.flatten(self._get(), missing_keys=True)
+
+    def with_shape(self, index: int, template) -> "FlatState":
+        templates = list(self._templates)
+        templates[index] = template
+        return FlatState(self._get, self._set, self._raw_names, self._nouts, templates, self.what, self.line)
 
     def learn(self, flat_a, flat_b) -> "FlatState | None":
         """A view that also opens up variables undefined on one side and a container on

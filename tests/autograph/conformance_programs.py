@@ -142,3 +142,19 @@ def destructure(p):
         case (a, b):
             return a + b
     return p
+
+
+def dict_item_both_branches(a):
+    d = {"n": 1}
+    if a > 0:
+        d["k"] = a
+    else:
+        d["k"] = -a
+    return d["k"] + d["n"], len(d)
+
+
+def dict_item_one_branch(a):
+    d = {}
+    if a > 0:
+        d["k"] = a
+    return len(d)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import conformance_programs as cp
-from autograph import ConversionError, function
+from autograph import ConversionError, StagingError, function
 
 I64, I32, F64 = np.int64, np.int32, np.float64
 
@@ -24,6 +24,7 @@ CASES = [
     (cp.weak_return, (I32(-3),)), (cp.weak_return, (I32(3),)),
     (cp.weak_range, (I32(4),)), (cp.weak_counter, (I32(7), I64(4))),
     (cp.print_python_only, (I64(3),)),
+    (cp.dict_item_both_branches, (I64(3),)), (cp.dict_item_both_branches, (I64(-3),)),
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
@@ -97,3 +98,8 @@ def test_walrus_in_while_test_is_refused_with_advice():
 def test_destructuring_case_is_refused():
     with pytest.raises(ConversionError, match="cannot be converted"):
         function(cp.destructure)(I64(1))
+
+
+def test_dict_key_added_on_one_path_only_is_refused():
+    with pytest.raises(StagingError, match="a dict may gain a key only if every branch adds it"):
+        function(cp.dict_item_one_branch)(I64(1))
