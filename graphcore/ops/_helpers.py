@@ -33,6 +33,10 @@ def weak_binary(op_name: str, x, y):
     a message that says how to fix it. Returns (x, y) ready to build."""
     from .array_ops import cast, constant  # noqa: PLC0415
 
+    g = graph_of((x, y))
+    if g is not None and g is not get_default_graph():
+        with g.as_default():  # a tensor used after its graph's `with` block: build in its graph
+            return weak_binary(op_name, x, y)
     tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
     if not tx and not ty:
         if not in_graph():

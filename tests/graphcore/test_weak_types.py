@@ -1,0 +1,63 @@
+"""Weak typing (JAX's weak_type): Python numbers, and tensors computed from them only,
+take the dtype of the strongly typed value they meet, as numpy 2 does for Python numbers."""
+import numpy as np
+import pytest
+
+import graphcore as gc
+from executor import Session
+
+
+def _run(g, fetches, feeds=None):
+    return Session(g).run(fetches, feed_dict=feeds or {})
+
+
+def test_weak_tensor_takes_the_strong_dtype():
+    g = gc.Graph()
+    with g.as_default():
+        x32 = gc.placeholder(gc.int32, shape=[])
+        k = gc.add(3, 4)                  # Python numbers only: weak int64 (gc.constant is strong)
+        assert k.weak and k.dtype == gc.int64
+        y = x32 + k                       # like np.int32(x) + 7: int32
+        assert y.dtype == gc.int32 and not y.weak
+        f = gc.placeholder(gc.float32, shape=[])
+        assert (f * k).dtype == gc.float32
+    assert _run(g, y, {x32: np.int32(5)}) == 12
+
+
+def test_weak_float_meets_int_tensor_as_python_would():
+    g = gc.Graph()
+    with g.as_default():
+        x32 = gc.placeholder(gc.int32, shape=[])
+        half = gc.divide(1, 2)            # weak float64
+        assert half.weak and half.dtype == gc.float64
+        y = x32 + half
+    assert y.dtype == gc.float64
+    assert _run(g, y, {x32: np.int32(5)}) == 5.5
+
+
+def test_strong_tensors_still_promote_and_bools_do_not_mix():
+    g = gc.Graph()
+    with g.as_default():
+        a = gc.placeholder(gc.int32, shape=[])
+        b = gc.placeholder(gc.int64, shape=[])
+        assert (a + b).dtype == gc.int64 and not (a + b).weak
+        with pytest.raises(gc.GraphError, match="do not mix"):
+            gc.add(gc.placeholder(gc.bool_, shape=[]), a)
+
+
+def test_negation_and_comparison():
+    g = gc.Graph()
+    with g.as_default():
+        k = -gc.multiply(2, 3)
+        assert not gc.constant(2).weak and not (gc.constant(2) * 3).weak
+        assert k.weak
+        assert not (k < 3).weak
+
+
+def test_python_number_with_a_tensor_after_its_graph_block():
+    g = gc.Graph()
+    with g.as_default():
+        v = gc.placeholder(gc.float64, shape=[])
+    w = v * 2.0  # outside the `with`: built in v's graph
+    assert w.graph is g
+    assert _run(g, w, {v: 1.5}) == 3.0
