@@ -1,0 +1,80 @@
+"""Calls in and into converted code behave as in Python: decorated functions keep their
+decorators, recursion, defaults and closures resolve where the user wrote them, and
+grad of grad differentiates the gradient."""
+import functools
+
+import numpy as np
+import pytest
+
+import autograph
+from autograph import function, to_code
+from _helpers import check
+
+
+def central_difference(f, x: float, eps: float = 1e-5) -> float:
+    return (float(f(np.float64(x + eps))) - float(f(np.float64(x - eps)))) / (2 * eps)
+
+
+# -- decorators ------------------------------------------------------------------------
+
+def doubling(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return fn(*args) * 2
+    return wrapper
+
+
+@doubling
+def decorated(x):
+    if x > 0:
+        return x + 1
+    return x - 1
+
+
+def test_a_wraps_decorator_runs():
+    check(decorated, (3,), (-2,))
+
+
+def test_the_wrapper_is_what_is_converted():
+    assert "def wrapper" in to_code(decorated)
+
+
+def registering(fn):
+    registering.seen = fn
+    return fn
+
+
+@registering
+def registered(x):
+    return x * 3
+
+
+def test_a_decorator_returning_the_function_itself():
+    check(registered, (4,))
+
+
+# -- grad of grad ----------------------------------------------------------------------------
+
+def cube_thrice(x):
+    i = 0
+    while i < 3:
+        x = x * x
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("x", [1.1, -0.7])
+def test_grad_of_grad_through_a_tensor_loop(x):
+    d1, d2, d3 = (autograph.grad(cube_thrice), autograph.grad(autograph.grad(cube_thrice)),
+                  autograph.grad(autograph.grad(autograph.grad(cube_thrice))))
+    np.testing.assert_allclose(d1(np.float64(x)), 8 * x ** 7, rtol=1e-12)
+    np.testing.assert_allclose(d2(np.float64(x)), 56 * x ** 6, rtol=1e-12)
+    np.testing.assert_allclose(d3(np.float64(x)), 336 * x ** 5, rtol=1e-12)
+    np.testing.assert_allclose(d2(np.float64(x)), central_difference(d1, x), rtol=1e-6)
+    np.testing.assert_allclose(d3(np.float64(x)), central_difference(d2, x), rtol=1e-6)
+
+
+def test_grad_of_a_decorated_function():
+    df = autograph.grad(decorated)
+    np.testing.assert_allclose(df(np.float64(2.0)), 2.0)
+    np.testing.assert_allclose(df(np.float64(2.0)), central_difference(decorated, 2.0), rtol=1e-6)
