@@ -69,12 +69,17 @@ def _transform(fn: types.FunctionType) -> _Converted:
     freevars = list(fn.__code__.co_freevars)
     ctx = Context(parsed.filename, Namer(all_names(node) | {"ag__"} | set(freevars)), fn.__name__)
     node = transform_node(node, ctx)
+    _drop_definition_time_expressions(node)
     if isinstance(node, gast.Lambda):
         body = templates.replace("ag__lambda = fn", fn=node)
         result = "ag__lambda"
     else:
         body = [node]
         result = node.name
+        if node.name not in freevars:
+            # the function's own name is a global in the user's module (a recursive call
+            # must find whatever it is bound to there), not the factory's local
+            body.insert(0, gast.Global(names=[node.name]))
     factory = templates.replace("def ag__factory():\n    body\n    return result\n", body=body, result=result)
     factory[0].args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                             for n in ["ag__"] + freevars]
@@ -85,6 +90,21 @@ def _transform(fn: types.FunctionType) -> _Converted:
     inner = namespace["ag__factory"](runtime, *[None] * len(freevars))
     return _Converted(inner.__code__, parser.unparse([node]) if not isinstance(node, gast.Lambda)
                       else parser.unparse(body), filename)
+
+
+def _drop_definition_time_expressions(node: gast.AST) -> None:
+    """Defaults and annotations are evaluated where the user's `def` ran, in the user's
+    module; the converted function takes the evaluated values from the original
+    (`__defaults__`, `__kwdefaults__`, `__annotations__`), so the generated `def` must not
+    evaluate them again in the loader's namespace."""
+    args = node.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    if isinstance(node, gast.FunctionDef):
+        node.returns = None
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if a is not None:
+                a.annotation = None
 
 
 def _converted(fn: types.FunctionType) -> _Converted:
@@ -110,6 +130,7 @@ def convert(fn):
     closure = tuple(types.CellType(runtime) if name == "ag__" else cells[name] for name in entry.code.co_freevars)
     new = types.FunctionType(entry.code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
+    new.__annotations__ = fn.__annotations__
     new.__qualname__ = fn.__qualname__
     new.__module__ = fn.__module__
     new.__doc__ = fn.__doc__

@@ -53,6 +53,67 @@ def test_a_decorator_returning_the_function_itself():
     check(registered, (4,))
 
 
+# -- recursion ---------------------------------------------------------------------------
+
+def countdown(x, depth):
+    return x if depth == 0 else countdown(x + 1, depth - 1)
+
+
+def same_as_python(fn, x, *python_args):
+    """fn(x, ...) converted, with x a graph input and the rest Python values, == Python."""
+    assert function(fn)(np.float64(x), *python_args) == fn(x, *python_args)
+
+
+def test_recursion_with_a_python_depth():
+    same_as_python(countdown, 1.0, 3)
+    same_as_python(countdown, 2.5, 0)
+    assert function(lambda x: countdown(x, 3))(np.int64(1)) == 4
+
+
+def test_recursion_under_a_tensor_condition_with_a_python_depth():
+    def walk(x, depth):
+        if depth == 0:
+            return x
+        return walk(x * 2, depth - 1) if x > 0 else walk(x - 1, depth - 1)
+    same_as_python(walk, 1.5, 3)
+    same_as_python(walk, -1.5, 3)
+
+
+def test_nested_recursive_function():
+    def outer(x):
+        def fact(n):
+            return 1 if n <= 1 else n * fact(n - 1)
+        return x * fact(4)
+    check(outer, (2,))
+
+
+# -- defaults, annotations, globals --------------------------------------------------------
+
+OFFSET = 5
+
+
+class Meters(float):
+    pass
+
+
+def with_defaults(x, y=OFFSET, *, z=OFFSET * 2):
+    return x + y + z
+
+
+def annotated(x: Meters, scale: "Meters" = Meters(2.0)) -> Meters:
+    return x * scale
+
+
+def test_defaults_naming_module_globals():
+    check(with_defaults, (1,), (1, 2))
+    assert function(with_defaults)(np.int64(1), z=np.int64(0)) == 6
+
+
+def test_annotations_are_not_evaluated_again():
+    check(annotated, (3.0,), (3.0, 0.5))
+    assert autograph.to_graph(annotated).__annotations__ == annotated.__annotations__
+
+
 # -- grad of grad ----------------------------------------------------------------------------
 
 def cube_thrice(x):
