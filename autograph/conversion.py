@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import sysconfig
+import threading
 import types
 
+import graphcore as gc
 from graphcore import source_info
+from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
 from .operators.py_builtins import OVERLOADS
@@ -67,6 +70,57 @@ def converted_call(f, args, kwargs):
             if getattr(f, "__name__", "") != "<lambda>":
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
-        return target(*args, **(kwargs or {}))
+        return _call_tracking_recursion(f, target, args, kwargs or {})
     return f(*args, **(kwargs or {}))
+
+
+class _Activation:
+    """How deep calls of one user function are nested on this thread, and where it first
+    called itself."""
+
+    __slots__ = ("depth", "recursive_call")
+
+    def __init__(self):
+        self.depth = 0
+        self.recursive_call = None
+
+
+_activations = threading.local()
+
+
+def _call_tracking_recursion(f, target, args, kwargs):
+    """Call the converted `target`. A recursion that does not end while a graph is built
+    (its end depends on a tensor: both branches of an `if` on a tensor are traced, and
+    the body of a loop on a tensor) would otherwise die in a RecursionError deep in the
+    tracing machinery; the outermost call of the recursive function reports it."""
+    table = _activations.__dict__.setdefault("table", {})
+    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    act = table.get(code)
+    if act is None:
+        act = table[code] = _Activation()
+    act.depth += 1
+    if act.depth == 2 and act.recursive_call is None:
+        act.recursive_call = source_info.user_location()
+    try:
+        return target(*args, **kwargs)
+    except RecursionError:
+        if act.depth > 1 or act.recursive_call is None or gc.get_default_graph() is None:
+            raise
+        raise _unending_recursion(f, act.recursive_call) from None
+    finally:
+        act.depth -= 1
+        if act.depth == 0:
+            del table[code]
+
+
+def _unending_recursion(f, call) -> StagingError:
+    code = f.__code__ if not isinstance(f, types.MethodType) else f.__func__.__code__
+    where = f"{call.filename}:{call.lineno}" if call is not None else "?"
+    return StagingError(
+        f"{where}: {f.__qualname__} (defined at {code.co_filename}:{code.co_firstlineno}) calls itself without end "
+        "while the graph is built. A recursion that stops on a tensor's value cannot become a finite graph: both "
+        "branches of an `if` on a tensor, and the body of a loop on a tensor, are traced, so every call traces "
+        "the next one. Make the value that ends the recursion a Python value (e.g. a depth passed as a Python "
+        "int), or write the recursion as a `while` loop. (If it does end on a Python value, it nests deeper "
+        "than Python's recursion limit allows while tracing.)")
 

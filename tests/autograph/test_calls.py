@@ -2,12 +2,13 @@
 decorators, recursion, defaults and closures resolve where the user wrote them, and
 grad of grad differentiates the gradient."""
 import functools
+import inspect
 
 import numpy as np
 import pytest
 
 import autograph
-from autograph import function, to_code
+from autograph import StagingError, function, to_code
 from _helpers import check
 
 
@@ -85,6 +86,38 @@ def test_nested_recursive_function():
             return 1 if n <= 1 else n * fact(n - 1)
         return x * fact(4)
     check(outer, (2,))
+
+
+def halve_in_if(x):
+    if x < 1:
+        return x
+    return halve_in_if(x / 2)
+
+
+def halve_in_expression(x):
+    return x if x < 1 else halve_in_expression(x / 2)
+
+
+def halve_in_loop(x):
+    while x > 1:
+        x = halve_in_loop(x / 2)
+    return x
+
+
+def _line_of(fn, text: str) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("fn", [halve_in_if, halve_in_expression, halve_in_loop])
+def test_recursion_ending_on_a_tensor_is_refused_naming_the_function_and_line(fn):
+    assert fn(10.0) == 0.625  # plain Python ends: the value decides
+    with pytest.raises(StagingError) as e:
+        function(fn)(np.float64(10.0))
+    message = str(e.value)
+    assert f"{__file__}:{_line_of(fn, fn.__name__ + '(x / 2)')}: {fn.__name__}" in message
+    assert "calls itself without end" in message and "Python value" in message
+    assert function(fn)(10.0) == fn(10.0)  # with a Python value it stays Python recursion
 
 
 # -- defaults, annotations, globals --------------------------------------------------------
