@@ -3,6 +3,7 @@
 `converted_call` is what every call in converted code goes through."""
 from __future__ import annotations
 
+import functools
 import os
 import sysconfig
 import threading
@@ -33,13 +34,26 @@ def do_not_convert(fn):
     return fn
 
 
+def plain_function(fn) -> types.FunctionType | None:
+    """The Python function that `convert` would convert for `fn` (a function, bound
+    method, static or class method, or functools.partial of one), or None."""
+    while not isinstance(fn, types.FunctionType):
+        if isinstance(fn, (types.MethodType, staticmethod, classmethod)):
+            fn = fn.__func__
+        elif isinstance(fn, functools.partial):
+            fn = fn.func
+        else:
+            return None
+    return fn
+
+
 def is_convertible(fn) -> bool:
-    """True for plain Python functions of the user's own code."""
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    if not isinstance(fn, types.FunctionType):
-        return False
+    """True for plain Python functions of the user's own code (also bound, or in a
+    functools.partial)."""
     if getattr(fn, _DO_NOT_CONVERT, False):
+        return False
+    fn = plain_function(fn)
+    if fn is None or getattr(fn, _DO_NOT_CONVERT, False):
         return False
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
     if module in _LIBRARY_MODULES:
@@ -94,7 +108,7 @@ def _call_tracking_recursion(f, target, args, kwargs):
     the body of a loop on a tensor) would otherwise die in a RecursionError deep in the
     tracing machinery; the outermost call of the recursive function reports it."""
     table = _activations.__dict__.setdefault("table", {})
-    code = getattr(getattr(f, "__func__", f), "__code__", None)
+    code = plain_function(f).__code__
     act = table.get(code)
     if act is None:
         act = table[code] = _Activation()
@@ -114,10 +128,10 @@ def _call_tracking_recursion(f, target, args, kwargs):
 
 
 def _unending_recursion(f, call) -> StagingError:
-    code = f.__code__ if not isinstance(f, types.MethodType) else f.__func__.__code__
+    code = plain_function(f).__code__
     where = f"{call.filename}:{call.lineno}" if call is not None else "?"
     return StagingError(
-        f"{where}: {f.__qualname__} (defined at {code.co_filename}:{code.co_firstlineno}) calls itself without end "
+        f"{where}: {code.co_name} (defined at {code.co_filename}:{code.co_firstlineno}) calls itself without end "
         "while the graph is built. A recursion that stops on a tensor's value cannot become a finite graph: both "
         "branches of an `if` on a tensor, and the body of a loop on a tensor, are traced, so every call traces "
         "the next one. Make the value that ends the recursion a Python value (e.g. a depth passed as a Python "

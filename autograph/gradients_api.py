@@ -55,7 +55,7 @@ def value_and_grad(f, argnums=0):
     Raises GraphError when f's output is not a scalar."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    target = f.python_function if isinstance(f, Function) else f
+    target = f.bound_python_function if isinstance(f, Function) else f
     sig = inspect.signature(target)
 
     @functools.wraps(target)

@@ -3,6 +3,7 @@ source from the tree -> load it with a source map -> rebind to the user's global
 closure. `PASSES` is the one ordered list of converters."""
 from __future__ import annotations
 
+import functools
 import threading
 import types
 import weakref
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 import gast
 
 from . import analysis, runtime
+from .conversion import plain_function
 from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
                          continue_statements, control_flow, lists, logical_expressions, return_statements, unsupported,
                          variables)
@@ -115,10 +117,22 @@ def _converted(fn: types.FunctionType) -> _Converted:
         return entry
 
 
+def _not_convertible(fn) -> TypeError:
+    return TypeError(f"cannot convert {fn!r}: AutoGraph converts Python functions, methods and "
+                     "functools.partial of them")
+
+
 def convert(fn):
-    """The converted version of a function or bound method (cached)."""
+    """The converted version of a function, bound method, static or class method, or a
+    functools.partial of one (which keeps its bound arguments); cached."""
     if isinstance(fn, types.MethodType):
         return types.MethodType(convert(fn.__func__), fn.__self__)
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(convert(fn.__func__))
+    if isinstance(fn, functools.partial):
+        return functools.partial(convert(fn.func), *fn.args, **fn.keywords)
+    if not isinstance(fn, types.FunctionType):
+        raise _not_convertible(fn)
     try:
         hit = _instances.get(fn)
     except TypeError:
@@ -143,7 +157,7 @@ def convert(fn):
 
 def to_code(fn) -> str:
     """The converted source of `fn` (what runs when it is traced)."""
-    fn = getattr(fn, "python_function", fn)
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    return _converted(fn).source
+    plain = plain_function(getattr(fn, "python_function", fn))
+    if plain is None:
+        raise _not_convertible(fn)
+    return _converted(plain).source

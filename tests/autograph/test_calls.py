@@ -1,5 +1,6 @@
 """Calls in and into converted code behave as in Python: decorated functions keep their
-decorators, recursion, defaults and closures resolve where the user wrote them, and
+decorators, recursion, defaults and closures resolve where the user wrote them,
+partials keep their arguments, static and class methods bind as they do in Python, and
 grad of grad differentiates the gradient."""
 import functools
 import inspect
@@ -145,6 +146,87 @@ def test_defaults_naming_module_globals():
 def test_annotations_are_not_evaluated_again():
     check(annotated, (3.0,), (3.0, 0.5))
     assert autograph.to_graph(annotated).__annotations__ == annotated.__annotations__
+
+
+# -- functools.partial, staticmethod, classmethod -------------------------------------------
+
+def scaled_sum(x, y=OFFSET, *, scale=1):
+    if x > y:
+        return (x - y) * scale
+    return (x + y) * scale
+
+
+@pytest.mark.parametrize("bound", [functools.partial(scaled_sum, y=np.int64(2)),
+                                   functools.partial(scaled_sum, scale=3),
+                                   functools.partial(functools.partial(scaled_sum, y=4.0), scale=np.float64(0.5))])
+@pytest.mark.parametrize("x", [1.0, 7.0])
+def test_partial_keeps_its_bound_arguments(bound, x):
+    assert function(bound)(np.float64(x)) == bound(x)
+    assert function(bound)(x) == bound(x)
+
+
+def test_partial_called_from_converted_code_is_converted():
+    half = functools.partial(scaled_sum, scale=0.5)
+
+    def caller(x):
+        return half(x, 1.0)
+    check(caller, (3.0,), (-3.0,))  # `if` on a tensor inside the partial's function
+
+
+def test_grad_of_a_partial():
+    bound = functools.partial(scaled_sum, y=1.0, scale=3.0)
+    for x in (2.0, 0.5):
+        np.testing.assert_allclose(autograph.grad(bound)(np.float64(x)), central_difference(bound, x), rtol=1e-6)
+
+
+class Shapes:
+    factor = 3
+
+    @function
+    @staticmethod
+    def static_inner(x):
+        return x * 2 if x > 0 else -x
+
+    @staticmethod
+    @function
+    def static_outer(x):
+        return x * 2 if x > 0 else -x
+
+    @function
+    @classmethod
+    def class_inner(cls, x):
+        return x * cls.factor if x > 0 else -x
+
+    @classmethod
+    @function
+    def class_outer(cls, x):
+        return x * cls.factor if x > 0 else -x
+
+
+class MoreShapes(Shapes):
+    factor = 5
+
+
+@pytest.mark.parametrize("name", ["static_inner", "static_outer"])
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_staticmethod_in_either_order(name, x):
+    expected = 2 * x if x > 0 else -x
+    assert getattr(Shapes, name)(np.float64(x)) == expected
+    assert getattr(Shapes(), name)(np.float64(x)) == expected
+
+
+@pytest.mark.parametrize("name", ["class_inner", "class_outer"])
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_classmethod_in_either_order_binds_the_class(name, x):
+    for cls in (Shapes, MoreShapes):
+        expected = cls.factor * x if x > 0 else -x
+        assert getattr(cls, name)(np.float64(x)) == expected
+        assert getattr(cls(), name)(np.float64(x)) == expected
+
+
+def test_grad_of_a_staticmethod():
+    np.testing.assert_allclose(autograph.grad(Shapes.static_inner)(np.float64(1.5)), 2.0)
+    np.testing.assert_allclose(autograph.grad(MoreShapes.class_inner)(np.float64(1.5)), 5.0)
 
 
 # -- grad of grad ----------------------------------------------------------------------------
