@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import autograph
-from autograph import StagingError, function, to_code
+from autograph import ConversionError, StagingError, function, to_code
 from _helpers import check
 
 
@@ -248,6 +248,21 @@ def test_grad_of_grad_through_a_tensor_loop(x):
     np.testing.assert_allclose(d3(np.float64(x)), 336 * x ** 5, rtol=1e-12)
     np.testing.assert_allclose(d2(np.float64(x)), central_difference(d1, x), rtol=1e-6)
     np.testing.assert_allclose(d3(np.float64(x)), central_difference(d2, x), rtol=1e-6)
+
+
+LAST_POSITIVE = None
+
+
+def keeps_a_global(x):
+    global LAST_POSITIVE
+    if x > 0:
+        LAST_POSITIVE = x
+    return x * 2
+
+
+def test_grad_reports_a_conversion_error_instead_of_running_unconverted():
+    with pytest.raises(ConversionError, match="LAST_POSITIVE"):
+        autograph.grad(keeps_a_global)(np.float64(1.0))
 
 
 def test_grad_of_a_decorated_function():
