@@ -9,6 +9,8 @@ import sysconfig
 import threading
 import types
 
+import numpy as np
+
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
@@ -85,7 +87,40 @@ def converted_call(f, args, kwargs):
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
         return _call_tracking_recursion(f, target, args, kwargs or {})
-    return f(*args, **(kwargs or {}))
+    try:
+        return f(*args, **(kwargs or {}))
+    except TypeError as e:
+        if _needs_python_numbers(f) and any(isinstance(a, gc.Tensor) for a in (*args, *(kwargs or {}).values())):
+            raise TypeError(_python_number_message(f, e)) from e
+        raise
+
+
+# Functions of these modules written in C take Python numbers: given a graph tensor they
+# fail with whatever their C conversion says, which does not tell the user what to do.
+_PYTHON_NUMBER_MODULES = {"math", "cmath", "builtins"}
+_GRAPH_SPELLING = {"fabs": "abs(x)", "pow": "x ** y"}
+
+
+def _needs_python_numbers(f) -> bool:
+    return (isinstance(f, types.BuiltinFunctionType) or isinstance(f, type)) and \
+        getattr(f, "__module__", None) in _PYTHON_NUMBER_MODULES
+
+
+def _python_number_message(f, error: TypeError) -> str:
+    name = f.__name__
+    qualified = name if f.__module__ == "builtins" else f"{f.__module__}.{name}"
+    call = source_info.user_location()
+    where = f"{call.filename}:{call.lineno}: " if call is not None else ""
+    if name in _GRAPH_SPELLING:
+        instead = f"Write {_GRAPH_SPELLING[name]} instead, which builds the graph op."
+    elif hasattr(gc, name) and isinstance(getattr(np, name, None), np.ufunc):
+        instead = (f"Use np.{name}(x) (numpy's ufuncs on a graph tensor build the graph op) or "
+                   f"graphcore.{name}(x) instead.")
+    else:
+        instead = ("graphcore has no op for it: compute it from the ops it has, or pass the value as a Python "
+                   "number so that it stays Python.")
+    return (f"{where}{qualified}() needs a Python number but got a graph tensor, whose value is only known when "
+            f"the graph runs. {instead} (Python said: {error})")
 
 
 class _Activation:
