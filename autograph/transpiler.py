@@ -16,6 +16,7 @@ from .conversion import plain_function
 from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
                          continue_statements, control_flow, lists, logical_expressions, return_statements, unsupported,
                          variables)
+from .converters import side_effects
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -27,6 +28,7 @@ PASSES = [
     continue_statements,      # before return, so a guarded `continue` does not hide a return
     return_statements,        # early returns anywhere become do_return / retval_ flags
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
+    side_effects,             # note changes to objects from outside; before lists rebinds appended names
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
