@@ -87,6 +87,12 @@ def converted_call(f, args, kwargs):
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
         return _call_tracking_recursion(f, target, args, kwargs or {})
+    if hasattr(f, "python_function") and gc.get_default_graph() is not None:
+        from .function import Function  # noqa: PLC0415 (cycle: Function converts through us)
+
+        if isinstance(f, Function) and plain_function(f.python_function) is not None:
+            # an @function called while tracing is inlined: a recursion through it is tracked too
+            return _call_tracking_recursion(f.python_function, f, args, kwargs or {})
     try:
         return f(*args, **(kwargs or {}))
     except TypeError as e:

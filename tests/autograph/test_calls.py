@@ -121,6 +121,17 @@ def test_recursion_ending_on_a_tensor_is_refused_naming_the_function_and_line(fn
     assert function(fn)(10.0) == fn(10.0)  # with a Python value it stays Python recursion
 
 
+@function
+def factorial(n):
+    return 1 if n <= 1 else n * factorial(n - 1)
+
+
+def test_recursion_through_an_at_function():
+    assert factorial(5) == 120
+    with pytest.raises(StagingError, match="factorial .* calls itself without end"):
+        factorial(np.int64(5))
+
+
 # -- defaults, annotations, globals --------------------------------------------------------
 
 OFFSET = 5
