@@ -1,6 +1,9 @@
 """Which callables are converted: the user's own functions are, library code is not.
 
-`converted_call` is what every call in converted code goes through."""
+`converted_call` is what every call in converted code goes through. Because it sees
+every call, it also reports the two call failures tracing would otherwise bury: a
+recursion that never ends while the graph is built, and a graph tensor given to a
+function that needs a Python number (math.sqrt)."""
 from __future__ import annotations
 
 import functools
