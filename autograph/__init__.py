@@ -22,5 +22,6 @@ __all__ = ["function", "to_code", "to_graph", "do_not_convert", "run_functions_e
            "ConversionError", "SourceNotFoundError", "StagingError", "UndefinedVariableError", "UndefinedValueError",
            "TensorSpec", "ConcreteFunction", "Function", "RetracingWarning"]
 from .gradients_api import grad, value_and_grad  # noqa: E402
+from .operators.side_effects import SideEffectWarning  # noqa: E402
 
-__all__ += ["grad", "value_and_grad"]
+__all__ += ["grad", "value_and_grad", "SideEffectWarning"]

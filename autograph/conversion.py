@@ -1,13 +1,22 @@
 """Which callables are converted: the user's own functions are, library code is not.
 
-`converted_call` is what every call in converted code goes through."""
+`converted_call` is what every call in converted code goes through. Because it sees
+every call, it also reports the two call failures tracing would otherwise bury: a
+recursion that never ends while the graph is built, and a graph tensor given to a
+function that needs a Python number (math.sqrt)."""
 from __future__ import annotations
 
+import functools
 import os
 import sysconfig
+import threading
 import types
 
+import numpy as np
+
+import graphcore as gc
 from graphcore import source_info
+from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
 from .operators.py_builtins import OVERLOADS
@@ -30,13 +39,26 @@ def do_not_convert(fn):
     return fn
 
 
+def plain_function(fn) -> types.FunctionType | None:
+    """The Python function that `convert` would convert for `fn` (a function, bound
+    method, static or class method, or functools.partial of one), or None."""
+    while not isinstance(fn, types.FunctionType):
+        if isinstance(fn, (types.MethodType, staticmethod, classmethod)):
+            fn = fn.__func__
+        elif isinstance(fn, functools.partial):
+            fn = fn.func
+        else:
+            return None
+    return fn
+
+
 def is_convertible(fn) -> bool:
-    """True for plain Python functions of the user's own code."""
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    if not isinstance(fn, types.FunctionType):
-        return False
+    """True for plain Python functions of the user's own code (also bound, or in a
+    functools.partial)."""
     if getattr(fn, _DO_NOT_CONVERT, False):
+        return False
+    fn = plain_function(fn)
+    if fn is None or getattr(fn, _DO_NOT_CONVERT, False):
         return False
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
     if module in _LIBRARY_MODULES:
@@ -67,6 +89,96 @@ def converted_call(f, args, kwargs):
             if getattr(f, "__name__", "") != "<lambda>":
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
-        return target(*args, **(kwargs or {}))
-    return f(*args, **(kwargs or {}))
+        return _call_tracking_recursion(f, target, args, kwargs or {})
+    if hasattr(f, "python_function") and gc.get_default_graph() is not None:
+        from .function import Function  # noqa: PLC0415 (cycle: Function converts through us)
+
+        if isinstance(f, Function) and plain_function(f.python_function) is not None:
+            # an @function called while tracing is inlined: a recursion through it is tracked too
+            return _call_tracking_recursion(f.python_function, f, args, kwargs or {})
+    try:
+        return f(*args, **(kwargs or {}))
+    except TypeError as e:
+        if _needs_python_numbers(f) and any(isinstance(a, gc.Tensor) for a in (*args, *(kwargs or {}).values())):
+            raise TypeError(_python_number_message(f, e)) from e
+        raise
+
+
+# Functions of these modules written in C take Python numbers: given a graph tensor they
+# fail with whatever their C conversion says, which does not tell the user what to do.
+_PYTHON_NUMBER_MODULES = {"math", "cmath", "builtins"}
+_GRAPH_SPELLING = {"fabs": "abs(x)", "pow": "x ** y"}
+
+
+def _needs_python_numbers(f) -> bool:
+    return (isinstance(f, types.BuiltinFunctionType) or isinstance(f, type)) and \
+        getattr(f, "__module__", None) in _PYTHON_NUMBER_MODULES
+
+
+def _python_number_message(f, error: TypeError) -> str:
+    name = f.__name__
+    qualified = name if f.__module__ == "builtins" else f"{f.__module__}.{name}"
+    call = source_info.user_location()
+    where = f"{call.filename}:{call.lineno}: " if call is not None else ""
+    if name in _GRAPH_SPELLING:
+        instead = f"Write {_GRAPH_SPELLING[name]} instead, which builds the graph op."
+    elif hasattr(gc, name) and isinstance(getattr(np, name, None), np.ufunc):
+        instead = (f"Use np.{name}(x) (numpy's ufuncs on a graph tensor build the graph op) or "
+                   f"graphcore.{name}(x) instead.")
+    else:
+        instead = ("graphcore has no op for it: compute it from the ops it has, or pass the value as a Python "
+                   "number so that it stays Python.")
+    return (f"{where}{qualified}() needs a Python number but got a graph tensor, whose value is only known when "
+            f"the graph runs. {instead} (Python said: {error})")
+
+
+class _Activation:
+    """How deep calls of one user function are nested on this thread, and where it first
+    called itself."""
+
+    __slots__ = ("depth", "recursive_call")
+
+    def __init__(self):
+        self.depth = 0
+        self.recursive_call = None
+
+
+_activations = threading.local()
+
+
+def _call_tracking_recursion(f, target, args, kwargs):
+    """Call the converted `target`. A recursion that does not end while a graph is built
+    (its end depends on a tensor: both branches of an `if` on a tensor are traced, and
+    the body of a loop on a tensor) would otherwise die in a RecursionError deep in the
+    tracing machinery; the outermost call of the recursive function reports it."""
+    table = _activations.__dict__.setdefault("table", {})
+    code = plain_function(f).__code__
+    act = table.get(code)
+    if act is None:
+        act = table[code] = _Activation()
+    act.depth += 1
+    if act.depth == 2 and act.recursive_call is None:
+        act.recursive_call = source_info.user_location()
+    try:
+        return target(*args, **kwargs)
+    except RecursionError:
+        if act.depth > 1 or act.recursive_call is None or gc.get_default_graph() is None:
+            raise
+        raise _unending_recursion(f, act.recursive_call) from None
+    finally:
+        act.depth -= 1
+        if act.depth == 0:
+            del table[code]
+
+
+def _unending_recursion(f, call) -> StagingError:
+    code = plain_function(f).__code__
+    where = f"{call.filename}:{call.lineno}" if call is not None else "?"
+    return StagingError(
+        f"{where}: {code.co_name} (defined at {code.co_filename}:{code.co_firstlineno}) calls itself without end "
+        "while the graph is built. A recursion that stops on a tensor's value cannot become a finite graph: both "
+        "branches of an `if` on a tensor, and the body of a loop on a tensor, are traced, so every call traces "
+        "the next one. Make the value that ends the recursion a Python value (e.g. a depth passed as a Python "
+        "int), or write the recursion as a `while` loop. (If it does end on a Python value, it nests deeper "
+        "than Python's recursion limit allows while tracing.)")
 

@@ -27,6 +27,7 @@ from executor import Session
 from .errors import UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
 from .pyct import loader
+from .conversion import plain_function
 from .transpiler import convert
 
 _RUN_EAGERLY = False
@@ -129,7 +130,8 @@ def _describe_key(key) -> str:
 def _definition_location(fn):
     from graphcore.source_info import SourceLocation  # noqa: PLC0415
 
-    code = getattr(inspect.unwrap(fn), "__code__", None)
+    plain = plain_function(fn)
+    code = getattr(inspect.unwrap(plain), "__code__", None) if plain is not None else None
     return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name) if code else None
 
 
@@ -210,6 +212,10 @@ class Function:
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
                  instance=None):
+        # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
+        self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
+        if self._method_kind is not None:
+            python_function = python_function.__func__
         self.python_function = python_function
         self.input_signature = None if input_signature is None else [
             s if isinstance(s, TensorSpec) else TensorSpec(*s) for s in input_signature]
@@ -223,9 +229,15 @@ class Function:
         self._warned = False
         self._bound: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, python_function)
+        if not hasattr(self, "__name__"):  # functools.partial and other callables without one
+            self.__name__ = getattr(plain_function(python_function), "__name__", type(python_function).__name__)
 
     # methods: `obj.f` is this function with `self` bound, sharing nothing mutable
     def __get__(self, instance, owner=None):
+        if self._method_kind is staticmethod:
+            return self
+        if self._method_kind is classmethod:
+            instance = owner if owner is not None else type(instance)
         if instance is None:
             return self
         try:
@@ -240,14 +252,20 @@ class Function:
                 pass
         return bound
 
+    @property
+    def bound_python_function(self) -> Callable:
+        """The Python callable this stands for: the function, bound if it is a method."""
+        fn = self.python_function
+        return fn if self._instance is None else types.MethodType(fn, self._instance)
+
     def _callable(self):
-        fn = convert(self.python_function) if self.autograph else self.python_function
+        convertible = self.autograph and plain_function(self.python_function) is not None
+        fn = convert(self.python_function) if convertible else self.python_function
         return fn if self._instance is None else types.MethodType(fn, self._instance)
 
     def __call__(self, *args, **kwargs):
         if _RUN_EAGERLY:
-            fn = self.python_function
-            return fn(*args, **kwargs) if self._instance is None else fn(self._instance, *args, **kwargs)
+            return self.bound_python_function(*args, **kwargs)
         if gc.get_default_graph() is not None:
             return self._callable()(*args, **kwargs)  # called while tracing: inline it
         concrete, inputs = self._concrete(args, kwargs, record=True)

@@ -20,18 +20,25 @@ import numpy as np
 
 import graphcore as gc
 
+from .conversion import is_convertible, plain_function
+from .errors import SourceNotFoundError
 from .function import Function
-
+from .transpiler import convert
 
 
 def _converted(f):
+    """What runs inside the traced graph: the converted function for the user's own code;
+    library code, and wrappers such as the function `grad` returns, as they are (so
+    grad(grad(f)) differentiates through the inner gradient)."""
     if isinstance(f, Function):
         return f._callable()
-    from .transpiler import convert  # noqa: PLC0415
-
+    if not is_convertible(f):
+        return f
     try:
         return convert(f)
-    except Exception:  # noqa: BLE001 (builtins, lambdas without source: run as written)
+    except SourceNotFoundError:  # a lambda whose source is ambiguous: its body is only an expression
+        if getattr(plain_function(f), "__name__", "") != "<lambda>":
+            raise
         return f
 
 
@@ -55,7 +62,7 @@ def value_and_grad(f, argnums=0):
     Raises GraphError when f's output is not a scalar."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    target = f.python_function if isinstance(f, Function) else f
+    target = f.bound_python_function if isinstance(f, Function) else f
     sig = inspect.signature(target)
 
     @functools.wraps(target)

@@ -3,6 +3,7 @@ source from the tree -> load it with a source map -> rebind to the user's global
 closure. `PASSES` is the one ordered list of converters."""
 from __future__ import annotations
 
+import functools
 import threading
 import types
 import weakref
@@ -11,9 +12,10 @@ from dataclasses import dataclass
 import gast
 
 from . import analysis, runtime
+from .conversion import plain_function
 from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
                          continue_statements, control_flow, lists, logical_expressions, match_statements,
-                         return_statements, unsupported, variables)
+                         return_statements, side_effects, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -26,6 +28,7 @@ PASSES = [
     continue_statements,      # before return, so a guarded `continue` does not hide a return
     return_statements,        # early returns anywhere become do_return / retval_ flags
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
+    side_effects,             # note changes to objects from outside; before lists rebinds appended names
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
@@ -70,12 +73,17 @@ def _transform(fn: types.FunctionType) -> _Converted:
     freevars = list(fn.__code__.co_freevars)
     ctx = Context(parsed.filename, Namer(all_names(node) | {"ag__"} | set(freevars)), fn.__name__)
     node = transform_node(node, ctx)
+    _drop_definition_time_expressions(node)
     if isinstance(node, gast.Lambda):
         body = templates.replace("ag__lambda = fn", fn=node)
         result = "ag__lambda"
     else:
         body = [node]
         result = node.name
+        if node.name not in freevars:
+            # the function's own name is a global in the user's module (a recursive call
+            # must find whatever it is bound to there), not the factory's local
+            body.insert(0, gast.Global(names=[node.name]))
     factory = templates.replace("def ag__factory():\n    body\n    return result\n", body=body, result=result)
     factory[0].args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                             for n in ["ag__"] + freevars]
@@ -88,6 +96,21 @@ def _transform(fn: types.FunctionType) -> _Converted:
                       else parser.unparse(body), filename)
 
 
+def _drop_definition_time_expressions(node: gast.AST) -> None:
+    """Defaults and annotations are evaluated where the user's `def` ran, in the user's
+    module; the converted function takes the evaluated values from the original
+    (`__defaults__`, `__kwdefaults__`, `__annotations__`), so the generated `def` must not
+    evaluate them again in the loader's namespace."""
+    args = node.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    if isinstance(node, gast.FunctionDef):
+        node.returns = None
+        for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if a is not None:
+                a.annotation = None
+
+
 def _converted(fn: types.FunctionType) -> _Converted:
     with _lock:
         entry = _cache.get(fn.__code__)
@@ -96,10 +119,22 @@ def _converted(fn: types.FunctionType) -> _Converted:
         return entry
 
 
+def _not_convertible(fn) -> TypeError:
+    return TypeError(f"cannot convert {fn!r}: AutoGraph converts Python functions, methods and "
+                     "functools.partial of them")
+
+
 def convert(fn):
-    """The converted version of a function or bound method (cached)."""
+    """The converted version of a function, bound method, static or class method, or a
+    functools.partial of one (which keeps its bound arguments); cached."""
     if isinstance(fn, types.MethodType):
         return types.MethodType(convert(fn.__func__), fn.__self__)
+    if isinstance(fn, (staticmethod, classmethod)):
+        return type(fn)(convert(fn.__func__))
+    if isinstance(fn, functools.partial):
+        return functools.partial(convert(fn.func), *fn.args, **fn.keywords)
+    if not isinstance(fn, types.FunctionType):
+        raise _not_convertible(fn)
     try:
         hit = _instances.get(fn)
     except TypeError:
@@ -111,6 +146,7 @@ def convert(fn):
     closure = tuple(types.CellType(runtime) if name == "ag__" else cells[name] for name in entry.code.co_freevars)
     new = types.FunctionType(entry.code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     new.__kwdefaults__ = fn.__kwdefaults__
+    new.__annotations__ = fn.__annotations__
     new.__qualname__ = fn.__qualname__
     new.__module__ = fn.__module__
     new.__doc__ = fn.__doc__
@@ -123,7 +159,7 @@ def convert(fn):
 
 def to_code(fn) -> str:
     """The converted source of `fn` (what runs when it is traced)."""
-    fn = getattr(fn, "python_function", fn)
-    if isinstance(fn, types.MethodType):
-        fn = fn.__func__
-    return _converted(fn).source
+    plain = plain_function(getattr(fn, "python_function", fn))
+    if plain is None:
+        raise _not_convertible(fn)
+    return _converted(plain).source

@@ -29,9 +29,13 @@ class ParsedEntity:
 
 
 def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
+    # Read the source of the code object, not of `fn`: inspect follows `__wrapped__`
+    # from a function, so a `functools.wraps` wrapper would be replaced by the function
+    # it wraps and the wrapper's own code would never run.
+    code = fn.__code__
     try:
-        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
-        lines, start = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(code) or inspect.getfile(code)
+        lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError) as e:
         raise SourceNotFoundError(
             f"cannot find the source code of {getattr(fn, '__qualname__', fn)!r} ({e}); AutoGraph "
@@ -55,8 +59,8 @@ def parse_entity(fn: types.FunctionType) -> ParsedEntity:
         return _parse_lambda(fn, source, filename, start, indent)
     module = gast.parse(source)
     node = module.body[0]
-    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
-        raise ConversionError(f"expected a function definition for {fn.__qualname__}",
+    if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) or node.name != fn.__code__.co_name:
+        raise ConversionError(f"expected the definition of {fn.__code__.co_name} for {fn.__qualname__}",
                               filename=filename, lineno=start)
     if isinstance(node, gast.AsyncFunctionDef):
         raise ConversionError("async functions cannot be converted; make it a plain function",

@@ -1,0 +1,128 @@
+"""Notes every statement that changes an object the function did not create (an
+attribute or item of a parameter, a closure variable or a global, or such a list's
+`append`, `update`, ...) with `ag__.python_side_effect(what, passed_in, line)`, which
+warns when the statement is traced inside a loop or `if` on a tensor: there it runs once
+while the graph is built, not each time the graph runs (as TF's autograph warns).
+
+An `append` (or other changing method) called directly on a global or closure name is
+also emitted as the call it is, so the lists pass does not rebind that name as a local.
+
+Requires activity (the function's BODY_SCOPE: its params and modified names)."""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import anno, parser, templates
+from ..pyct.qual_names import is_composite
+from .base import Converter
+
+# methods of Python containers that change them in place
+CHANGING_METHODS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault",
+                    "add", "discard", "sort", "reverse", "appendleft", "extendleft", "popleft"}
+
+
+def _root(node: gast.expr) -> gast.Name | None:
+    """`obj` for `obj.a[i].b`; None when the chain does not start at a name."""
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        node = node.value
+    return node if isinstance(node, gast.Name) else None
+
+
+def _declared_nonlocal(fn: gast.FunctionDef) -> set[str]:
+    out: set[str] = set()
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Nonlocal):
+            out |= set(n.names)
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
+            todo.extend(gast.iter_child_nodes(n))
+    return out
+
+
+class SideEffectTransformer(Converter):
+    requires_analysis = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.params: set[str] | None = None  # set on entering the converted function
+        self.local: set[str] = set()
+
+    def visit_FunctionDef(self, node):
+        if self.params is not None:
+            return node  # a nested function is converted on its own when it is called
+        scope = anno.getanno(node, anno.BODY_SCOPE)
+        self.params = set(scope.params)
+        self.local = {m for m in scope.modified if not is_composite(m)} - scope.globals - _declared_nonlocal(node)
+        self.local -= self.params
+        self.local.add("ag__")
+        self.generic_visit(node)
+        return node
+
+    def visit_Lambda(self, node):
+        return node
+
+    visit_ClassDef = visit_Lambda
+
+    def _outside(self, target: gast.expr) -> gast.Name | None:
+        """The root name of an attribute / item target when the object is not the
+        function's own."""
+        if not isinstance(target, (gast.Attribute, gast.Subscript)):
+            return None
+        root = _root(target)
+        return root if root is not None and root.id not in self.local else None
+
+    def _noted(self, node: gast.stmt, targets: list[gast.expr], what: str | None = None) -> list:
+        notes = []
+        for t in targets:
+            root = self._outside(t)
+            if root is not None:
+                text = what or parser.unparse(t).strip()
+                notes += templates.replace("ag__.python_side_effect(what, passed_in, line)",
+                                           what=templates.const(text),
+                                           passed_in=templates.const(root.id in self.params),
+                                           line=templates.const(self.lineno(node)))
+        return self.mark(notes, node) + [node]
+
+    def visit_Assign(self, node):
+        return self._noted(node, [e for t in node.targets for e in _flat_targets(t)])
+
+    def visit_AugAssign(self, node):
+        return self._noted(node, [node.target])
+
+    def visit_AnnAssign(self, node):
+        return self._noted(node, [node.target] if node.value is not None else [])
+
+    def visit_Delete(self, node):
+        return self._noted(node, list(node.targets))
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and call.func.attr in CHANGING_METHODS):
+            return node
+        obj = call.func.value
+        root = _root(obj)
+        if root is None or root.id in self.local:
+            return node
+        out = self._noted(node, [call.func], what=parser.unparse(call.func).strip() + "(...)")
+        if isinstance(obj, gast.Name) and obj.id not in self.params:
+            # keep `seen.append(v)` a call on the global / closure list (see module docstring)
+            args = gast.Tuple(elts=list(call.args), ctx=gast.Load())
+            kwargs = (gast.Dict(keys=[templates.const(k.arg) if k.arg else None for k in call.keywords],
+                                values=[k.value for k in call.keywords]) if call.keywords else templates.const(None))
+            node.value = templates.replace_as_expression("ag__.converted_call(func, args, kwargs)", func=call.func,
+                                                         args=args, kwargs=kwargs)
+        return out
+
+
+def _flat_targets(t: gast.expr) -> list[gast.expr]:
+    if isinstance(t, (gast.Tuple, gast.List)):
+        return [x for e in t.elts for x in _flat_targets(e)]
+    if isinstance(t, gast.Starred):
+        return _flat_targets(t.value)
+    return [t]
+
+
+def transform(node, ctx):
+    return SideEffectTransformer(ctx).visit(node)

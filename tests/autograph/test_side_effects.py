@@ -1,0 +1,175 @@
+"""Changes to objects from outside the function (attributes or items of parameters,
+closure variables and globals, their lists' `append`) inside a loop or `if` on a tensor
+run once while the graph is built: a SideEffectWarning names the user's line. The same
+statements in Python control flow, on the function's own objects, or at its top level
+run as Python and do not warn."""
+import inspect
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import autograph
+from autograph import SideEffectWarning, function
+
+
+def line_of(fn, text: str) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def traced_warnings(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = function(fn)(*args)
+    return out, [w for w in caught if issubclass(w.category, SideEffectWarning)]
+
+
+def assert_warns_at(caught, fn, text: str, what: str):
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    w = caught[0]
+    line = line_of(fn, text)
+    assert (w.filename, w.lineno) == (__file__, line)
+    assert str(w.message).startswith(f"{os.path.basename(__file__)}:{line}: '{what}' changes")
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def run(self, n):
+        i = 0
+        while i < n:
+            self.count += 1
+            i += 1
+        return self.count
+
+
+def test_attribute_of_self_in_a_tensor_loop_warns():
+    out, caught = traced_warnings(Counter().run, np.int64(4))
+    assert out == Counter().run(4) == 4
+    assert_warns_at(caught, Counter.run, "self.count += 1", "self.count")
+    assert "passed to the function" in str(caught[0].message)
+
+
+SEEN = []
+
+
+def append_to_global(n):
+    i = 0
+    while i < n:
+        SEEN.append(i)
+        i += 1
+    return i
+
+
+def test_append_to_a_global_list_in_a_tensor_loop_warns():
+    _, caught = traced_warnings(append_to_global, np.int64(3))
+    assert_warns_at(caught, append_to_global, "SEEN.append(i)", "SEEN.append(...)")
+    assert "from outside the function" in str(caught[0].message)
+
+
+def test_append_to_a_global_list_in_a_python_loop_runs_as_python():
+    SEEN.clear()
+    out, caught = traced_warnings(append_to_global, 3)
+    assert (out, SEEN, caught) == (3, [0, 1, 2], [])
+
+
+def make_closure_appender():
+    found = []
+
+    def collect(n):
+        for i in range(n):
+            found.append(i * 2)
+        return len(found)
+    return collect, found
+
+
+def test_append_to_a_closure_list_as_python_and_in_a_tensor_loop():
+    collect, found = make_closure_appender()
+    out, caught = traced_warnings(collect, 3)  # a Python loop
+    assert (out, found, caught) == (3, [0, 2, 4], [])
+    collect, _ = make_closure_appender()
+    _, caught = traced_warnings(collect, np.int64(3))
+    assert_warns_at(caught, collect, "found.append", "found.append(...)")
+
+
+def add_items(x, n, total):
+    i = 0
+    while i < n:
+        total[0] += x
+        i += 1
+    return total[0]
+
+
+def test_item_of_a_list_argument_in_a_tensor_loop_warns():
+    out, caught = traced_warnings(add_items, np.float64(1.5), np.int64(4), [0.0])
+    assert out == add_items(1.5, 4, [0.0]) == 6.0
+    assert_warns_at(caught, add_items, "total[0] += x", "total[0]")
+
+
+def test_gradient_through_a_warned_loop_matches_finite_differences():
+    def f(x):
+        return add_items(x * x, 3, [0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SideEffectWarning)
+        got = autograph.grad(lambda x: add_items(x * x, np.int64(3), [0.0]))(np.float64(1.5))
+    eps = 1e-6
+    np.testing.assert_allclose(got, (f(1.5 + eps) - f(1.5 - eps)) / (2 * eps), rtol=1e-6)
+
+
+def branch_append(x):
+    if x > 0:
+        SEEN.append(1)
+    return x
+
+
+def test_append_in_a_tensor_if_warns():
+    _, caught = traced_warnings(branch_append, np.float64(-1.0))
+    assert_warns_at(caught, branch_append, "SEEN.append(1)", "SEEN.append(...)")
+
+
+class Accumulator:
+    def __init__(self):
+        self.total = 0.0
+
+
+def own_objects(x, n):
+    acc = Accumulator()
+    items = [0.0]
+    i = 0
+    while i < n:
+        acc.total += x
+        items[0] += x
+        i += 1
+    return acc.total + items[0]
+
+
+def top_level(counter, x):
+    counter.count += 1
+    return x * 2
+
+
+def test_no_warning_for_own_objects_top_level_changes_or_python_loops():
+    out, caught = traced_warnings(own_objects, np.float64(0.5), np.int64(4))
+    assert (out, caught) == (own_objects(0.5, 4), [])
+    c = Counter()
+    out, caught = traced_warnings(top_level, c, np.float64(1.0))
+    assert (out, c.count, caught) == (2.0, 1, [])
+    out, caught = traced_warnings(Counter().run, 3)
+    assert (out, caught) == (3, [])
+
+
+def test_one_warning_per_statement_and_trace():
+    def twice(x, box):
+        i = 0
+        while i < 2:
+            j = 0
+            while j < x:
+                box.count += 1
+                j += 1
+            i += 1
+        return box.count
+    _, caught = traced_warnings(twice, np.int64(2), Counter())
+    assert len(caught) == 1
