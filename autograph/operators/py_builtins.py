@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 import graphcore as gc
 
 from . import effects
@@ -11,14 +13,20 @@ from .iterables import enumerate_, range_, zip_
 from .staging import is_tensor
 
 
+def _python_number(t):
+    """A tensor standing for what Python gives as a Python number: weakly typed."""
+    t.weak = True
+    return t
+
+
 def len_(x):
     if is_tensor(x):
         if x.dtype == gc.variant:
-            return gc.tensor_list_length(x)
+            return _python_number(gc.tensor_list_length(x))
         dims = x.shape.dims
         if dims and dims[0] is not None:
             return dims[0]
-        return gc.shape(x)[0]
+        return _python_number(gc.shape(x)[0])
     return builtins.len(x)
 
 
@@ -45,12 +53,21 @@ def max_(*args, **kwargs):
     return _minmax(args, kwargs, gc.maximum, gc.reduce_max, builtins.max)
 
 
+def _scalar(x, what: str):
+    """`int(t)` / `float(t)` need one element, as Python's do on numpy arrays."""
+    dims = x.shape.dims
+    if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
+        raise TypeError(f"{what}() of a tensor of shape {list(dims)}: only a tensor of one element converts to a "
+                        f"Python scalar; index it first, or use graphcore.cast for every element.")
+    return x
+
+
 def int_(x=0, *args):
-    return gc.cast(x, gc.int64) if is_tensor(x) else builtins.int(x, *args)
+    return _python_number(gc.cast(_scalar(x, "int"), gc.int64)) if is_tensor(x) else builtins.int(x, *args)
 
 
 def float_(x=0.0):
-    return gc.cast(x, gc.float64) if is_tensor(x) else builtins.float(x)
+    return _python_number(gc.cast(_scalar(x, "float"), gc.float64)) if is_tensor(x) else builtins.float(x)
 
 
 def bool_(x=False):
