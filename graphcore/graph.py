@@ -416,7 +416,8 @@ class Graph:
         return format_graph(self)
 
     def to_dot(self) -> str:
-        from .export import to_dot  # noqa: PLC0415
+        """Graphviz DOT text (graphcore/dot.py)."""
+        from .dot import to_dot  # noqa: PLC0415 (dot imports the printer, which formats ops)
 
         return to_dot(self)
 
