@@ -2,7 +2,7 @@
 
     autograph convert FILE[:FUNC]                     the converted source beside the original
     autograph graph FILE:FUNC ARGS... --format dot    the traced graph (text, dot, svg, png, json)
-    autograph run FILE:FUNC ARGS... [--check]         run it (and compare with plain Python)
+    autograph run FILE:FUNC ARGS... [--check]         run it (and compare with plain Python; --timeout S)
     autograph trace FILE:FUNC ARGS...                 the executor's run, step by step
     autograph grad FILE:FUNC ARGS... --wrt NAME       value and gradient
     autograph demo                                    every sample, converted and plain
@@ -12,6 +12,7 @@ literals; numbers and lists become numpy values (graph inputs) unless `--static 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import os
@@ -151,13 +152,20 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
         check: bool = typer.Option(False, "--check", help="Also run the plain Python and compare."),
         dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
-        static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
+        static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
+        timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
+                                                help="End the graph run if it takes longer (a loop that never ends).")):
     """Run the converted function on the arguments and print the result."""
+    from executor import deadline  # noqa: PLC0415
+
     from .demo import values_agree  # noqa: PLC0415
 
+    if timeout is not None and not timeout > 0:
+        raise CliError(f"--timeout {timeout:g}: give a positive number of seconds")
     target, values = _target_and_args(spec, args, dtype, static)
     t0 = time.perf_counter()
-    result = target.function(*values)
+    with deadline(timeout) if timeout is not None else contextlib.nullcontext():
+        result = target.function(*values)
     t_graph = time.perf_counter() - t0
     typer.echo(format_value(result))
     if check:

@@ -28,6 +28,8 @@ For speed, run() handles every kind in one loop and delivers each node's last ou
 itself (the activation rules of _emit, inlined); _emit delivers the other outputs and
 the rare cases. Untraced, a dead Exit is run where its dead input arrives instead of
 being queued (all it does is note itself in its frame's dead exits).
+A run with a deadline ends when the loop pops the token that executor/deadline.py's
+watchdog puts on the ready queue at that time.
 """
 from __future__ import annotations
 
@@ -36,9 +38,10 @@ from collections import deque
 
 import numpy as np
 
-from graphcore.errors import ExecutionError, InvalidArgumentError
+from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
 
-from .plan import ENTER, EXIT, FEED, MERGE, NEXT_ITERATION, NORMAL, SWITCH, ExecutionPlan
+from .deadline import WATCHDOG, Deadline
+from .plan import ENTER, EXIT, FEED, MERGE, NEXT_ITERATION, NORMAL, SWITCH, ExecutionPlan, NodeItem
 from .state import FrameState, IterationState
 from .stats import RunStats
 
@@ -47,12 +50,19 @@ POOL_THRESHOLD_ELEMENTS = 16384
 
 _NO_VALUE = object()
 
+# Not a node of the graph: the watchdog puts this token on the ready queue at the run's
+# deadline, so the loop meets it in its kind dispatch and checks no clock per node.
+DEADLINE = FEED + 1
+_DEADLINE_ITEM = NodeItem(-1, None, "<deadline>", DEADLINE)
+
 
 class ExecutorState:
     """The mutable state of one run of a plan."""
 
-    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, trace: list | None = None):
+    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, trace: list | None = None,
+                 deadline: Deadline | None = None):
         self.plan = plan
+        self.deadline = deadline
         self.feed_values = feed_values
         self.pool = pool
         self.trace = trace
@@ -85,6 +95,15 @@ class ExecutorState:
         pool = self.pool
         completions = queue.SimpleQueue() if pool is not None else None
         inflight = 0
+        alarm = wake_token = None
+        if self.deadline is not None:
+            wake_token = (_DEADLINE_ITEM, root, it0, False)
+
+            def wake():  # on the watchdog thread
+                ready.append(wake_token)
+                if completions is not None:
+                    completions.put((wake_token, True, None))
+            alarm = WATCHDOG.arm(self.deadline.when, wake)
         nodes = 0
         emit = self._emit
         append = ready.append
@@ -202,10 +221,12 @@ class ExecutorState:
                         value = inputs[s]
                         inputs[s] = None
                         self._enter(item, frame, it, value, dead)
-                    else:  # FEED
+                    elif kind == FEED:
                         k = 0
                         value = self.feed_values[item.feed_index]
                         vdead = False
+                    else:  # DEADLINE
+                        self._deadline_exceeded(nodes)
                     if k >= 0:
                         if item.fetch_slots and to_frame.parent is None:
                             self._record(item, k, value, vdead)
@@ -263,19 +284,39 @@ class ExecutorState:
                         self._cleanup(frame, it.iter_id)
                     if inflight and not completions.empty():
                         tagged, ok, out = completions.get_nowait()
-                        inflight -= 1
-                        self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
+                        if tagged is not wake_token:  # (that one waits in `ready` too)
+                            inflight -= 1
+                            self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
                 if not inflight:
                     break
                 tagged, ok, out = completions.get()
-                inflight -= 1
-                self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
+                if tagged is not wake_token:
+                    inflight -= 1
+                    self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
         except BaseException:
             self.ready.clear()
             raise
         finally:
+            if alarm is not None:
+                WATCHDOG.cancel(alarm)
             self.stats.nodes += nodes
         return self.results
+
+    def _deadline_exceeded(self, nodes: int):
+        """Raise DeadlineExceededError naming the innermost live frame and its iteration."""
+        frame, depth, stack = self.root, 0, [(self.root, 0)]
+        while stack:
+            f, d = stack.pop()
+            if d > depth:
+                frame, depth = f, d
+            stack.extend((c, d + 1) for c in f.children.values())
+        n = frame.iteration_count
+        where = "in the root frame" if frame.parent is None else \
+            f"in frame {frame.info.name} at iteration {n} ({frame.tag(n)})"
+        raise DeadlineExceededError(
+            f"the run exceeded its deadline of {self.deadline.seconds:g} s after {nodes} nodes, {where}; "
+            "does the loop's condition ever become false?", frame=frame.tag(n), iteration=n,
+            timeout=self.deadline.seconds)
 
     # -- one node ------------------------------------------------------------
     def _kernel_error(self, tagged, e: BaseException):
@@ -478,6 +519,8 @@ class ExecutorState:
     # -- tracing ----------------------------------------------------------------
     def _trace_run(self, tagged) -> None:
         item, frame, it, dead = tagged
+        if item.kind == DEADLINE:
+            return
         self.step += 1
         self._trace("run", step=self.step, node=item.name, type=item.op.type if item.op else "Feed",
                     frame=frame.tag(it.iter_id), iteration=it.iter_id, dead=dead)

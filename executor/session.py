@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import numpy as np
 
 from graphcore import nest
-from graphcore.errors import ExecutionError, GraphError
+from graphcore.errors import DeadlineExceededError, ExecutionError, GraphError
 from graphcore.graph import Graph, Operation, Tensor
 
+from .deadline import run_deadline
 from .executor import _NO_VALUE, ExecutorState
 from .plan import ExecutionPlan
 from .pool import shared_pool
@@ -46,12 +48,17 @@ class Session:
         self.last_stats = None
 
     # -- public ------------------------------------------------------------------
-    def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None):
+    def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None,
+            timeout: float | None = None):
         """Compute `fetches` (a tensor, op, name, or any nested structure of them) and
         return numpy values in the same structure (None for ops).
 
         `feed_dict` maps tensors (or their names) to values that replace them.
-        `trace`, if a list, receives one dict per execution step and frame event."""
+        `trace`, if a list, receives one dict per execution step and frame event.
+        `timeout` (seconds) ends a run that takes longer with DeadlineExceededError, as
+        TensorFlow's RunOptions.timeout_in_ms; `with executor.deadline(s):` sets one for
+        every run in a block. A kernel already running is not interrupted."""
+        deadline = run_deadline(timeout)
         flat = nest.flatten(fetches)
         elems = [self.graph.as_graph_element(f) for f in flat]
         fetch_tensors = [e for e in elems if isinstance(e, Tensor)]
@@ -63,7 +70,10 @@ class Session:
             names = ", ".join(repr(op.name) for op in missing)
             where = f" (created at {missing[0].location()})" if missing[0].source else ""
             raise ExecutionError(f"placeholder {names}{where} must be fed: pass its value in feed_dict")
-        state = ExecutorState(plan, feed_values, pool=self._pool, trace=trace)
+        if deadline is not None and deadline.when <= time.monotonic():
+            raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
+                                        timeout=deadline.seconds)
+        state = ExecutorState(plan, feed_values, pool=self._pool, trace=trace, deadline=deadline)
         results = state.run()
         self.last_stats = state.stats
         out, k = [], 0

@@ -4,8 +4,8 @@ from . import nest
 from .control_flow import case, cond, group, switch_case, while_loop
 from .control_flow import tuple_ as tuple  # noqa: A004 (TensorFlow's name)
 from .dtypes import DType, as_dtype, bool_, float32, float64, int32, int64, variant
-from .errors import (AutographError, ExecutionError, GraphError, GraphFileError, InvalidArgumentError,
-                     StagingError)
+from .errors import (AutographError, DeadlineExceededError, ExecutionError, GraphError, GraphFileError,
+                     InvalidArgumentError, StagingError)
 from .graph import Graph, Operation, Tensor, control_dependencies, device, get_default_graph, is_tensor, name_scope
 from .ops.array_ops import (cast, concat, constant, expand_dims, fill, gather, identity, ones, ones_like,
                             placeholder, rank, reshape, shape, size, slice, squeeze, stack, stop_gradient,

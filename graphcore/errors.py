@@ -27,6 +27,16 @@ class ExecutionError(AutographError):
         self.original = original
 
 
+class DeadlineExceededError(ExecutionError):
+    """A run went on past its deadline (Session.run's `timeout`, or executor.deadline);
+    `frame` and `iteration` say where it was. The session stays usable."""
+
+    def __init__(self, message: str, frame: str | None = None, iteration: int | None = None,
+                 timeout: float | None = None):
+        super().__init__(message, frame=frame, iteration=iteration)
+        self.timeout = timeout
+
+
 class InvalidArgumentError(ExecutionError):
     """An Assert failed or a kernel was given values it cannot work on."""
 

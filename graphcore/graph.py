@@ -271,6 +271,18 @@ class Graph:
         finally:
             self._ctx = old
 
+    def in_control_flow_context(self, ctx):
+        """Ops created inside the block are built in `ctx` (a cond branch or while frame,
+        None for the root), e.g. to rebuild a loaded graph op by op. With
+        `create_op(capture=True)` the context still wires outer tensors in through Switch
+        or Enter; pass `capture=False` when the graph already has them."""
+        return self._control_flow_context(ctx)
+
+    def add_while_context(self, ctx) -> None:
+        """Register a while loop's context under its frame name: gradients find loops here.
+        `while_loop` does this for the loops it builds; a loader does it for loaded ones."""
+        self._while_contexts[ctx.name] = ctx
+
     @property
     def control_flow_context(self):
         return self._ctx
@@ -335,13 +347,16 @@ class Graph:
             self.version += 1
             return op
 
-    def _update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
-        """Rewire one data input (used to close a loop: Merge's back edge from NextIteration)."""
+    def update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
+        """Make `tensor` the data input `index` of `op`, keeping consumer lists right. Loops
+        are closed this way: a Merge is built before the NextIteration that feeds it."""
         old = op.inputs[index]
         old._consumers.remove(op)
         op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
         tensor._consumers.append(op)
         self.version += 1
+
+    _update_input = update_input  # the name the control-flow builders use
 
     def checkpoint(self) -> int:
         """A mark to `rollback` to: builders that trace user code once to learn types
@@ -419,18 +434,21 @@ class Graph:
         return format_graph(self)
 
     def to_dot(self) -> str:
-        from .export import to_dot  # noqa: PLC0415
+        """Graphviz DOT text (graphcore/dot.py)."""
+        from .dot import to_dot  # noqa: PLC0415 (dot imports the printer, which formats ops)
 
         return to_dot(self)
 
     def to_json(self) -> str:
-        from .export import to_json  # noqa: PLC0415
+        """A graph file that `Graph.from_json` loads (graphcore/serialization)."""
+        from .serialization import to_json  # noqa: PLC0415 (serialization builds Graphs)
 
         return to_json(self)
 
     @staticmethod
-    def from_json(text: str) -> "Graph":
-        from .export import from_json  # noqa: PLC0415
+    def from_json(text: str | bytes) -> "Graph":
+        """Load a graph file; GraphFileError names the place of the first problem."""
+        from .serialization import from_json  # noqa: PLC0415 (serialization builds Graphs)
 
         return from_json(text)
 

@@ -1,7 +1,8 @@
 """Graph.validate(): the invariants of the IR, each checked with a message that names
 the op and says what to do.
 
-Checked, in this order:
+Checked in this order, each group only when the ones before it found nothing (later
+checks walk edges and read attrs that must be sound first):
   - every op is registered under its name, names are unique, outputs point back to it;
   - inputs and control inputs are ops and tensors of this graph;
   - the number of inputs fits the op's shape rule, and re-running the rule gives the
@@ -38,6 +39,8 @@ def find_problems(graph) -> list[str]:
         return problems  # later checks walk edges that must be sound first
     for op in ops:
         _check_op(op, problems)
+    if problems:
+        return problems  # the frame checks read attrs and inputs that must fit each op first
     cycle = _find_cycle(ops)
     if cycle:
         path = " -> ".join(o.name for o in cycle)
@@ -103,9 +106,10 @@ def _signature(op_def):
 
 def _check_op(op, problems) -> None:
     t = op.type
-    if t == "Enter" and not op.attrs.get("frame_name"):
-        problems.append(f"{_where(op)}: has no frame_name; every Enter names the while frame it enters "
-                        "(attrs['frame_name'])")
+    frame_name = op.attrs.get("frame_name")
+    if t == "Enter" and (not isinstance(frame_name, str) or not frame_name):
+        problems.append(f"{_where(op)}: has no frame_name (a non-empty str; got {frame_name!r:.40}); every Enter "
+                        "names the while frame it enters (attrs['frame_name'])")
         return
     if t == "Merge":
         dtypes = {str(x.dtype) for x in op.inputs}

@@ -3,6 +3,8 @@ executor/propagation.py); here they have only shape rules. Their gradients are
 registered in graphcore/gradients/control_flow_grad.py, next to the loop machinery."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as dt
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, same_as_input
@@ -27,8 +29,14 @@ def _merge_rule(*inputs):
 
 
 def _enter_rule(data, *, frame_name, is_constant=False, parallel_iterations=10):
-    if not frame_name:
-        raise GraphError("Enter needs a frame_name")
+    # the executor reads these attrs to make frames, so their types are checked here
+    if not isinstance(frame_name, str) or not frame_name:
+        raise GraphError(f"Enter needs a frame_name (a non-empty str), got {frame_name!r:.60}")
+    if not isinstance(is_constant, (bool, np.bool_)):
+        raise GraphError(f"Enter: is_constant must be True or False, got {is_constant!r:.60}")
+    if isinstance(parallel_iterations, (bool, np.bool_)) or not isinstance(parallel_iterations, (int, np.integer)) \
+            or parallel_iterations < 1:
+        raise GraphError(f"Enter: parallel_iterations must be an int >= 1, got {parallel_iterations!r:.60}")
     return data.dtype, data.shape
 
 

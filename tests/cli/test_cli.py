@@ -105,6 +105,13 @@ def test_run_arrays_dtype_and_static():
     assert float(out) == pytest.approx(2.0)
 
 
+def test_run_timeout_ends_a_loop_that_never_ends():
+    r = invoke("run", "collatz", "0", "--timeout", "0.3")  # 0 // 2 == 0: collatz(0) never reaches 1
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.output.startswith("error: DeadlineExceededError: the run exceeded its deadline of 0.3 s after ")
+    assert ok("run", "collatz", "27", "--timeout", "30").strip() == "111"
+
+
 def test_run_prints_inside_loop():
     out = ok("run", "print_loop", "3", "2")
     assert out == "step 0 value 3\nstep 1 value 6\n12\n"
@@ -118,6 +125,7 @@ def test_run_prints_inside_loop():
     (["run", "gcd", "1"], "gcd needs 2 argument(s) (a, b), got 1"),
     (["run", "collatz", "1", "--dtype", "complex"], "unknown dtype 'complex'"),
     (["run", "collatz", "1", "--static", "m"], "collatz has no parameter 'm'"),
+    (["run", "collatz", "1", "--timeout", "0"], "--timeout 0: give a positive number of seconds"),
 ])
 def test_bad_input_is_one_line_without_traceback(args, message):
     r = invoke(*args)

@@ -103,6 +103,20 @@ def test_enter_needs_a_frame_name():
     assert "op 'e' (Enter)" in msg and "has no frame_name" in msg
 
 
+@pytest.mark.parametrize("attrs, message", [
+    ({"frame_name": np.array(["a", "b"])}, "has no frame_name (a non-empty str; got array(['a', 'b']"),
+    ({"frame_name": "loop", "is_constant": np.array([True])}, "is_constant must be True or False"),
+    ({"frame_name": "loop", "parallel_iterations": "10"}, "parallel_iterations must be an int >= 1"),
+])
+def test_enter_attrs_of_the_wrong_type_are_problems_not_crashes(attrs, message):
+    # the frame checks read these attrs, so they run only once every op is well formed
+    g, x, _ = _xy()
+    with g.as_default():
+        g.create_op("Enter", [x], attrs, output_specs=F32, name="e")
+    msg = _problem(g)
+    assert "op 'e' (Enter)" in msg and message in msg
+
+
 def test_next_iteration_must_feed_a_merge_of_its_frame():
     g, x, _ = _xy()
     with g.as_default():

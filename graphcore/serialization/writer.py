@@ -1,0 +1,73 @@
+"""Writing a graph file: the graph as a JSON document (the format is described in
+graphcore/serialization/__init__.py)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .attr_values import encode_attr
+from .document import FORMAT, VERSION
+
+
+def to_json(graph, indent: int | None = 1) -> str:
+    """The graph as a JSON document that `from_json` loads back; ops in creation order."""
+    contexts = _ContextTable()
+    ops = [_op_entry(op, contexts) for op in graph.get_operations()]
+    doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
+    return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
+
+
+def _tensor_name(t) -> str:
+    return f"{t.op.name}:{t.value_index}"
+
+
+def _op_entry(op, contexts: "_ContextTable") -> dict:
+    where = f"op {op.name!r} ({op.type}) attr"
+    src = op.source
+    return {
+        "name": op.name,
+        "type": op.type,
+        "inputs": [_tensor_name(t) for t in op.inputs],
+        "control_inputs": [c.name for c in op.control_inputs],
+        "attrs": {k: encode_attr(v, f"{where} {k!r}") for k, v in op.attrs.items()},
+        "outputs": [{"dtype": t.dtype.name, "shape": None if t.shape.dims is None else list(t.shape.dims)}
+                    for t in op.outputs],
+        "device": op.device or "",
+        "context": contexts.index(op.ctx),
+        "source": None if src is None else {"file": src.filename, "line": src.lineno, "function": src.function},
+    }
+
+
+class _ContextTable:
+    """The contexts the ops are in, each listed after the context around it."""
+
+    def __init__(self):
+        self.entries: list[dict] = []
+        self._index: dict[int, int] = {}
+
+    def index(self, ctx) -> int | None:
+        if ctx is None:
+            return None
+        if id(ctx) not in self._index:
+            outer = self.index(ctx.outer)
+            self._index[id(ctx)] = len(self.entries)
+            self.entries.append(_context_entry(ctx, outer))
+        return self._index[id(ctx)]
+
+
+def _context_entry(ctx, outer: int | None) -> dict:
+    entry: dict[str, Any] = {"name": ctx.name, "outer": outer}
+    if ctx.is_while:
+        entry["kind"] = "while"
+        entry["parallel_iterations"] = int(getattr(ctx, "parallel_iterations", 10))
+        mi = getattr(ctx, "maximum_iterations", None)
+        if mi is not None and hasattr(mi, "op"):
+            entry["maximum_iterations"] = {"tensor": _tensor_name(mi)}
+        elif mi is not None:
+            entry["maximum_iterations"] = int(mi)
+        entry["has_counter"] = bool(getattr(ctx, "has_counter", False))
+    else:
+        entry["kind"] = "cond"
+        entry["branch"] = int(ctx.branch)
+        entry["pred"] = _tensor_name(ctx.pred) if getattr(ctx, "pred", None) is not None else None
+    return entry
