@@ -24,8 +24,9 @@ import numpy as np
 import graphcore as gc
 from executor import Session
 
-from .errors import UndefinedValueError
+from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
+from .operators.staging import TruthOnly
 from .pyct import loader
 from .conversion import plain_function
 from .transpiler import convert
@@ -358,6 +359,9 @@ class Function:
                     _user_note(e)
                     raise
             flat_out = _flatten(out)
+            for v in flat_out:
+                if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
+                    raise StagingError(v.message)
             fetches = [v for v in flat_out if isinstance(v, gc.Tensor)]
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]

@@ -22,12 +22,6 @@ _UFUNCS = {
 }
 
 
-def _negative(self):
-    out = math_ops.negative(self)
-    out.weak = self.weak  # -1 is as weak as 1
-    return out
-
-
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     fn = _UFUNCS.get(ufunc)
     if fn is None or method != "__call__" or kwargs:
@@ -71,7 +65,7 @@ def _install() -> None:
     # == and != build ops, as in TensorFlow 2 (Tensor keeps identity hashing for dict keys)
     Tensor.__eq__ = lambda self, o: math_ops.equal(self, o) if o is not None else False
     Tensor.__ne__ = lambda self, o: math_ops.not_equal(self, o) if o is not None else True
-    Tensor.__neg__ = _negative
+    Tensor.__neg__ = lambda self: math_ops.negative(self)
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = lambda self: math_ops.abs(self)
     Tensor.__invert__ = lambda self: math_ops.logical_not(self)

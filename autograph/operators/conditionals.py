@@ -24,9 +24,9 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from . import effects, maybe_defined
-from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
                       is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value,
-                      to_tensor, zeros)
+                      to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .state import FlatState, ShapeChanged, adds_keys
 from .variables import Undefined, is_undefined
@@ -35,8 +35,10 @@ from .variables import Undefined, is_undefined
 def if_stmt(cond, body: Callable, orelse: Callable, get_state: Callable, set_state: Callable,
             names: Sequence[str], nouts: int, line: int) -> None:
     """`if cond: body() else: orelse()`, staged as a graph cond when `cond` is a tensor."""
+    cond = as_test(cond)
     if is_tensor(cond):
-        _graph_if(cond, body, orelse, FlatState.of_values(get_state, set_state, names, nouts, "if", line), line)
+        _graph_if(truth(cond), body, orelse, FlatState.of_values(get_state, set_state, names, nouts, "if", line),
+                  line)
     elif cond:
         body()
     else:
@@ -45,8 +47,10 @@ def if_stmt(cond, body: Callable, orelse: Callable, get_state: Callable, set_sta
 
 def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
     """`true_fn() if cond else false_fn()`, a graph cond when `cond` is a tensor."""
+    cond = as_test(cond)
     if not is_tensor(cond):
         return true_fn() if cond else false_fn()
+    cond = truth(cond)
     box = [Undefined("<if expression>", line)]
 
     def get_state():

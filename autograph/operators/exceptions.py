@@ -17,7 +17,7 @@ import numpy as np
 import graphcore as gc
 
 from . import effects
-from .staging import is_tensor
+from .staging import as_test, is_tensor
 
 _lock = threading.Lock()
 # graph -> {op name: the exception to raise when that op fails}
@@ -36,6 +36,7 @@ def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
 
 
 def assert_stmt(test, message: Callable):
+    test = as_test(test)
     if not is_tensor(test):
         assert test, message()
         return None

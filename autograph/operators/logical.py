@@ -10,54 +10,60 @@ import graphcore as gc
 from .conditionals import if_exp
 from graphcore.errors import StagingError
 
-from .staging import is_tensor, location
+from .staging import TruthOnly, as_test, is_tensor, location, truth
 
 
-def _as_bool(x):
-    return x if x.dtype == gc.bool_ else gc.not_equal(x, 0)
+_as_bool = truth
 
 
 def and_(*thunks: Callable):
     """`a and b and ...` with each operand a thunk: the first false operand, else the
     last, as in Python (a graph cond once an operand is a tensor)."""
-    v = thunks[0]()
+    v = as_test(thunks[0]())
     for i, f in enumerate(thunks[1:], 1):
         if is_tensor(v):
             rest, first = thunks[i:], v
             return _select(v, lambda: and_(*rest), lambda: first, "and")
         if not v:
             return v
-        v = f()
+        v = as_test(f())
     return v
 
 
 def or_(*thunks: Callable):
     """`a or b or ...` with each operand a thunk: the first true operand, else the last."""
-    v = thunks[0]()
+    v = as_test(thunks[0]())
     for i, f in enumerate(thunks[1:], 1):
         if is_tensor(v):
             rest, first = thunks[i:], v
             return _select(v, lambda: first, lambda: or_(*rest), "or")
         if v:
             return v
-        v = f()
+        v = as_test(f())
     return v
 
 
 def _select(v, if_true: Callable, if_false: Callable, keyword: str):
     """The operand Python's `and` / `or` gives, chosen by a graph cond on `v`. Operands
-    that cannot be one graph value (a bool and a number) are refused, never turned into
-    a bool."""
+    that cannot be one graph value (a bool and a number) give a TruthOnly: their truth
+    serves an `if` or `while`, any other use is refused; never a bool standing in for a
+    number."""
     try:
-        return if_exp(_as_bool(v), if_true, if_false)
+        return if_exp(truth(v), if_true, if_false)
     except StagingError as e:
-        raise StagingError(
-            f"{location(0)}: `{keyword}` on a tensor gives one of its operands, and these cannot be one graph "
-            f"value ({str(e).split(': ', 1)[-1].split(';')[0]}); compare explicitly (e.g. `(a != 0) {keyword} "
-            f"(b != 0)`) or give both operands one dtype.") from None
+        message = (f"{location(0)}: `{keyword}` on a tensor gives one of its operands, and these cannot be one "
+                   f"graph value ({str(e).split(': ', 1)[-1].split(';')[0]}); compare explicitly (e.g. "
+                   f"`(a != 0) {keyword} (b != 0)`) or give both operands one dtype.")
+    return TruthOnly(if_exp(truth(v), lambda: _truth_of(if_true), lambda: _truth_of(if_false)), message)
+
+
+def _truth_of(thunk: Callable):
+    value = as_test(thunk())
+    return truth(value) if is_tensor(value) else bool(value)
 
 
 def not_(x):
+    x = as_test(x)
     if is_tensor(x):
         return gc.logical_not(_as_bool(x))
     return not x

@@ -27,10 +27,10 @@ from . import effects, maybe_defined
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
-from .staging import (Replan, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
                       join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value, to_tensor,
-                      zeros)
-from .state import FlatState, check_item_targets, is_container
+                      truth, zeros)
+from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
 
 
@@ -40,7 +40,7 @@ def while_stmt(test: Callable, body: Callable, get_state: Callable, set_state: C
     is a tensor, the rest of the loop is a graph while loop."""
     while True:
         mark = checkpoint()
-        c = test()
+        c = as_test(test())
         if is_tensor(c):
             rollback(mark)
             _graph_while(test, body, get_state, set_state, names, line)
@@ -62,7 +62,7 @@ def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: C
     it = iter(iterated)
     for x in it:
         if extra_test is not None:
-            t = extra_test()
+            t = as_test(extra_test())
             if is_tensor(t):
                 _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, names, line)
                 return
@@ -81,7 +81,7 @@ def _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, 
             x = next(it)
         except StopIteration:
             return
-        t = extra_test()
+        t = as_test(extra_test())
         if not is_tensor(t) and not t:
             return
 
@@ -132,14 +132,7 @@ def _loop_plan(names, init, after, line) -> list:
         if isinstance(a, list):
             plan.append(_list_plan(name, a, b, line))
         elif is_undefined(a):
-            if is_undefined(b):
-                plan.append(("undef",))
-            elif is_tensor(b) or is_number(b):
-                plan.append(("t", natural_dtype(b), fill_dims(b), not is_special(name)))
-            else:
-                raise StagingError(
-                    f"{location(line)}: '{name}' is undefined before the loop and {describe(b)} after one "
-                    "iteration of a loop on a tensor; define it before the loop.")
+            plan.append(_undefined_entry(name, b, line))
         elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
             plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
         elif is_tensor(a) or is_number(a):
@@ -156,6 +149,16 @@ def _loop_plan(names, init, after, line) -> list:
                 f"{location(line)}: '{name}' is {describe(a)} that changes inside a loop on a tensor; only "
                 "tensors, Python numbers and containers of them can change in a graph loop.")
     return plan
+
+
+def _undefined_entry(name, value, line):
+    """The plan of a variable undefined before the loop that is `value` after the body."""
+    if is_undefined(value):
+        return ("undef",)
+    if not (is_tensor(value) or is_number(value)):
+        raise StagingError(f"{location(line)}: '{name}' is undefined before the loop and {describe(value)} after an "
+                           "iteration of a loop on a tensor; define it before the loop.")
+    return ("t", natural_dtype(value), fill_dims(value), not is_special(name))
 
 
 def _list_plan(name, a: list, b, line):
@@ -230,6 +233,12 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
             set_state(init)  # the failed build left the variables bound to rolled-back tensors
             if r.plan is None:
                 use_token = True
+            elif r.plan[0] == "open":
+                _, i, value = r.plan
+                state = state.open_leaf(i, value)
+                new = [_undefined_entry(state.names[i + k], x, line) for k, x in enumerate(leaves(value))]
+                plan[i:i + 1] = new
+                strong = {j + len(new) - 1 if j > i else j for j in strong}
             elif r.plan[0] == "strong":
                 strong.add(r.plan[1])
             elif r.plan[0] == "promote":  # a tensor the dry run left alone changes in the real body
@@ -330,6 +339,8 @@ class _Loop:
             elif kind == "list":
                 new.append(v)
             elif kind == "undef" and not is_undefined(v):
+                if is_container(v):  # e.g. `return a, b` inside the loop, not reached in the dry run
+                    raise Replan(("open", i, v))
                 if not (is_tensor(v) or is_number(v)):
                     raise StagingError(
                         f"{location(self.line)}: '{name}' is undefined before the loop and {describe(v)} after an "
@@ -356,8 +367,8 @@ class _Loop:
 
         def cond_fn(*vals):
             state.set(self._assemble(vals))
-            c = self.test()
-            return c if is_tensor(c) else gc.constant(bool(c))
+            c = as_test(self.test())
+            return truth(c) if is_tensor(c) else gc.constant(bool(c))
 
         def body_fn(*vals):
             state.set(self._assemble(vals))

@@ -26,6 +26,51 @@ def is_python_number(x) -> bool:
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
+class TruthOnly:
+    """`a and b` / `a or b` on a tensor whose operands cannot be one graph value (a bool
+    and a number): Python gives one operand or the other, the graph cannot. Its truth
+    (a bool tensor) is all that is known, which is all an `if`, `while`, `not`, `assert`
+    or another `and` / `or` asks of it; any other use raises the refusal."""
+
+    __slots__ = ("truth", "message")
+
+    def __init__(self, truth_value, message: str):
+        self.truth, self.message = truth_value, message
+
+    def _fail(self, *args, **kwargs):
+        raise StagingError(self.message)
+
+    __bool__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __getitem__ = __iter__ = __len__ = __index__ = __int__ = __float__ = _fail
+    __abs__ = __array__ = __eq__ = __ne__ = __invert__ = __and__ = __or__ = __xor__ = _fail
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return "TruthOnly(...)"
+
+
+def as_test(x):
+    """A value in a test position: a TruthOnly stands for its truth there."""
+    return x.truth if isinstance(x, TruthOnly) else x
+
+
+def truth(x):
+    """Python's truth value of a tensor, as a bool tensor: `x != 0` for a number, as
+    `if n:` tests it; an array of several elements is ambiguous, as in numpy."""
+    if isinstance(x, TruthOnly):
+        return x.truth
+    if x.dtype == gc.bool_:
+        return x
+    dims = x.shape.dims
+    if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
+        raise ValueError(f"{location(0)}: the truth value of a tensor of shape {list(dims)} is ambiguous (as for a "
+                         "numpy array); use gc.reduce_any(x) or gc.reduce_all(x).")
+    if not x.dtype.is_numeric:
+        raise TypeError(f"{location(0)}: a {x.dtype} tensor has no truth value")
+    return gc.not_equal(x, 0)
+
+
 def natural_dtype(x) -> gc.DType:
     if is_tensor(x):
         return x.dtype
@@ -104,6 +149,8 @@ def is_special(name: str) -> bool:
 
 
 def describe(value) -> str:
+    if isinstance(value, TruthOnly):
+        raise StagingError(value.message)
     if is_tensor(value):
         return f"a {value.dtype} tensor"
     if isinstance(value, (Undefined, UndefinedReturnValue)):

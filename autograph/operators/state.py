@@ -59,6 +59,11 @@ def _leaf_names(name: str, template) -> list[str]:
     return [name]
 
 
+def leaves(template) -> list:
+    """The leaves of a (nested) container, in the order FlatState carries them."""
+    return _leaves(template)
+
+
 def _leaves(template) -> list:
     if isinstance(template, dict):
         return [x for v in template.values() for x in _leaves(v)]
@@ -171,6 +176,16 @@ class FlatState:
     def initial(self) -> tuple:
         """The leaves before the statement: keys that branches add are undefined there."""
         return self.flatten(self._get(), missing_keys=True)
+
+    def open_leaf(self, leaf: int, template) -> "FlatState":
+        """A view in which the variable at flat position `leaf` (carried as one value so
+        far) is opened up as a container shaped like `template`."""
+        k = 0
+        for i, t in enumerate(self._templates):
+            if t is None and k == leaf:
+                return self.with_shape(i, template)
+            k += 1 if t is None else len(_leaves(t))
+        raise ValueError(f"no variable carried as one value at flat position {leaf}")
 
     def with_shape(self, index: int, template) -> "FlatState":
         templates = list(self._templates)

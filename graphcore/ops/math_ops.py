@@ -514,18 +514,21 @@ def logical_not(x, name=None):
     return logical_not_op(x, name=name)
 
 
-def _unary_fn(op, name_):
+def _unary_fn(op, name_, keeps_weak=False):
     def fn(x, name=None):
-        return op(x, name=name)
+        out = op(x, name=name)
+        if keeps_weak and isinstance(x, Tensor) and isinstance(out, Tensor):
+            out.weak = x.weak  # -k and abs(k) of a Python number are Python numbers
+        return out
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type}."
     return fn
 
 
-negative = _unary_fn(neg_op, "negative")
-abs = _unary_fn(abs_op, "abs")  # noqa: A001
+negative = _unary_fn(neg_op, "negative", keeps_weak=True)
+abs = _unary_fn(abs_op, "abs", keeps_weak=True)  # noqa: A001
 sign = _unary_fn(sign_op, "sign")
-square = _unary_fn(square_op, "square")
+square = _unary_fn(square_op, "square", keeps_weak=True)
 exp = _unary_fn(exp_op, "exp")
 log = _unary_fn(log_op, "log")
 sqrt = _unary_fn(sqrt_op, "sqrt")
