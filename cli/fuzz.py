@@ -27,6 +27,10 @@ from .render import console, table
 
 GRAD_MODULE = "autograph.testing.random_grad_programs"
 HEADER_MARK = "Differential-test program"   # the first line of every file we write
+SHOWN_CONSTRUCTS = ("If", "elif", "else", "While", "for_range", "range_step", "for_array", "break_in_loop",
+                    "continue_in_loop", "return_in_loop", "may_fall_off", "IfExp", "BoolOp", "and_or_on_values",
+                    "Not", "AugAssign", "tuple_return", "print", "arg int64", "arg int32", "arg float64", "arg int",
+                    "arg float")
 
 
 @dataclass
@@ -41,26 +45,51 @@ class Failure:
 
 
 @dataclass
+class SeedResult:
+    seed: int
+    failure: Failure | None
+    staged: frozenset = frozenset()       # graph constructs in the trace
+    constructs: frozenset = frozenset()   # source constructs
+    lines: int = 0
+    plain_seconds: float = 0.0
+    converted_seconds: float = 0.0
+
+
+@dataclass
 class Summary:
     n: int = 0
+    jobs: int = 1
     seconds: float = 0.0
     staged: Counter = field(default_factory=Counter)
+    constructs: Counter = field(default_factory=Counter)
     lines: int = 0
+    plain_seconds: float = 0.0
+    converted_seconds: float = 0.0
     failures: list = field(default_factory=list)
+
+    def add(self, r: SeedResult) -> None:
+        self.staged.update(r.staged)
+        self.constructs.update(r.constructs)
+        self.lines += r.lines
+        self.plain_seconds += r.plain_seconds
+        self.converted_seconds += r.converted_seconds
+        if r.failure is not None:
+            self.failures.append(r.failure)
 
 
 # -- workers (top-level functions: they run in other processes) -------------------------------
 
-def _run_values_seed(seed: int):
+def _run_values_seed(seed: int) -> SeedResult:
     from autograph.testing.differential import run_program  # noqa: PLC0415
-    from autograph.testing.random_programs import generate  # noqa: PLC0415
+    from autograph.testing.random_programs import constructs, generate  # noqa: PLC0415
 
     program = generate(seed)
     outcome = run_program(program)
     failure = None
     if not outcome.ok:
         failure = Failure(seed, outcome.signature, outcome.detail, program, lines=program.num_lines)
-    return seed, outcome.staged, program.num_lines, failure
+    return SeedResult(seed, failure, outcome.staged, frozenset(constructs(program)), program.num_lines,
+                      outcome.plain.seconds, outcome.converted.seconds)
 
 
 def _run_grads_seed(seed: int):
@@ -77,7 +106,7 @@ def _run_grads_seed(seed: int):
         source = module.program_source(seed)
         failure = Failure(seed, "grads: " + normalize_message(first), message.strip(), source=source,
                           lines=len(source.splitlines()))
-    return seed, frozenset(), 0, failure
+    return SeedResult(seed, failure)
 
 
 def _shrink_failure(failure: Failure) -> Failure:
@@ -173,16 +202,14 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
                            "checkout yet; --kind values works without it") from None
     jobs = jobs or os.cpu_count() or 1
     con = console(plain)
-    summary = Summary(n=n)
+    summary = Summary(n=n, jobs=jobs)
     worker = _run_values_seed if kind == "values" else _run_grads_seed
     t0 = time.perf_counter()
     with Progress(console=con, transient=True, disable=plain or not con.is_terminal) as progress:
         task = progress.add_task(f"{kind} programs", total=n)
-        for _, staged, lines, failure in _map(worker, range(seed, seed + n), jobs, progress, task):
-            summary.staged.update(staged)
-            summary.lines += lines
-            if failure is not None:
-                summary.failures.append(failure)
+        for result in _map(worker, range(seed, seed + n), jobs, progress, task):
+            summary.add(result)
+            if result.failure is not None:
                 progress.update(task, description=f"{kind} programs, {len(summary.failures)} failing")
         summary.seconds = time.perf_counter() - t0
         failures = summary.failures
@@ -218,11 +245,15 @@ def _report(summary: Summary, failures: list, kind: str, out: Path, plain: bool)
         rows.append([signature, str(len(items)), f"{path} ({example.lines} lines)"])
     n = summary.n
     per = summary.seconds / n * 1000 if n else 0.0
-    typer.echo(f"{n} {kind} programs in {summary.seconds:.1f} s ({per:.1f} ms each); "
+    typer.echo(f"{n} {kind} programs in {summary.seconds:.1f} s on {summary.jobs} worker(s) ({per:.1f} ms each); "
                f"{n - len(failures)} agree, {len(failures)} fail in {len(rows)} classes")
     if kind == "values" and n:
-        staged = summary.staged
-        typer.echo(f"graph constructs traced: cond in {staged['cond'] / n:.0%}, while loop in {staged['loop'] / n:.0%}, "
-                   f"print in {staged['print'] / n:.0%} of programs; {summary.lines / n:.1f} lines per program")
+        staged, used = summary.staged, summary.constructs
+        typer.echo(f"per program: {summary.lines / n:.1f} lines; converted call {summary.converted_seconds / n * 1000:.1f} ms "
+                   f"(convert, trace, run), plain {summary.plain_seconds / n * 1000:.2f} ms")
+        typer.echo(f"traced into the graph: cond in {staged['cond'] / n:.0%}, while loop in {staged['loop'] / n:.0%}, "
+                   f"Print in {staged['print'] / n:.0%} of the programs")
+        shown = [c for c in SHOWN_CONSTRUCTS if used[c]]
+        typer.echo("source constructs: " + ", ".join(f"{c} {used[c] / n:.0%}" for c in shown))
     if rows:
         table(f"failure classes (files in {out}/)", ["class", "count", "smallest example"], rows, plain)

@@ -124,6 +124,36 @@ def generate(seed: int) -> Program:
     raise RuntimeError(f"seed {seed}: no program within the limits in 100 attempts")
 
 
+def constructs(program: Program) -> set[str]:
+    """The constructs a program uses (for coverage statistics): AST node types and a few
+    shapes that matter here, such as `return` inside a loop or and/or on plain values."""
+    func = program.function_node()
+    found = set()
+    for node in ast.walk(func):
+        found.add(type(node).__name__)
+        if isinstance(node, ast.For):
+            found.add("for_range" if isinstance(node.iter, ast.Call) else "for_array")
+            if isinstance(node.iter, ast.Call) and len(node.iter.args) == 3:
+                found.add("range_step")
+        if isinstance(node, (ast.For, ast.While)):
+            jumps = {type(n).__name__ for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Break, ast.Continue))}
+            found.update(f"{j.lower()}_in_loop" for j in jumps)
+        if isinstance(node, ast.If) and node.orelse:
+            found.add("elif" if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) else "else")
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+            found.add("tuple_return")
+        if isinstance(node, ast.BoolOp) and not all(isinstance(v, (ast.Compare, ast.BoolOp, ast.UnaryOp))
+                                                    for v in node.values):
+            found.add("and_or_on_values")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+            found.add("print")
+    if not isinstance(func.body[-1], ast.Return):
+        found.add("may_fall_off")
+    for a in program.args:
+        found.add("arg " + (type(a).__name__ if not isinstance(a, np.ndarray) else f"ndarray[{a.dtype.name}]"))
+    return found
+
+
 # -- the generator ----------------------------------------------------------------------
 
 @dataclass
@@ -262,7 +292,7 @@ class _Generator:
             "aug": 3 if any(scope[n].kind != BOOL for n in mutable) else 0,
             "if": 4 if nested else 0,
             "for": 2.5 if loops else 0,
-            "for_array": 1.5 if loops and self.arrays else 0,
+            "for_array": 4 if loops and self.arrays else 0,
             "while": 2 if loops else 0,
             "print": 0.8,
             "cond_jump": 1.5 if ctx.loop_depth else 0.3,
@@ -543,7 +573,7 @@ class _Generator:
         r = self.rng
         sub = lambda k=kind: self.expr(k, scope, depth - 1, prefer_tensor)  # noqa: E731
         forms = {"atom": 3, "addsub": 3, "scale": 1.5, "mul": 0.6, "div": 1, "mod": 1 if kind == INT else 0.3,
-                 "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.12, "convert": 0.4,
+                 "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.09, "convert": 0.4,
                  "len": 0.3 if kind == INT and self.arrays else 0}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
         if form == "atom":
@@ -628,7 +658,7 @@ class _Generator:
 
     def condition(self, scope: dict) -> _E:
         """The test of an if, elif or while: a bool expression, sometimes an int's truth value."""
-        if self.rng.random() < 0.04:
+        if self.rng.random() < 0.025:
             return self.expr(INT, scope, 1, prefer_tensor=True)
         return self.bool_expr(scope, self.rng.choice([1, 1, 2]))
 

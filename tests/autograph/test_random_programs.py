@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autograph.testing import differential as diff
-from autograph.testing.random_programs import Program, _within_limits, generate
+from autograph.testing.random_programs import Program, _within_limits, constructs, generate
 from autograph.testing.shrinker import _candidates, shrink, size
 
 SEEDS = range(300)
@@ -88,37 +88,13 @@ def test_programs_run_as_plain_python_within_limits():
         assert _within_limits(program), seed
 
 
-def _constructs(program: Program) -> set:
-    func = program.function_node()
-    found = set()
-    for node in ast.walk(func):
-        found.add(type(node).__name__)
-        if isinstance(node, ast.For):
-            found.add("for_range" if isinstance(node.iter, ast.Call) else "for_array")
-            if isinstance(node.iter, ast.Call) and len(node.iter.args) == 3:
-                found.add("range_step")
-        if isinstance(node, (ast.For, ast.While)) and any(isinstance(n, ast.Return) for n in ast.walk(node)):
-            found.add("return_in_loop")
-        if isinstance(node, ast.If) and node.orelse:
-            found.add("else")
-        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
-            found.add("tuple_return")
-        if isinstance(node, ast.BoolOp) and not all(isinstance(v, (ast.Compare, ast.BoolOp, ast.UnaryOp))
-                                                    for v in node.values):
-            found.add("and_or_on_values")
-    if not isinstance(func.body[-1], ast.Return):
-        found.add("may_fall_off")
-    for a in program.args:
-        found.add(type(a).__name__ if not isinstance(a, np.ndarray) else "ndarray")
-    return found
-
-
 def test_generator_covers_the_grammar():
-    counts = Counter(c for s in SEEDS for c in _constructs(generate(s)))
-    wanted = {"If": 0.5, "else": 0.3, "While": 0.2, "for_range": 0.3, "for_array": 0.04, "range_step": 0.05,
-              "Break": 0.1, "Continue": 0.1, "return_in_loop": 0.1, "IfExp": 0.1, "BoolOp": 0.3,
-              "and_or_on_values": 0.03, "Not": 0.1, "AugAssign": 0.2, "tuple_return": 0.2, "may_fall_off": 0.05,
-              "Call": 0.3, "int64": 0.3, "int32": 0.05, "float64": 0.2, "int": 0.2, "ndarray": 0.1}
+    counts = Counter(c for s in SEEDS for c in constructs(generate(s)))
+    wanted = {"If": 0.5, "else": 0.3, "elif": 0.1, "While": 0.2, "for_range": 0.3, "for_array": 0.04,
+              "range_step": 0.05, "break_in_loop": 0.1, "continue_in_loop": 0.1, "return_in_loop": 0.1,
+              "IfExp": 0.1, "BoolOp": 0.3, "and_or_on_values": 0.03, "Not": 0.1, "AugAssign": 0.2, "print": 0.2,
+              "tuple_return": 0.2, "may_fall_off": 0.05, "arg int64": 0.3, "arg int32": 0.05, "arg float64": 0.2,
+              "arg int": 0.2, "arg float": 0.05}
     low = {c: f"{counts[c] / len(SEEDS):.0%} < {share:.0%}" for c, share in wanted.items()
            if counts[c] < share * len(SEEDS)}
     assert not low, low
