@@ -11,6 +11,7 @@ smallest shrunk file of each class. Exit code 1 when any program fails.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import multiprocessing
 import os
@@ -142,8 +143,9 @@ def _map(fn, items, jobs: int, progress, task):
 # -- output ---------------------------------------------------------------------------------------
 
 def slug(signature: str) -> str:
-    """A directory name for a failure class."""
-    return re.sub(r"[^a-z0-9]+", "-", signature.lower()).strip("-")[:70] or "failure"
+    """A directory name for a failure class: readable, and unique by a hash of the whole class."""
+    readable = re.sub(r"[^a-z0-9]+", "-", signature.lower()).strip("-")[:60].strip("-") or "failure"
+    return f"{readable}-{hashlib.sha1(signature.encode()).hexdigest()[:6]}"
 
 
 def _clear_previous(out: Path) -> None:

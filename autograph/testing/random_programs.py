@@ -154,6 +154,55 @@ def constructs(program: Program) -> set[str]:
     return found
 
 
+def undefined_reads(func: ast.FunctionDef) -> list[str]:
+    """Local names read where some path reaching the read has not assigned them (the rule the
+    generator keeps and the shrinker must not break). Loops may run zero times; a branch that
+    returns, breaks or continues does not reach what follows it."""
+    local = {a.arg for a in func.args.args} | {n.id for n in ast.walk(func)
+                                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bad: list[str] = []
+
+    def reads(node, defined):
+        if node is None:
+            return
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in local and n.id not in defined:
+                bad.append(n.id)
+
+    def block(stmts, defined):
+        """The names defined after `stmts`, or None when they never fall through."""
+        defined = set(defined)
+        for stmt in stmts:
+            if isinstance(stmt, ast.Assign):
+                reads(stmt.value, defined)
+                defined |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            elif isinstance(stmt, ast.AugAssign):
+                reads(stmt.value, defined)
+                reads(ast.Name(stmt.target.id, ast.Load()), defined)
+            elif isinstance(stmt, ast.If):
+                reads(stmt.test, defined)
+                ends = [e for e in (block(stmt.body, defined), block(stmt.orelse, defined)) if e is not None]
+                if not ends:
+                    return None
+                defined = set.intersection(*ends)
+            elif isinstance(stmt, (ast.For, ast.While)):
+                reads(stmt.iter if isinstance(stmt, ast.For) else stmt.test, defined)
+                inner = defined | ({n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+                                   if isinstance(stmt, ast.For) else set())
+                block(stmt.body, inner)
+                block(stmt.orelse, defined)
+            elif isinstance(stmt, (ast.Return, ast.Expr)):
+                reads(stmt.value, defined)
+                if isinstance(stmt, ast.Return):
+                    return None
+            elif isinstance(stmt, (ast.Break, ast.Continue)):
+                return None
+        return defined
+
+    block(func.body, {a.arg for a in func.args.args})
+    return bad
+
+
 # -- the generator ----------------------------------------------------------------------
 
 @dataclass

@@ -2,8 +2,9 @@
 
 Greedy reduction on the AST of the program's function: delete a statement, hoist the body or
 the else of an `if` in its place, drop an else, replace a body by `pass`, replace an expression
-by one of its operands, a constant by 1, drop a tuple element, drop an unused parameter. A
-candidate is kept when it is smaller and its failure signature is unchanged; the search starts
+by one of its operands of the same kind, a constant by 1, drop the same value from every
+returned tuple, drop an unused parameter. A candidate is kept when it is smaller, reads no
+variable that some path leaves undefined, and has the same failure signature; the search starts
 over from the kept candidate until no candidate helps or the check budget runs out.
 
 What is never touched, so that every candidate still terminates: the test of a `while` and the
@@ -17,7 +18,7 @@ import copy
 import time
 from typing import Callable, Iterator
 
-from .random_programs import Program, module_source
+from .random_programs import Program, module_source, undefined_reads
 
 
 def shrink(program: Program, failure: Callable[[Program], str] | None = None, *,
@@ -57,7 +58,7 @@ def _candidates(program: Program) -> Iterator[Program]:
     func = program.function_node()
     base = size(program)
     seen = {program.source}
-    for make in (_without_unused_parameters, _statement_edits, _expression_edits):
+    for make in (_without_unused_parameters, _statement_edits, _fewer_returned_values, _expression_edits):
         for variant in make(func, program):
             if isinstance(variant, tuple):
                 new_func, args = variant
@@ -69,7 +70,7 @@ def _candidates(program: Program) -> Iterator[Program]:
                 compile(source, "<candidate>", "exec")
             except (SyntaxError, ValueError):
                 continue
-            if source in seen:
+            if source in seen or undefined_reads(new_func):
                 continue
             seen.add(source)
             candidate = program.with_source(source, args)
@@ -166,8 +167,8 @@ def _expression_edits(func: ast.FunctionDef, program: Program) -> Iterator[ast.F
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             if node.value != 1:
                 replacements.append(ast.Constant(type(node.value)(1)))
-        elif isinstance(node, ast.Tuple) and len(node.elts) > 1:
-            replacements += [ast.Tuple(node.elts[:k] + node.elts[k + 1:], ast.Load()) for k in range(len(node.elts))]
+        elif isinstance(node, ast.Tuple):
+            continue  # returned tuples: all together, in _fewer_returned_values
         elif _is_print(node):  # drop a printed value; the label and the parameters (tensors) stay
             replacements += [ast.Call(node.func, node.args[:k] + node.args[k + 1:], [])
                              for k in range(1, len(node.args))
@@ -182,6 +183,21 @@ def _expression_edits(func: ast.FunctionDef, program: Program) -> Iterator[ast.F
             parent = list(ast.walk(new))[parent_index]
             _set_child(parent, field, index, copy.deepcopy(replacement))
             yield new
+
+
+def _fewer_returned_values(func: ast.FunctionDef, program: Program) -> Iterator[ast.FunctionDef]:
+    """Drop the k-th value of every returned tuple at once: every path keeps returning the same
+    structure (different structures on different paths are a user error in graph code)."""
+    tuples = [n.value for n in ast.walk(func) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)]
+    lengths = {len(t.elts) for t in tuples}
+    if len(lengths) != 1 or lengths == {1}:
+        return
+    for k in range(lengths.pop()):
+        new = copy.deepcopy(func)
+        for node in ast.walk(new):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+                del node.value.elts[k]
+        yield new
 
 
 # An expression is only replaced by a part of the same kind (int, float or bool), so that a

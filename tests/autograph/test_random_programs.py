@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from autograph.testing import differential as diff
-from autograph.testing.random_programs import Program, _within_limits, constructs, generate
+from autograph.testing.random_programs import Program, _within_limits, constructs, generate, undefined_reads
 from autograph.testing.shrinker import _candidates, shrink, size
 
 SEEDS = range(300)
@@ -86,6 +86,19 @@ def test_programs_run_as_plain_python_within_limits():
         with contextlib.redirect_stdout(io.StringIO()):
             fn(*program.args)  # must not raise
         assert _within_limits(program), seed
+        assert not undefined_reads(program.function_node()), (seed, program.source)
+
+
+def test_undefined_reads_finds_reads_on_paths_that_skip_the_assignment():
+    def reads(body):
+        return undefined_reads(ast.parse("def f(n):\n" + body).body[0])
+
+    assert reads("    for i in range(n):\n        t = i\n    return t\n") == ["t"]
+    assert reads("    if n:\n        t = 1\n    return t\n") == ["t"]
+    assert reads("    if n:\n        return 0\n    else:\n        t = 1\n    return t\n") == []
+    assert reads("    for i in range(n):\n        if i:\n            continue\n        else:\n            t = 1\n"
+                 "        print(t)\n    return n\n") == []
+    assert reads("    t = 0\n    while t < n:\n        t += 1\n        u = t\n    return u\n") == ["u"]
 
 
 def test_generator_covers_the_grammar():
