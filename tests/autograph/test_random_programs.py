@@ -255,3 +255,21 @@ def test_fuzz_grads_without_the_grad_module_says_so(tmp_path):
     result = CliRunner().invoke(app, ["fuzz", "--kind", "grads", "--n", "1", "--out", str(tmp_path)])
     assert result.exit_code == 1
     assert "random_grad_programs" in result.output
+
+
+def test_fuzz_grads_reports_what_run_seed_returns(tmp_path, monkeypatch):
+    import types  # noqa: PLC0415
+
+    from cli.main import app  # noqa: PLC0415
+
+    fake = types.ModuleType("autograph.testing.random_grad_programs")
+    fake.run_seed = lambda seed: f"d/dx differs at seed {seed}: 1.5 vs 2.5" if seed % 2 else None
+    fake.program_source = lambda seed: f"def f(x):\n    return x * {seed}\n"
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    result = CliRunner().invoke(app, ["fuzz", "--kind", "grads", "--n", "4", "--seed", "10", "--jobs", "1",
+                                      "--plain", "--out", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    assert "2 agree, 2 fail in 1 classes" in result.output
+    files = sorted(p.name for p in tmp_path.glob("*/seed_*.py"))
+    assert files == ["seed_11.py", "seed_13.py"]
+    assert "return x * 11" in next(tmp_path.glob("*/seed_11.py")).read_text()
