@@ -82,7 +82,8 @@ class Summary:
 
 def _run_values_seed(seed: int) -> SeedResult:
     from autograph.testing.differential import run_program  # noqa: PLC0415
-    from autograph.testing.random_programs import constructs, generate  # noqa: PLC0415
+    from autograph.testing.program_facts import constructs  # noqa: PLC0415
+    from autograph.testing.random_programs import generate  # noqa: PLC0415
 
     program = generate(seed)
     outcome = run_program(program)

@@ -18,7 +18,8 @@ import copy
 import time
 from typing import Callable, Iterator
 
-from .random_programs import Program, module_source, undefined_reads
+from .program_facts import undefined_reads
+from .random_programs import Program, module_source
 
 
 def shrink(program: Program, failure: Callable[[Program], str] | None = None, *,

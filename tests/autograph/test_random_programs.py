@@ -21,7 +21,8 @@ import pytest
 from typer.testing import CliRunner
 
 from autograph.testing import differential as diff
-from autograph.testing.random_programs import Program, _within_limits, constructs, generate, undefined_reads
+from autograph.testing.program_facts import constructs, undefined_reads
+from autograph.testing.random_programs import Program, _within_limits, generate
 from autograph.testing.shrinker import _candidates, shrink, size
 
 SEEDS = range(300)
