@@ -6,6 +6,7 @@
     autograph trace FILE:FUNC ARGS...                 the executor's run, step by step
     autograph grad FILE:FUNC ARGS... --wrt NAME       value and gradient
     autograph demo                                    every sample, converted and plain
+    autograph fuzz --n 2000                           random programs, plain vs converted
 
 FILE may also be the name of a sample (`autograph trace fibonacci 2`). ARGS are Python
 literals; numbers and lists become numpy values (graph inputs) unless `--static NAME`.
@@ -308,6 +309,11 @@ def bench(which: str = typer.Argument("all", help="executor | autograph | gradie
 
             bench_gradients.main(["--steps", "10", "--hidden", "16", "--inputs", "16", "--repeat", "1"] if quick else [])
         typer.echo("")
+
+
+from .fuzz import fuzz as _fuzz  # noqa: E402
+
+app.command("fuzz")(friendly(_fuzz))
 
 
 def main() -> None:  # pragma: no cover (console-script entry)

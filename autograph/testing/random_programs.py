@@ -1,0 +1,700 @@
+"""A seeded generator of small random Python programs for differential testing.
+
+`generate(seed)` returns a `Program`: the text of a module (`import numpy as np` and one
+`def f(...)`) and the arguments to call `f` with. The programs use what a user writes in
+AutoGraph code: nested if/elif/else, while and for loops (over `range` with tensor or Python
+bounds, and over numpy arrays), break/continue/return at any depth, conditional expressions,
+and/or/not (also on plain values), tuple returns, augmented assignment and print.
+
+The rules below exist so that plain Python and the graph *must* agree, and any disagreement is a
+converter bug rather than noise:
+
+- termination: a `while` loop has a fresh counter incremented by the first statement of its body
+  and compared with a small bound in its condition; `range` bounds are small; steps are constants.
+- no error in plain Python: divisors and moduli are positive constants; every variable read is
+  defined on every path reaching it; int magnitudes stay far below 2**31 (loop-carried values are
+  wrapped with `% 97` when they could grow) and `_within_limits` rejects the rare program that
+  still overflows, before it is handed out.
+- exact floats: float constants are multiples of 1/4 and floats are only scaled by 0.5, 2, -1 or
+  divided by 2 or 4, so results do not depend on evaluation order; floats are never compared with
+  == or !=.
+- one kind per variable: a name is int, float or bool on every path, every return has the same
+  structure and kinds, and all integer arguments of one program share one numpy dtype (a graph
+  variable has one dtype; a variable that is int64 on one path and int32 or float on another is a
+  user error in graph code, not a converter bug).
+- prints carry a tensor argument whenever the function has one: a print of Python values alone
+  runs once, while tracing (by design, as in TensorFlow), so it would not be comparable.
+
+Deliberately left out: reading possibly-undefined variables, exceptions, containers, recursion.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import dataclasses
+import io
+import random
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+INT, FLOAT, BOOL = "int", "float", "bool"
+
+MIN_LINES, MAX_LINES = 5, 25   # of the function, its def line included
+MAX_DEPTH = 3         # nesting of blocks inside the function body
+MAX_LOOP_DEPTH = 2    # nesting of loops
+LOOP_LIMIT = 1000     # assumed |value| of a variable carried through a loop
+STRAIGHT_LIMIT = 10 ** 5
+INT_LIMIT = 2 ** 31 - 1
+FLOAT_LIMIT = 2.0 ** 40
+
+_INT_LITERALS = [0, 1, 1, 2, 2, 3, 3, 4, 5, 7, -1, -2]
+_FLOAT_LITERALS = [0.0, 0.5, 1.5, 2.0, -0.5, 0.25, 3.0, -1.25, 1.0]
+_LOCAL_NAMES = {INT: ["acc", "total", "s", "c", "d", "best", "cnt", "r"],
+                FLOAT: ["z", "w", "avg", "fsum", "h"],
+                BOOL: ["flag", "found", "ok", "done"]}
+_TEMP_NAMES = {INT: ["tmp", "delta", "sign", "q"], FLOAT: ["ft", "scale", "g"], BOOL: ["cond", "hit"]}
+
+
+@dataclass
+class Program:
+    """A generated program: module text, the function's name and the arguments to call it with."""
+
+    seed: int
+    source: str
+    args: tuple
+    func_name: str = "f"
+
+    def args_source(self) -> str:
+        """The arguments as Python source (numpy values spelled with their dtype)."""
+        items = [_value_source(a) for a in self.args]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def repro_source(self, note: str = "") -> str:
+        """A runnable file: the program, its arguments, and a main that runs it plain and
+        converted and prints both (exit code 1 when they disagree)."""
+        header = f'"""Differential-test program, seed {self.seed}.\n' + (note.strip() + "\n" if note.strip() else "") + '\n' \
+                 'Run: python <this file>   (plain Python vs @autograph.function)\n"""\n'
+        return (header + self.source.rstrip() + "\n\n\n" + f"ARGS = {self.args_source()}\n\n"
+                "if __name__ == '__main__':\n"
+                "    from autograph.testing.differential import report_main\n"
+                f"    raise SystemExit(report_main({self.func_name}, ARGS))\n")
+
+    def write_repro(self, path, note: str = "") -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.repro_source(note), encoding="utf-8")
+        return path
+
+    def with_source(self, source: str, args: tuple | None = None) -> "Program":
+        return dataclasses.replace(self, source=source, args=self.args if args is None else args)
+
+    @property
+    def num_lines(self) -> int:
+        return len(ast.unparse(self.function_node()).splitlines())
+
+    def function_node(self) -> ast.FunctionDef:
+        return next(n for n in ast.parse(self.source).body if isinstance(n, ast.FunctionDef))
+
+
+def _value_source(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+    if isinstance(v, np.generic):
+        return f"np.{v.dtype.name}({v.item()!r})"
+    return repr(v)
+
+
+def module_source(func: ast.FunctionDef) -> str:
+    """The module text of a program: the numpy import and the function."""
+    return "import numpy as np\n\n\n" + ast.unparse(func) + "\n"
+
+
+def generate(seed: int) -> Program:
+    """The program for `seed` (always the same one)."""
+    rng = random.Random(seed)
+    for _ in range(100):  # a rejected program is followed by the next one from the same stream
+        source, args = _Generator(rng).function()
+        program = Program(seed, source, args)
+        if MIN_LINES <= program.num_lines <= MAX_LINES and _within_limits(program):
+            return program
+    raise RuntimeError(f"seed {seed}: no program within the limits in 100 attempts")
+
+
+# -- the generator ----------------------------------------------------------------------
+
+@dataclass
+class _Var:
+    kind: str
+    tensor: bool            # probably a tensor in the graph (steers choices only)
+    bound: float            # a bound on |value|
+    tainted: bool = False   # depends on values carried across iterations of the current loop
+    assignable: bool = True  # parameters, loop targets and while counters are never assigned
+
+
+@dataclass
+class _E:
+    """A generated expression and what the generator knows about it."""
+
+    text: str
+    bound: float
+    tainted: bool = False
+    tensor: bool = False
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    depth: int = 0
+    loop_depth: int = 0
+    staged: bool = False                  # inside control flow that depends on a tensor
+    carried: frozenset = frozenset()      # names defined before the innermost loop
+
+
+@dataclass
+class _Generator:
+    rng: random.Random
+    lines: list = field(default_factory=list)
+    kinds: dict = field(default_factory=dict)      # name -> kind, one per program
+    arrays: dict = field(default_factory=dict)     # array parameter -> element kind
+    tensor_params: list = field(default_factory=list)
+    assigned: list = field(default_factory=list)   # a stack of name sets, one per open loop
+    labels: int = 0
+    counters: int = 0
+
+    # -- the function ---------------------------------------------------------------------
+    def function(self) -> tuple[str, tuple]:
+        r = self.rng
+        self.int_dtype = np.int64 if r.random() < 0.75 else np.int32
+        self.budget = r.randint(3, 10)
+        scope, params, args = self.parameters()
+        self.ret_kinds = [r.choice([INT, INT, FLOAT, BOOL]) for _ in range(r.choice([1, 1, 1, 2, 2, 3]))]
+        self.fall_off = r.random() < 0.12
+        end = self.block(scope, _Ctx(), 1, min_stmts=max(3, self.budget // 2))
+        if end is not None and not self.fall_off:
+            self.emit(1, self.return_stmt(end, _Ctx()))
+        text = f"def f({', '.join(params)}):\n" + "\n".join(self.lines) + "\n"
+        func = ast.parse(text).body[0]
+        return module_source(func), tuple(args)
+
+    def parameters(self):
+        r = self.rng
+        kinds = [r.choice([INT, INT, FLOAT]) for _ in range(r.choice([1, 2, 2, 3]))]
+        if r.random() < 0.25:
+            kinds.append("array")
+        scope, params, args = {}, [], []
+        names = {INT: iter(["n", "m", "p"]), FLOAT: iter(["x", "y", "u"]), "array": iter(["xs"])}
+        any_tensor = r.random() < 0.9
+        for i, kind in enumerate(kinds):
+            name = next(names[kind])
+            params.append(name)
+            if kind == "array":
+                elem = r.choice([INT, FLOAT])
+                size = r.choice([0, 1, 2, 3, 3, 4, 5])
+                if elem == INT:
+                    value = np.array([r.randint(-3, 6) for _ in range(size)], dtype=self.int_dtype)
+                else:
+                    value = np.array([r.randint(-12, 24) / 4 for _ in range(size)], dtype=np.float64)
+                self.arrays[name] = elem
+                self.kinds[name] = "array"
+                self.tensor_params.append(name)
+                args.append(value)
+                continue
+            tensor = any_tensor and (i == 0 or r.random() < 0.7)
+            if kind == INT:
+                py = r.randint(-2, 9)
+                value = self.int_dtype(py) if tensor else py
+                bound = 9
+            else:
+                py = r.randint(-12, 24) / 4
+                value = np.float64(py) if tensor else py
+                bound = 6
+            if tensor:
+                self.tensor_params.insert(0, name)
+            self.kinds[name] = kind
+            scope[name] = _Var(kind, tensor, bound, assignable=False)
+            args.append(value)
+        return scope, params, args
+
+    def emit(self, indent: int, text: str):
+        self.lines.append("    " * indent + text)
+
+    # -- blocks -----------------------------------------------------------------------------
+    def block(self, scope: dict, ctx: _Ctx, indent: int, *, min_stmts: int = 1, tail=None,
+              jump_ok: bool = False) -> dict | None:
+        """Emit statements; the scope at the end, or None when the block always jumps away.
+        `tail` = (name, kind): assign that name last (temporaries defined in every branch)."""
+        r = self.rng
+        scope = dict(scope)
+        n = max(min_stmts, r.choice([1, 1, 2, 2, 3]) if ctx.depth else min_stmts)
+        emitted = 0
+        for _ in range(n):
+            if self.budget <= 0 and emitted:
+                break
+            self.budget -= 1
+            scope = self.statement(scope, ctx, indent)
+            emitted += 1
+            if scope is None:
+                return None
+        if tail is not None:
+            name, kind = tail
+            self.assign(scope, ctx, indent, name=name, kind=kind)
+        if jump_ok and r.random() < 0.25:
+            self.emit(indent, self.jump(scope, ctx))
+            return None
+        return scope
+
+    def jump(self, scope, ctx) -> str:
+        choices = ["return"] + (["break", "continue"] if ctx.loop_depth else [])
+        what = self.rng.choice(choices)
+        return self.return_stmt(scope, ctx) if what == "return" else what
+
+    def statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
+        r = self.rng
+        mutable = [n for n, v in scope.items() if v.assignable]
+        nested = ctx.depth < MAX_DEPTH and self.budget > 0
+        loops = nested and ctx.loop_depth < MAX_LOOP_DEPTH
+        options = {
+            "new": 3 if len(mutable) < 5 else 0.5,
+            "assign": 3 if mutable else 0,
+            "aug": 3 if any(scope[n].kind != BOOL for n in mutable) else 0,
+            "if": 4 if nested else 0,
+            "for": 2.5 if loops else 0,
+            "for_array": 4 if loops and self.arrays else 0,
+            "while": 2 if loops else 0,
+            "print": 0.8,
+            "cond_jump": 1.5 if ctx.loop_depth else 0.3,
+        }
+        kind = r.choices(list(options), weights=list(options.values()))[0]
+        if kind in ("new", "assign", "aug"):
+            if kind == "new" or not mutable:
+                name = None
+            else:
+                name = r.choice([n for n in mutable if kind == "assign" or scope[n].kind != BOOL])
+            return self.assign(scope, ctx, indent, name=name, augmented=kind == "aug")
+        if kind == "if":
+            return self.if_stmt(scope, ctx, indent)
+        if kind == "for":
+            return self.for_range(scope, ctx, indent)
+        if kind == "for_array":
+            return self.for_array(scope, ctx, indent)
+        if kind == "while":
+            return self.while_stmt(scope, ctx, indent)
+        if kind == "print":
+            self.emit(indent, self.print_stmt(scope))
+            return scope
+        # `if cond: break / continue / return ...`
+        cond = self.condition(scope)
+        self.emit(indent, f"if {cond.text}:")
+        self.emit(indent + 1, self.jump(scope, ctx))
+        return scope
+
+    # -- assignments ----------------------------------------------------------------------------
+    def new_name(self, kind: str, pool=None) -> str:
+        pool = pool or _LOCAL_NAMES
+        names = [n for n in pool[kind] if self.kinds.get(n, kind) == kind]
+        free = [n for n in names if n not in self.kinds]
+        name = self.rng.choice(free or names) if (free or names) else f"v{len(self.kinds)}"
+        self.kinds[name] = kind
+        return name
+
+    def assign(self, scope: dict, ctx: _Ctx, indent: int, *, name=None, kind=None, augmented=False) -> dict:
+        r = self.rng
+        if name is None:
+            kind = kind or r.choice([INT, INT, INT, FLOAT, FLOAT, BOOL])
+            name = self.new_name(kind)
+        kind = self.kinds[name]
+        old = scope.get(name)
+        carried = old is not None and name in ctx.carried
+        limit = LOOP_LIMIT if ctx.loop_depth else STRAIGHT_LIMIT
+        if augmented and old is not None and kind != BOOL:
+            text, e = self.augmented(name, old, scope)
+            tainted = e.tainted or carried
+            if e.bound > limit:
+                if (text.split()[1] in ("+=", "-=")) and e.bound - old.bound <= 20 and not (e.tainted and carried):
+                    e.bound = limit  # slow additive growth: the loops are short
+                else:
+                    text, e.bound = self.wrapped(name, text, kind)
+        else:
+            e = self.expr(kind, scope, r.choice([1, 2, 2, 3]))
+            tainted = e.tainted
+            if kind != BOOL and e.bound > limit:
+                e = _E(f"({e.text}) % {97 if kind == INT else 64.0}", 97 if kind == INT else 64.0, e.tainted, e.tensor)
+            text = f"{name} = {e.text}"
+        self.emit(indent, text)
+        for names in self.assigned:
+            names.add(name)
+        scope = dict(scope)
+        scope[name] = _Var(kind, e.tensor or ctx.staged, e.bound, tainted or (old is not None and old.tainted))
+        return scope
+
+    def augmented(self, name: str, old: _Var, scope: dict) -> tuple[str, _E]:
+        r = self.rng
+        if old.kind == INT:
+            op = r.choice(["+=", "+=", "-=", "*=", "//=", "%="])
+            if op in ("+=", "-="):
+                e = self.expr(INT, scope, r.choice([0, 1, 1, 2]))
+                return f"{name} {op} {e.text}", _E("", old.bound + e.bound, e.tainted, e.tensor)
+            c = r.choice({"*=": [2, 3, -1], "//=": [2, 3, 4], "%=": [3, 5, 7, 10]}[op])
+            bound = {"*=": old.bound * abs(c), "//=": old.bound, "%=": c}[op]
+            return f"{name} {op} {c}", _E("", bound, False, old.tensor)
+        op = r.choice(["+=", "+=", "-=", "*=", "/="])
+        if op in ("+=", "-="):
+            e = self.expr(FLOAT, scope, r.choice([0, 1, 1, 2]))
+            return f"{name} {op} {e.text}", _E("", old.bound + e.bound, e.tainted, e.tensor)
+        c = r.choice([0.5, 2.0, -1.0]) if op == "*=" else r.choice([2, 4])
+        return f"{name} {op} {c}", _E("", old.bound * (abs(c) if op == "*=" else 1), False, old.tensor)
+
+    def wrapped(self, name: str, aug_text: str, kind: str) -> tuple[str, float]:
+        """`v op= e` whose growth could overflow, as `v = (v op e) % M`."""
+        _, op, rhs = aug_text.split(" ", 2)
+        m = 97 if kind == INT else 64.0
+        return f"{name} = ({name} {op[:-1]} ({rhs})) % {m}", m
+
+    # -- control flow ---------------------------------------------------------------------------
+    def if_stmt(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
+        r = self.rng
+        cond = self.condition(scope)
+        inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=ctx.staged or cond.tensor)
+        n_elif = r.choice([0, 0, 0, 1, 1, 2])
+        has_else = r.random() < 0.6
+        tail = None
+        if has_else and r.random() < 0.4:
+            kind = r.choice([INT, INT, FLOAT, BOOL])
+            tail = (self.new_name(kind, _TEMP_NAMES), kind)
+        ends = []
+        self.emit(indent, f"if {cond.text}:")
+        ends.append(self.block(scope, inner, indent + 1, tail=tail, jump_ok=True))
+        for _ in range(n_elif):
+            c = self.condition(scope)
+            self.emit(indent, f"elif {c.text}:")
+            ends.append(self.block(scope, inner, indent + 1, tail=tail, jump_ok=True))
+        if has_else:
+            self.emit(indent, "else:")
+            ends.append(self.block(scope, inner, indent + 1, tail=tail, jump_ok=True))
+        else:
+            ends.append(scope)
+        live = [s for s in ends if s is not None]
+        if not live:
+            return None
+        joined = {}
+        for name in [n for n in live[0] if all(n in s for s in live[1:])]:  # in order: no set iteration
+            vs = [s[name] for s in live]
+            joined[name] = _Var(vs[0].kind, any(v.tensor for v in vs) or (cond.tensor and vs != [scope.get(name)] * len(vs)),
+                                max(v.bound for v in vs), any(v.tainted for v in vs), vs[0].assignable)
+        # a temporary used right after the if (it is defined on every path that gets here)
+        if tail is not None and tail[0] in joined and r.random() < 0.4:
+            self.emit(indent, self.print_stmt(joined, must=[tail[0]]))
+        return joined
+
+    def loop_body(self, scope: dict, ctx: _Ctx, indent: int, staged: bool, prelude=None) -> dict:
+        """The body of a loop; returns the scope after the loop (what was defined before it)."""
+        inner_scope = {n: (dataclasses.replace(v, bound=max(v.bound, LOOP_LIMIT), tainted=True) if v.assignable else v)
+                       for n, v in scope.items()}
+        if prelude is not None:
+            name, var = prelude
+            inner_scope[name] = var
+        inner = _Ctx(ctx.depth + 1, ctx.loop_depth + 1, ctx.staged or staged,
+                     frozenset(n for n, v in scope.items() if v.assignable))
+        self.assigned.append(set())
+        self.block(inner_scope, inner, indent + 1, min_stmts=self.rng.choice([1, 2, 2, 3]), jump_ok=True)
+        changed = self.assigned.pop()
+        after = {}
+        for name, var in scope.items():
+            if name in changed:
+                var = dataclasses.replace(var, tensor=var.tensor or staged or ctx.staged, bound=max(var.bound, LOOP_LIMIT))
+            after[name] = var
+        return after
+
+    def int_bound_atom(self, scope: dict) -> _E:
+        """A small int for loop bounds: a parameter, a small local, a literal or len(xs)."""
+        r = self.rng
+        cands = [n for n, v in scope.items() if v.kind == INT and v.bound <= 12 and not v.tainted]
+        tensors = [n for n in cands if scope[n].tensor]
+        roll = r.random()
+        if tensors and roll < 0.55:
+            name = r.choice(tensors)
+        elif cands and roll < 0.8:
+            name = r.choice(cands)
+        elif self.arrays and roll < 0.9:
+            return _E(f"len({r.choice(list(self.arrays))})", 5, tensor=False)
+        else:
+            return _E(str(r.randint(0, 6)), 6)
+        e = _E(name, scope[name].bound, tensor=scope[name].tensor)
+        if r.random() < 0.3:
+            c = r.randint(1, 3)
+            op = r.choice(["+", "-"])
+            e = _E(f"{name} {op} {c}", e.bound + c, tensor=e.tensor)
+        return e
+
+    def for_range(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        r = self.rng
+        target = self.loop_target(scope, ["i", "j", "t"])
+        form = r.choice(["stop", "stop", "start_stop", "step", "down"])
+        a, b = self.int_bound_atom(scope), self.int_bound_atom(scope)
+        if form == "stop":
+            args, b = a.text, a
+        elif form == "start_stop":
+            args = f"{b.text}, {a.text}" if r.random() < 0.5 else f"{r.randint(-2, 3)}, {a.text}"
+        elif form == "step":
+            args, b = f"{r.randint(-2, 2)}, {a.text}, {r.choice([2, 3])}", a
+        else:
+            lo = r.choice(["-1", "0", "1", b.text])
+            args = f"{a.text}, {lo}, {r.choice([-1, -1, -2])}"
+        staged = a.tensor or b.tensor
+        predefine = r.random() < 0.1
+        if predefine:
+            self.emit(indent, f"{target} = -1")
+        self.emit(indent, f"for {target} in range({args}):")
+        after = self.loop_body(scope, ctx, indent, staged, prelude=(target, _Var(INT, staged, 12, assignable=False)))
+        if predefine:
+            after[target] = _Var(INT, staged, 12, assignable=False)
+        return after
+
+    def for_array(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        name = self.rng.choice(list(self.arrays))
+        kind = self.arrays[name]
+        target = self.loop_target(scope, ["v", "e"] if kind == INT else ["xv", "fe"], kind)
+        self.emit(indent, f"for {target} in {name}:")
+        return self.loop_body(scope, ctx, indent, True, prelude=(target, _Var(kind, True, 6, assignable=False)))
+
+    def loop_target(self, scope: dict, names: list, kind: str = INT) -> str:
+        for name in names:
+            if name not in scope and self.kinds.get(name, kind) == kind:
+                self.kinds[name] = kind
+                return name
+        name = f"{names[0]}{len(self.kinds)}"
+        self.kinds[name] = kind
+        return name
+
+    def while_stmt(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        r = self.rng
+        self.counters += 1
+        k = "k" if self.counters == 1 else f"k{self.counters}"
+        self.kinds[k] = INT
+        bound = self.int_bound_atom(scope) if r.random() < 0.7 else _E(str(r.randint(2, 8)), 8)
+        test = f"{k} < {bound.text}"
+        extra = None
+        if r.random() < 0.5:
+            extra = self.condition(scope)
+            test = f"{test} and {extra.text}" if r.random() < 0.5 else f"{extra.text} and {test}"
+        staged = bound.tensor or (extra is not None and extra.tensor)
+        self.emit(indent, f"{k} = 0")
+        self.emit(indent, f"while {test}:")
+        self.emit(indent + 1, f"{k} += 1")
+        counter = _Var(INT, staged, 12, assignable=False)
+        scope = dict(scope, **{k: dataclasses.replace(counter, tensor=False)})
+        after = self.loop_body(scope, ctx, indent, staged, prelude=(k, counter))
+        after[k] = counter
+        return after
+
+    # -- returns and prints ------------------------------------------------------------------------
+    def return_stmt(self, scope: dict, ctx: _Ctx) -> str:
+        r = self.rng
+        parts = []
+        for kind in self.ret_kinds:
+            if r.random() < 0.2:
+                parts.append(self.literal(kind).text)
+            else:
+                parts.append(self.expr(kind, scope, r.choice([0, 1, 1, 2]), prefer_tensor=True).text)
+        return "return " + ", ".join(parts)
+
+    def print_stmt(self, scope: dict, must=()) -> str:
+        r = self.rng
+        self.labels += 1
+        values = list(must)
+        scalar_tensors = [n for n in self.tensor_params if n in scope]
+        if scalar_tensors:
+            values.insert(0, r.choice(scalar_tensors))
+        elif self.tensor_params:
+            values.insert(0, self.tensor_params[0])
+        others = [n for n in scope if n not in values]
+        values += r.sample(others, min(len(others), r.choice([0, 1, 1, 2])))
+        return f"print('L{self.labels}:', {', '.join(values)})" if values else f"print('L{self.labels}')"
+
+    # -- expressions ---------------------------------------------------------------------------------
+    def literal(self, kind: str) -> _E:
+        r = self.rng
+        if kind == INT:
+            v = r.choice(_INT_LITERALS)
+            return _E(str(v), abs(v))
+        if kind == FLOAT:
+            v = r.choice(_FLOAT_LITERALS)
+            return _E(repr(v), abs(v))
+        return _E(r.choice(["True", "False"]), 1)
+
+    def atom(self, kind: str, scope: dict, prefer_tensor: bool = False, literal_ok: bool = True) -> _E:
+        r = self.rng
+        names = [n for n, v in scope.items() if v.kind == kind]
+        if not names or (literal_ok and r.random() < (0.12 if prefer_tensor else 0.25)):
+            return self.literal(kind)
+        weights = [(4 if prefer_tensor else 2) if scope[n].tensor else 1 for n in names]
+        name = r.choices(names, weights=weights)[0]
+        v = scope[name]
+        return _E(name, v.bound, v.tainted, v.tensor)
+
+    def expr(self, kind: str, scope: dict, depth: int, prefer_tensor: bool = False) -> _E:
+        if kind == BOOL:
+            return self.bool_expr(scope, depth)
+        if depth <= 0:
+            return self.atom(kind, scope, prefer_tensor)
+        r = self.rng
+        sub = lambda k=kind: self.expr(k, scope, depth - 1, prefer_tensor)  # noqa: E731
+        forms = {"atom": 3, "addsub": 3, "scale": 1.5, "mul": 0.6, "div": 1, "mod": 1 if kind == INT else 0.3,
+                 "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.09, "convert": 0.4,
+                 "len": 0.3 if kind == INT and self.arrays else 0}
+        form = r.choices(list(forms), weights=list(forms.values()))[0]
+        if form == "atom":
+            return self.atom(kind, scope, prefer_tensor)
+        if form == "addsub":
+            a, b = sub(), sub()
+            return _join(f"({a.text} {r.choice('+-')} {b.text})", a.bound + b.bound, a, b)
+        if form == "scale":
+            a = sub()
+            c = r.choice([2, 3, -1]) if kind == INT else r.choice([0.5, 2.0, -1.0])
+            return _join(f"({a.text} * {c})" if r.random() < 0.7 else f"({c} * {a.text})", a.bound * abs(c), a)
+        if form == "mul":
+            a, b = sub(), sub()
+            e = _join(f"({a.text} * {b.text})", a.bound * b.bound, a, b)
+            if e.bound > 1000:
+                e = _join(f"({e.text} % {97 if kind == INT else 64.0})", 97, e)
+            return e
+        if form == "div":
+            a = sub()
+            c = r.choice([2, 3, 4]) if kind == INT else r.choice([2, 4])
+            op = "//" if kind == INT else r.choice(["/", "/", "//"])
+            return _join(f"({a.text} {op} {c})", a.bound / c + 1, a)
+        if form == "mod":
+            a = sub()
+            c = r.choice([2, 3, 5, 7, 97]) if kind == INT else r.choice([2.0, 4.0])
+            return _join(f"({a.text} % {c})", c, a)
+        if form == "neg":
+            a = sub()
+            return _join(f"(-{a.text})", a.bound, a)
+        if form == "abs":
+            a = sub()
+            return _join(f"abs({a.text})", a.bound, a)
+        if form == "minmax":
+            a, b = sub(), sub()
+            return _join(f"{r.choice(['min', 'max'])}({a.text}, {b.text})", max(a.bound, b.bound), a, b)
+        if form == "ifexp":
+            c, a, b = self.bool_expr(scope, depth - 1), sub(), sub()
+            return _join(f"({a.text} if {c.text} else {b.text})", max(a.bound, b.bound), a, b, c)
+        if form == "andor":  # on plain values: Python gives back one of the operands
+            a, b = sub(), sub()
+            return _join(f"({a.text} {r.choice(['and', 'or'])} {b.text})", max(a.bound, b.bound), a, b)
+        if form == "convert":
+            if kind == FLOAT:
+                a = self.expr(INT, scope, depth - 1, prefer_tensor)
+                return _join(f"float({a.text})" if r.random() < 0.5 else f"({a.text} * 0.5)", a.bound, a)
+            if self.int_dtype is np.int64:  # int(x) is an int64 tensor: it would clash with int32 arguments
+                a = self.expr(FLOAT, scope, depth - 1, prefer_tensor)
+                return _join(f"int({a.text})", a.bound, a)
+            return self.atom(kind, scope, prefer_tensor)
+        return _E(f"len({r.choice(list(self.arrays))})", 5)
+
+    def bool_expr(self, scope: dict, depth: int) -> _E:
+        r = self.rng
+        forms = {"compare": 5, "var": 1 if any(v.kind == BOOL for v in scope.values()) else 0,
+                 "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.3, "literal": 0.1}
+        form = r.choices(list(forms), weights=list(forms.values()))[0]
+        if form == "var":
+            return self.atom(BOOL, scope, True)
+        if form == "literal":
+            return self.literal(BOOL)
+        if form == "not":
+            a = self.bool_expr(scope, depth - 1) if r.random() < 0.85 else self.expr(INT, scope, depth - 1, True)
+            return _join(f"(not {a.text})", 1, a)
+        if form == "andor":
+            a, b = self.bool_expr(scope, depth - 1), self.bool_expr(scope, depth - 1)
+            return _join(f"({a.text} {r.choice(['and', 'or'])} {b.text})", 1, a, b)
+        kinds = [INT, INT, FLOAT]
+        lk, rk = r.choice(kinds), r.choice(kinds)
+        d = max(0, min(depth, 2) - 1)
+        if not any(v.kind == lk for v in scope.values()):
+            lk = INT if any(v.kind == INT for v in scope.values()) else FLOAT
+        a = self.expr(lk, scope, d, prefer_tensor=True)
+        if _is_literal(a.text):  # compare a variable, not two constants
+            a = self.atom(lk, scope, prefer_tensor=True, literal_ok=False)
+        b = self.expr(rk, scope, d) if r.random() < 0.6 else self.literal(rk)
+        exact = lk == INT and rk == INT
+        ops = ["<", "<=", ">", ">=", "==", "!="] if exact else ["<", "<=", ">", ">="]
+        if form == "chain":
+            c = self.literal(INT)
+            return _join(f"({c.text} {r.choice(['<', '<='])} {a.text} {r.choice(['<', '<='])} {b.text})", 1, a, b)
+        return _join(f"({a.text} {r.choice(ops)} {b.text})", 1, a, b)
+
+    def condition(self, scope: dict) -> _E:
+        """The test of an if, elif or while: a bool expression, sometimes an int's truth value."""
+        if self.rng.random() < 0.025:
+            return self.expr(INT, scope, 1, prefer_tensor=True)
+        return self.bool_expr(scope, self.rng.choice([1, 1, 2]))
+
+
+def _is_literal(text: str) -> bool:
+    try:
+        return isinstance(ast.literal_eval(text), (int, float))
+    except (ValueError, SyntaxError):
+        return False
+
+
+def _join(text: str, bound: float, *parts: _E) -> _E:
+    return _E(text, bound, any(p.tainted for p in parts), any(p.tensor for p in parts))
+
+
+# -- the safety check ---------------------------------------------------------------------------
+
+class _Rejected(Exception):
+    pass
+
+
+def _within_limits(program: Program, max_lines: int = 200_000) -> bool:
+    """Run the program as plain Python and say whether it stays well inside the limits the
+    graph shares with it: ints within int32, floats within 2**40, no numpy overflow warning,
+    and a bounded number of executed lines. Other exceptions propagate (a generator bug)."""
+    namespace: dict = {"__name__": "fuzz_check"}
+    code = compile(program.source, f"<fuzz-check {program.seed}>", "exec")
+    exec(code, namespace)  # noqa: S102 (our own generated program)
+    fn = namespace[program.func_name]
+    steps = [0]
+
+    def check(frame, event, arg):
+        if frame.f_code is not fn.__code__:
+            return None
+        steps[0] += 1
+        if steps[0] > max_lines:
+            raise _Rejected("too long")
+        for value in list(frame.f_locals.values()) + ([arg] if event == "return" else []):
+            _check_value(value)
+        return check
+
+    old = sys.gettrace()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            sys.settrace(check)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    result = fn(*program.args)
+            finally:
+                sys.settrace(old)
+        _check_value(result)
+    except (_Rejected, OverflowError, RuntimeWarning, FloatingPointError):
+        return False
+    return True
+
+
+def _check_value(value):
+    if isinstance(value, tuple):
+        for v in value:
+            _check_value(v)
+    elif isinstance(value, (bool, np.bool_)):
+        return
+    elif isinstance(value, (int, np.integer)):
+        if abs(int(value)) > INT_LIMIT:
+            raise _Rejected("int out of range")
+    elif isinstance(value, (float, np.floating)):
+        if not abs(float(value)) < FLOAT_LIMIT:
+            raise _Rejected("float out of range")
