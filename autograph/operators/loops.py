@@ -325,7 +325,9 @@ class _Loop:
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
                 if is_tensor(v) and v.dtype != entry[1] and v.dtype.is_numeric:
                     start = self.init[i]
-                    if is_weak(start) or is_undefined(start):  # a Python number before the loop: retype it
+                    if is_undefined(start):  # first assigned in the loop: the real body decides
+                        raise Replan(("retype", i, v.dtype, entry[3]))
+                    if is_weak(start):  # a Python number before the loop: retype it
                         raise Replan(("retype", i, join_dtypes(name, start, v, "before the loop", "after an "
                                                                "iteration", self.line), entry[3]))
                     raise StagingError(
@@ -360,7 +362,8 @@ class _Loop:
     def build(self) -> None:
         state = self.state
         init = self.init = state.get()
-        self.weak = {i for i in self.carried if self.plan[i][0] == "t" and i not in self.strong and is_weak(init[i])}
+        self.weak = {i for i in self.carried if self.plan[i][0] == "t" and i not in self.strong
+                     and (is_weak(init[i]) or is_undefined(init[i]))}
         loop_init, var_names = self._initial(init)
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None
