@@ -116,7 +116,10 @@ def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
 
 
 def identity(x, name=None):
-    return identity_op(x, name=name)
+    out = identity_op(x, name=name)
+    if isinstance(x, Tensor) and isinstance(out, Tensor):
+        out.weak = x.weak
+    return out
 
 
 def stop_gradient(x, name=None):
