@@ -353,7 +353,7 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
 
 def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                  maximum_iterations, name, names, return_same_structure):
-    from .ops.array_ops import constant  # noqa: PLC0415
+    from .ops.array_ops import constant, identity as identity_op  # noqa: PLC0415
     from .ops import math_ops  # noqa: PLC0415
 
     outer = g._ctx
@@ -371,6 +371,11 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             all_shapes = [TensorShape(())] + all_shapes
         if outer is not None:
             init = [outer.capture(t) for t in init]
+        if getattr(outer, "is_while", False) and outer.first_switch_true is not None:
+            # An outer loop's invariant is live even in the iteration that ends that loop, whose
+            # body must be dead: an Identity of it hangs on the outer pivot (prepare_op_inputs),
+            # so this inner loop does not start, live, in that iteration.
+            init = [identity_op(t) if outer.is_loop_invariant(t) else t for t in init]
         enters, merges = [], []
         for v, s in zip(init, all_shapes):
             if not v.shape.is_compatible_with(s):

@@ -196,14 +196,14 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     flags = iter(outs[n_values:])
     values = iter(outs[:n_values])
     result = []
-    for name, entry in zip(state.names, plan):
+    for name, entry, before in zip(state.names, plan, init):
         if entry[0] == "t":
             v = next(values)
             result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
         elif entry[0] == "py":
             result.append(entry[1])
         else:
-            result.append(Undefined(name, line))
+            result.append(before if is_undefined(before) else Undefined(name, line))  # keeps "no return yet"
     outer = branches.outer
     if outer is not None:
         outer.effects += branches.effects

@@ -270,6 +270,7 @@ class _Loop:
         self.flagged = [i for i, e in enumerate(plan) if e[0] == "t" and e[3]]
         self.body_effects = 0
         self.token_out = None
+        self.init = None
 
     def _initial(self, init) -> tuple[list, list]:
         values, names = [], []
@@ -309,7 +310,8 @@ class _Loop:
             elif entry[0] == "py":
                 out.append(entry[1])
             else:
-                out.append(Undefined(name, self.line))
+                before = self.init[i] if self.init is not None else None
+                out.append(before if is_undefined(before) else Undefined(name, self.line))
         return tuple(out)
 
     def _next(self, after) -> list:
