@@ -370,16 +370,29 @@ class _Loop:
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None
 
+        token_at = len(self.carried) + len(self.flagged)
+        test_token = []  # the token after the test's effects (a guarded read, a print in the test)
+
         def cond_fn(*vals):
             state.set(self._assemble(vals))
-            c = as_test(self.test())
-            return truth(c) if is_tensor(c) else gc.constant(bool(c))
+            with effects.chain_scope(vals[token_at] if self.use_token else None) as chain:
+                c = as_test(self.test())
+                c = truth(c) if is_tensor(c) else gc.constant(bool(c))
+            if chain.effects and can_chain and not self.use_token:
+                raise Replan(None)
+            if chain.effects and self.use_token:
+                test_token.append(chain.token)
+            return c
 
         def body_fn(*vals):
             state.set(self._assemble(vals))
             # an Identity, so effects that depend on the token hang on its live output, not on
-            # the whole Switch (whose control edge also fires on the iteration that exits)
-            token = gc.identity(vals[len(self.carried) + len(self.flagged)]) if self.use_token else None
+            # the whole Switch (whose control edge also fires on the iteration that exits); the
+            # body's effects come after the test's
+            token = None
+            if self.use_token:
+                with gc.get_default_graph().control_dependencies([t.op for t in test_token]):
+                    token = gc.identity(vals[token_at])
             with effects.chain_scope(token) as chain:
                 self.body()
             self.body_effects = chain.effects

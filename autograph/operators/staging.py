@@ -11,6 +11,7 @@ from graphcore import source_info
 from graphcore.errors import StagingError
 from graphcore.ops._helpers import is_weak, promote
 
+from . import effects
 from .variables import Undefined, UndefinedReturnValue
 
 
@@ -167,11 +168,18 @@ class Replan(Exception):
 
 
 def checkpoint():
+    """A mark to roll the graph being built back to, with the effect chain's position
+    (an effect recorded by a trace that is then undone must not stay the chain's token)."""
     g = gc.get_default_graph()
-    return (g, g.checkpoint()) if g is not None else (None, 0)
+    chain = effects.current()
+    saved = (chain, chain.token, chain.effects) if chain is not None else None
+    return (g, g.checkpoint() if g is not None else 0, saved)
 
 
 def rollback(mark) -> None:
-    g, n = mark
+    g, n, saved = mark
     if g is not None:
         g.rollback(n)
+    if saved is not None:
+        chain, token, count = saved
+        chain.token, chain.effects = token, count
