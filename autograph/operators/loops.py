@@ -28,8 +28,8 @@ from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
-                      join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value, to_tensor,
-                      truth, zeros)
+                      join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback, same_python_value,
+                      to_tensor, truth, zeros)
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
 
@@ -175,7 +175,7 @@ def _list_plan(name, a: list, b, line):
 
 
 def _check_dtype(name, a, b, what_a, what_b, line) -> None:
-    if is_tensor(a) and is_tensor(b) and a.dtype != b.dtype:
+    if is_tensor(a) and is_tensor(b) and a.dtype != b.dtype and not (is_weak(a) or is_weak(b)):
         raise StagingError(
             f"{location(line)}: '{name}' is {a.dtype} {what_a} but {b.dtype} {what_b}; a loop variable must "
             "keep one dtype. Cast it (graphcore.cast) before or inside the loop.")
@@ -325,19 +325,11 @@ class _Loop:
             if kind == "t":
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
-                if is_tensor(v) and v.dtype != entry[1] and v.dtype.is_numeric:
-                    start = self.init[i]
-                    if is_undefined(start):  # first assigned in the loop: the real body decides
-                        raise Replan(("retype", i, v.dtype, entry[3]))
-                    if is_weak(start):  # a Python number before the loop: retype it
-                        raise Replan(("retype", i, join_dtypes(name, start, v, "before the loop", "after an "
-                                                               "iteration", self.line), entry[3]))
-                    raise StagingError(
-                        f"{location(self.line)}: '{name}' is {entry[1]} before the loop but {v.dtype} after an "
-                        "iteration; a loop variable must keep one dtype. Cast it (graphcore.cast).")
+                if (is_tensor(v) or is_number(v)) and natural_dtype(v) != entry[1]:
+                    self._check_kind(i, name, entry, v)
                 if i in self.weak and not is_weak(v):
                     raise Replan(("strong", i))
-                new.append(v if is_tensor(v) else to_tensor(v, entry[1]))
+                new.append(to_tensor(v, entry[1]))  # a weak value takes the planned dtype
                 if entry[3]:
                     flags.append(maybe_defined.flag_of(v))
             elif kind == "list":
@@ -360,6 +352,21 @@ class _Loop:
                                    "loop on a tensor; only tensors, Python numbers and containers of them can "
                                    "change in a graph loop.")
         return new + flags
+
+    def _check_kind(self, i: int, name: str, entry, v) -> None:
+        """The body gives loop variable i a value of another dtype than planned: fine if
+        it joins the planned dtype (a weak value is cast to it); else replan with the
+        joined dtype when the variable held a Python number (or nothing) before the loop,
+        else refuse."""
+        joined = join_kinds(entry[1], i in self.weak, natural_dtype(v), is_weak(v))
+        if joined == entry[1]:
+            return
+        start = self.init[i]
+        if is_undefined(start) or is_weak(start):
+            raise Replan(("retype", i, joined or natural_dtype(v), entry[3]))
+        raise StagingError(
+            f"{location(self.line)}: '{name}' is {entry[1]} before the loop but {natural_dtype(v)} after an "
+            "iteration; a loop variable must keep one dtype. Cast it (graphcore.cast).")
 
     def build(self) -> None:
         state = self.state

@@ -85,20 +85,28 @@ def location(line: int) -> str:
     return f"{loc.filename}:{line or loc.lineno}"
 
 
-def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DType:
-    """The dtype two values of variable `name` share. Weak values (Python numbers and
-    tensors computed from them only) take the other value's dtype (a float meeting an
-    integer gives float64), as they would in an operation; two weak values or two
-    numeric tensors promote (float over int, wider wins); bools mix with nothing."""
-    da, db = natural_dtype(a), natural_dtype(b)
+def join_kinds(da: gc.DType, weak_a: bool, db: gc.DType, weak_b: bool) -> gc.DType | None:
+    """The dtype a value of dtype `da` and one of `db` share as one variable, or None.
+    A weak value (a Python number, or a tensor computed from them only) takes the other
+    value's dtype (a float meeting an integer gives float64), as it would in an
+    operation; two weak values, or two numeric tensors, promote (float over int, wider
+    wins); bools mix with nothing."""
     if da == db:
         return da
-    weak_a, weak_b = is_weak(a), is_weak(b)
     if weak_a != weak_b and da.is_numeric and db.is_numeric:
         weak, strong = (da, db) if weak_a else (db, da)
         return gc.float64 if weak.is_floating and strong.is_integer else strong
-    if weak_a and weak_b and promote(da, db) is not None:
+    if weak_a and weak_b:
         return promote(da, db)
+    return None
+
+
+def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DType:
+    """The dtype two values of variable `name` share (join_kinds), or an error naming it."""
+    da, db = natural_dtype(a), natural_dtype(b)
+    joined = join_kinds(da, is_weak(a), db, is_weak(b))
+    if joined is not None:
+        return joined
     raise StagingError(
         f"{location(line)}: '{name}' is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
         f"across graph control flow. Cast one of them (e.g. with graphcore.cast).")
