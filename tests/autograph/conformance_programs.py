@@ -158,3 +158,74 @@ def dict_item_one_branch(a):
     if a > 0:
         d["k"] = a
     return len(d)
+
+
+# -- found by the random program tester (autograph fuzz), shrunk ---------------------
+
+def inner_loop_from_invariant(n, m, xs):
+    for v in xs:
+        k = 0
+        while n >= m and k < 7:
+            k += 1
+        return (k * 3,)
+
+
+def guarded_read_in_loop_test(n):
+    if n >= 1:
+        z = 2.0
+    else:
+        return (not 0,)
+    for i in range(n):
+        k = 0
+        while i > z and k < n:
+            k += 1
+
+
+def no_return_through_empty_python_loop(n):
+    if not n:
+        for i in range(3, 1):
+            return False
+
+
+def int_truth(n):
+    if n * n:
+        return 1
+    return 2
+
+
+def and_operand_in_while_test(n, m):
+    k = 0
+    while (m and n) and k < 4:
+        k += 1
+    return k
+
+
+def python_int_joins_int32_in_loop(n, m):
+    d = n
+    for i in range(n):
+        k = 0
+        while (i > 3 and m < 3.0) and k < 4:
+            k += 1
+            d = k
+    return (d,)
+
+
+def tuple_first_returned_in_nested_loop(x, n):
+    k = 0
+    while k < n:
+        k += 1
+        for i in range(n, n + 2):
+            if k <= i and x > 0:
+                return (x < 0.5, n if x >= n else 1)
+    return (True, 0)
+
+
+def abs_of_counter(n):
+    k = 0
+    while k < 4:
+        k += 1
+        acc = abs(k)
+        acc += n
+        if n == acc:
+            continue
+        return (acc,)

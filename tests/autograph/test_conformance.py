@@ -25,6 +25,16 @@ CASES = [
     (cp.weak_range, (I32(4),)), (cp.weak_counter, (I32(7), I64(4))),
     (cp.print_python_only, (I64(3),)),
     (cp.dict_item_both_branches, (I64(3),)), (cp.dict_item_both_branches, (I64(-3),)),
+    (cp.inner_loop_from_invariant, (I64(-2), I64(4), np.array([4, 3, -2], dtype=np.int64))),
+    (cp.inner_loop_from_invariant, (I64(5), I64(4), np.array([4, 3], dtype=np.int64))),
+    (cp.guarded_read_in_loop_test, (I64(4),)), (cp.guarded_read_in_loop_test, (I64(0),)),
+    (cp.no_return_through_empty_python_loop, (I64(-1),)), (cp.no_return_through_empty_python_loop, (I64(0),)),
+    (cp.int_truth, (I32(6),)), (cp.int_truth, (I64(0),)), (cp.int_truth, (F64(0.5),)),
+    (cp.and_operand_in_while_test, (I64(5), I64(8))), (cp.and_operand_in_while_test, (I64(0), I64(8))),
+    (cp.python_int_joins_int32_in_loop, (I32(2), I32(7))), (cp.python_int_joins_int32_in_loop, (I32(6), I32(1))),
+    (cp.tuple_first_returned_in_nested_loop, (F64(0.25), I64(2))),
+    (cp.tuple_first_returned_in_nested_loop, (F64(-1.0), I64(2))),
+    (cp.abs_of_counter, (I32(1),)), (cp.abs_of_counter, (I32(-2),)),
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
