@@ -27,9 +27,9 @@ from . import effects, maybe_defined
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
-from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_special, is_tensor, is_weak,
-                      join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback, same_python_value,
-                      to_tensor, truth, zeros)
+from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_number, is_special,
+                      is_tensor, is_weak, join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback,
+                      same_python_value, to_tensor, truth, zeros)
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
 
@@ -183,13 +183,17 @@ def _check_dtype(name, a, b, what_a, what_b, line) -> None:
 
 def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
     """Trace the body once outside any loop to learn what it makes of each variable,
-    then remove what it built."""
+    then remove what it built. On the values before the loop the body may take a path
+    the real one never does; if that path fails, the plan is left to the real body
+    (the loop replans as it learns: see _Loop._next)."""
     mark = checkpoint()
     try:
         set_state(copy_containers(init))
-        with effects.chain_scope(None) as chain:
+        with dry_running(), effects.chain_scope(None) as chain:
             body()
         after = list(get_state())
+    except (Replan, StagingError, ArithmeticError, LookupError, TypeError, ValueError):
+        after = list(init)
     finally:
         rollback(mark)
         set_state(init)

@@ -2,7 +2,9 @@
 numbers, what a branch or loop output must be, and errors that name the variable."""
 from __future__ import annotations
 
+import contextlib
 import numbers
+import threading
 
 import numpy as np
 
@@ -173,6 +175,26 @@ class Replan(Exception):
     def __init__(self, plan):
         super().__init__("replan")
         self.plan = plan
+
+
+_dry = threading.local()
+
+
+@contextlib.contextmanager
+def dry_running():
+    """While a loop body is traced once on the values before the loop (to plan its
+    variables): a Python `raise` or failing `assert` on that path is not the program's,
+    since the real body, on loop variables, may not take it."""
+    depth = getattr(_dry, "depth", 0)
+    _dry.depth = depth + 1
+    try:
+        yield
+    finally:
+        _dry.depth = depth
+
+
+def in_dry_run() -> bool:
+    return getattr(_dry, "depth", 0) > 0
 
 
 def checkpoint():

@@ -22,10 +22,12 @@ converter bug rather than noise:
   structure and kinds, and all integer arguments of one program share one numpy dtype (a graph
   variable has one dtype; a variable that is int64 on one path and int32 or float on another is a
   user error in graph code, not a converter bug).
-- prints carry a tensor argument whenever the function has one: a print of Python values alone
-  runs once, while tracing (by design, as in TensorFlow), so it would not be comparable.
+- prints: most carry a tensor argument, some only Python values (staged too: they print when the
+  graph runs, on every path that reaches them).
+- exceptions: `raise ValueError(...)` and `assert` under a condition, so a converted program must
+  raise exactly where Python does (a staged raise fails the run only on the path that raises).
 
-Deliberately left out: reading possibly-undefined variables, exceptions, containers, recursion.
+Deliberately left out: reading possibly-undefined variables, containers, recursion.
 """
 from __future__ import annotations
 
@@ -266,6 +268,8 @@ class _Generator:
             "while": 2 if loops else 0,
             "print": 0.8,
             "cond_jump": 1.5 if ctx.loop_depth else 0.3,
+            "raise": 0.08,
+            "assert": 0.08,
         }
         kind = r.choices(list(options), weights=list(options.values()))[0]
         if kind in ("new", "assign", "aug"):
@@ -284,6 +288,15 @@ class _Generator:
             return self.while_stmt(scope, ctx, indent)
         if kind == "print":
             self.emit(indent, self.print_stmt(scope))
+            return scope
+        if kind == "raise":
+            self.labels += 1
+            self.emit(indent, f"if {self.condition(scope).text}:")
+            self.emit(indent + 1, f"raise ValueError('E{self.labels}')")
+            return scope
+        if kind == "assert":
+            self.labels += 1
+            self.emit(indent, f"assert {self.condition(scope).text}, 'A{self.labels}'")
             return scope
         # `if cond: break / continue / return ...`
         cond = self.condition(scope)
@@ -506,7 +519,10 @@ class _Generator:
         self.labels += 1
         values = list(must)
         scalar_tensors = [n for n in self.tensor_params if n in scope]
-        if scalar_tensors:
+        python_only = r.random() < 0.3  # a print of Python values only: staged as well
+        if python_only:
+            pass
+        elif scalar_tensors:
             values.insert(0, r.choice(scalar_tensors))
         elif self.tensor_params:
             values.insert(0, self.tensor_params[0])
@@ -677,13 +693,23 @@ def _within_limits(program: Program, max_lines: int = 200_000) -> bool:
             sys.settrace(check)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    result = fn(*program.args)
+                    result = raised_by_program(fn, program.args)
             finally:
                 sys.settrace(old)
         _check_value(result)
     except (_Rejected, OverflowError, RuntimeWarning, FloatingPointError):
         return False
     return True
+
+
+def raised_by_program(fn, args):
+    """Call the program; the exceptions of its own `raise` / `assert` are a result too."""
+    try:
+        return fn(*args)
+    except (ValueError, AssertionError) as e:
+        if str(e)[:1] in ("E", "A") and str(e)[1:].isdigit():
+            return None
+        raise
 
 
 def _check_value(value):
