@@ -50,7 +50,7 @@ def build(T: int, H: int, D: int):
         _, h = gc.while_loop(lambda t, h: t < T, body, [gc.constant(np.int64(0)), h0])
         loss = gc.reduce_sum(h * h)
         grads = gc.gradients(loss, [W, U, h0])
-    loop = next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
+    loop = next(c for c in g.while_contexts.values() if not hasattr(c, "forward"))
     return g, (W, U, h0, xs), loss, grads, loop
 
 

@@ -20,7 +20,9 @@ from . import nest
 from .errors import GraphError, StagingError
 from .graph import Operation, Tensor, get_default_graph, graph_of
 from .ops import control_flow_ops as cf
+from .ops import math_ops
 from .ops._helpers import is_python_number
+from .ops.array_ops import cast, constant, identity
 from .shapes import TensorShape, as_shape
 
 
@@ -36,7 +38,7 @@ class ControlFlowContext:
         self.name = name
         self._captured: dict[int, tuple[Tensor, Tensor]] = {}
         self._pivot: Tensor | None = None
-        graph._rollback_hooks.append(self._forget)
+        graph.add_removal_hook(self._forget)
 
     def _forget(self, gone_ids) -> None:
         self._captured = {k: v for k, v in self._captured.items() if id(v[1].op) not in gone_ids}
@@ -106,7 +108,7 @@ class CondContext(ControlFlowContext):
 
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
-        with g._control_flow_context(self.outer):
+        with g.in_control_flow_context(self.outer):
             op = g.create_op(cf.switch_op, [outer_t, self.pred], name="Switch", capture=False)
         return op.outputs[self.branch]
 
@@ -117,10 +119,10 @@ class CondContext(ControlFlowContext):
             g = self.graph
             sw = self.sibling._pred_switch if self.sibling is not None else None
             if sw is None:
-                with g._control_flow_context(self.outer):
+                with g.in_control_flow_context(self.outer):
                     sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
             self._pred_switch = sw
-            with g._control_flow_context(self):
+            with g.in_control_flow_context(self):
                 self._pivot = g.create_op("Identity", [sw.outputs[self.branch]],
                                           name="switch_t" if self.branch else "switch_f", capture=False).outputs[0]
         return self._pivot
@@ -147,9 +149,26 @@ class WhileContext(ControlFlowContext):
         self.loop_cond: Operation | None = None
         self.maximum_iterations = None
 
+    def _forget(self, gone_ids) -> None:
+        """Besides the captures, drop removed ops from the loop's lists (a loop variable
+        whose Merge, Switch, NextIteration or Exit is gone leaves all four lists)."""
+        super()._forget(gone_ids)
+        self.enters = [e for e in self.enters if id(e) not in gone_ids]
+        lists = (self.loop_merges, self.switches, self.next_iterations, self.exits)
+        if len({len(each) for each in lists}) == 1:
+            keep = [k for k in range(len(self.loop_merges)) if not any(id(each[k]) in gone_ids for each in lists)]
+            lists = tuple([each[k] for k in keep] for each in lists)
+        else:  # a loop being built: its lists are not filled alike yet
+            lists = tuple([op for op in each if id(op) not in gone_ids] for each in lists)
+        self.loop_merges, self.switches, self.next_iterations, self.exits = lists
+        if self.loop_cond is not None and id(self.loop_cond) in gone_ids:
+            self.loop_cond = None
+        if self.first_switch_true is not None and id(self.first_switch_true.op) in gone_ids:
+            self.first_switch_true = None
+
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
-        with g._control_flow_context(self):
+        with g.in_control_flow_context(self):
             op = g.create_op(cf.enter_op, [outer_t], {"frame_name": self.name, "is_constant": True,
                                                       "parallel_iterations": self.parallel_iterations},
                              name="Enter", capture=False)
@@ -162,7 +181,7 @@ class WhileContext(ControlFlowContext):
         if self.contains(op.ctx):
             return op
         g = self.graph
-        with g._control_flow_context(op.ctx):
+        with g.in_control_flow_context(op.ctx):
             tok = g.create_op("Const", [], {"value": np.zeros((), np.int32), "dtype": dt.int32},
                               name="control_token", control_inputs=[op], capture=False).outputs[0]
         return self.capture(tok).op
@@ -190,7 +209,7 @@ class WhileContext(ControlFlowContext):
                 raise GraphError(f"an op with no inputs was created in the condition of {self.name}; "
                                  "give it an input or build it outside the loop")
             g = self.graph
-            with g._control_flow_context(self):
+            with g.in_control_flow_context(self):
                 self._pivot = g.create_op("Identity", [self.first_switch_true], name="pivot",
                                           capture=False).outputs[0]
         return self._pivot
@@ -202,8 +221,6 @@ class WhileContext(ControlFlowContext):
 # -- cond -------------------------------------------------------------------------
 
 def _to_tensor_like(value, like: Tensor | None):
-    from .ops.array_ops import constant  # noqa: PLC0415
-
     if isinstance(value, Tensor):
         return value
     if like is not None and is_python_number(value):
@@ -235,7 +252,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
     if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
         raise StagingError(f"cond's predicate must be a scalar bool tensor, got {pred.dtype}{pred.shape} ({pred.name})")
     g = pred.graph
-    outer = g._ctx
+    outer = g.control_flow_context
     if outer is not None:
         pred = outer.capture(pred)
     with g.name_scope(name or "cond") as scope:
@@ -245,7 +262,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
             ctxs[branch] = CondContext(g, outer, scope_name, pred, branch, sibling=ctxs.get(1))
             if branch == 0:
                 ctxs[1].sibling = ctxs[0]
-            with g._control_flow_context(ctxs[branch]):
+            with g.in_control_flow_context(ctxs[branch]):
                 results[branch] = fn()
         t_out, f_out = results[1], results[0]
         if not nest.same_structure(t_out, f_out):
@@ -264,7 +281,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
             pair = {}
             for branch, v, other in ((1, tv, fv), (0, fv, tv)):
                 like = other if isinstance(other, Tensor) else None
-                with g._control_flow_context(ctxs[branch]):
+                with g.in_control_flow_context(ctxs[branch]):
                     try:
                         v = _to_tensor_like(v, like)
                     except TypeError as e:
@@ -275,16 +292,14 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
                 raise StagingError(
                     f"{scope_name}: output {i} is {pair[1].dtype} in the true branch but {pair[0].dtype} in the "
                     "false branch; cast one so both branches return the same dtype")
-            with g._control_flow_context(outer):
+            with g.in_control_flow_context(outer):
                 m = g.create_op(cf.merge_op, [pair[0], pair[1]], name="Merge", capture=False)
             merged.append(m.outputs[0])
     return nest.pack_sequence_as(t_out, merged)
 
 
 def _constant_in(g, ctx, value, dtype):
-    from .ops.array_ops import constant  # noqa: PLC0415
-
-    with g._control_flow_context(ctx):
+    with g.in_control_flow_context(ctx):
         return constant(value, dtype=dtype)
 
 
@@ -313,8 +328,6 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
     Example:
         i, v = gc.while_loop(lambda i, v: i < 10, lambda i, v: (i + 1, v * x), [0, 1.0])
     """
-    from .ops.array_ops import constant  # noqa: PLC0415
-
     if parallel_iterations < 1:
         raise GraphError(f"parallel_iterations must be >= 1, got {parallel_iterations}")
     single = not nest.is_nested(loop_vars)
@@ -353,20 +366,17 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
 
 def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                  maximum_iterations, name, names, return_same_structure):
-    from .ops.array_ops import constant  # noqa: PLC0415
-    from .ops import math_ops  # noqa: PLC0415
-
-    outer = g._ctx
+    outer = g.control_flow_context
     counter = maximum_iterations is not None
     with g.name_scope(name or "while") as scope:
         ctx = WhileContext(g, outer, scope.rstrip("/"), parallel_iterations)
-        g._while_contexts[ctx.name] = ctx
+        g.add_while_context(ctx)
         ctx.maximum_iterations = maximum_iterations
         ctx.has_counter = counter
         init = list(flat)
         all_shapes = list(shapes)
         if counter:
-            with g._control_flow_context(outer):
+            with g.in_control_flow_context(outer):
                 init = [constant(np.int64(0))] + init
             all_shapes = [TensorShape(())] + all_shapes
         if outer is not None:
@@ -376,7 +386,7 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             if not v.shape.is_compatible_with(s):
                 raise StagingError(f"while_loop: the initial value {v.name} has shape {v.shape}, which does not "
                                    f"match its shape invariant {s}")
-            with g._control_flow_context(ctx):
+            with g.in_control_flow_context(ctx):
                 e = g.create_op(cf.enter_op, [v], {"frame_name": ctx.name, "is_constant": False,
                                                    "parallel_iterations": parallel_iterations},
                                 name="Enter", capture=False, output_specs=[(v.dtype, s)])
@@ -389,14 +399,12 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
         merged = [m.outputs[0] for m in merges]
         user_vals = merged[1:] if counter else merged
         packed = nest.pack_sequence_as(structure, user_vals)
-        with g._control_flow_context(ctx):
+        with g.in_control_flow_context(ctx):
             p = cond(*packed)
             if counter:
                 lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
                     np.int64(maximum_iterations))
                 if lim.dtype != dt.int64:
-                    from .ops.array_ops import cast  # noqa: PLC0415
-
                     lim = cast(lim, dt.int64)
                 below = math_ops.less(merged[0], lim)
                 p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
@@ -408,14 +416,14 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond")
         ctx.loop_cond = lc
         switches = []
-        with g._control_flow_context(ctx):
+        with g.in_control_flow_context(ctx):
             for m in merged:
                 switches.append(g.create_op(cf.switch_op, [m, lc.outputs[0]], name="Switch", capture=False))
         ctx.switches = switches
         ctx.first_switch_true = switches[0].outputs[1]
         body_in = [s.outputs[1] for s in switches]
         packed_in = nest.pack_sequence_as(structure, body_in[1:] if counter else body_in)
-        with g._control_flow_context(ctx):
+        with g.in_control_flow_context(ctx):
             out = body(*packed_in)
             if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
                 out = [out]
@@ -449,15 +457,15 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
                     f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
                     "pass a shape_invariants entry with None for the changing dimensions")
         nexts = []
-        with g._control_flow_context(ctx):
+        with g.in_control_flow_context(ctx):
             for v, m in zip(new, merges):
                 n = g.create_op(cf.next_iteration_op, [v], name="NextIteration", capture=False,
                                 output_specs=[(v.dtype, m.outputs[0].shape)])
-                g._update_input(m, 1, n.outputs[0])
+                g.update_input(m, 1, n.outputs[0])
                 nexts.append(n)
         ctx.next_iterations = nexts
         exits = []
-        with g._control_flow_context(outer):
+        with g.in_control_flow_context(outer):
             for s in switches:
                 exits.append(g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False))
         ctx.exits = exits
@@ -489,8 +497,6 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, name: str | None 
 
 def switch_case(branch_index, branch_fns, default=None, name: str | None = None):
     """Run `branch_fns[branch_index]()` (or `default()` when out of range)."""
-    from .ops import math_ops  # noqa: PLC0415
-
     items = sorted(branch_fns.items()) if isinstance(branch_fns, dict) else list(enumerate(branch_fns))
     if default is None:
         default = items[-1][1]
@@ -511,8 +517,6 @@ def group(*inputs, name: str | None = None):
 
 def tuple_(tensors, control_inputs=None, name: str | None = None):
     """Identities of `tensors` that are only available once all of them are computed."""
-    from .ops.array_ops import identity  # noqa: PLC0415
-
     flat = [t for t in tensors]
     g = graph_of(flat) or get_default_graph()
     if g is None:

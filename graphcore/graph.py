@@ -3,13 +3,20 @@
 Operations are made only by `Graph.create_op`; every op records its type, inputs,
 outputs, attrs, control inputs, device, the control-flow context it was built in
 (a cond branch or a while frame) and the user's source line that created it.
+
+Printing, exporting and checking a graph are functions over it that live in their own
+modules (printer.py, dot.py, serialization/, validate.py); so do turning a Python value
+into a constant (ops/array_ops.py) and looking an op type up by name (registry.py).
+They import this module, so it imports none of them: graphcore/__init__.py hands them
+to `install`, and the Graph methods that are their shortcuts (`str(g)`, `g.validate()`,
+`g.to_dot()`, `g.to_json()`, `Graph.from_json`) call them through it.
 """
 from __future__ import annotations
 
 import contextlib
 import re
 import threading
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 
 from . import dtypes as dt
@@ -126,7 +133,7 @@ class Operation:
         self.device = device
         self.ctx = ctx
         self.source = source
-        self._id = len(graph._ops)
+        self._id = graph._next_op_id()
         self._control_outputs: list[Operation] = []
         self.outputs = tuple(Tensor(self, i, d, as_shape(s)) for i, (d, s) in enumerate(output_specs))
 
@@ -175,6 +182,20 @@ def get_default_graph() -> "Graph | None":
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$")
 
+# name -> function, set once by graphcore/__init__.py (see the module docstring):
+#   op_def(type name) -> OpDef          constant(value, dtype) -> Tensor
+#   validate(graph)                      format(graph) -> str
+#   to_dot(graph) -> str                 to_json(graph) -> str
+#   from_json(text) -> Graph
+_installed: dict[str, Callable] = {}
+
+
+def install(**functions: Callable) -> None:
+    """Hand the Graph the functions over graphs that its shortcut methods call."""
+    _installed.update(functions)
+
+
+
 
 class Graph:
     """A dataflow graph. Build ops inside `with g.as_default():`."""
@@ -190,9 +211,14 @@ class Graph:
         self._lock = threading.RLock()
         self.variables: list = []
         self._while_contexts: dict = {}  # frame name -> WhileContext (gradients find loops here)
-        self._rollback_hooks: list = []  # control-flow contexts drop cached captures of removed ops
+        self._removal_hooks: list = []  # control-flow contexts drop what they cached of removed ops
         self.collections: dict[str, list] = {}
-        self.version = 0  # bumped on every new op; executors key their plans on it
+        self.version = 0  # bumped on every change; executors key their plans on it
+        self._op_count = 0  # ids of ops, never reused (ops may be removed)
+
+    def _next_op_id(self) -> int:
+        self._op_count += 1
+        return self._op_count - 1
 
     # -- building --------------------------------------------------------
     @contextlib.contextmanager
@@ -255,6 +281,11 @@ class Graph:
         finally:
             self._control_deps.pop()
 
+    @property
+    def active_control_dependencies(self) -> list[Operation]:
+        """The ops every op created now will wait for (from `control_dependencies` blocks)."""
+        return [op for group in self._control_deps for op in group]
+
     @contextlib.contextmanager
     def device(self, name: str):
         old, self._device = self._device, name or ""
@@ -264,19 +295,29 @@ class Graph:
             self._device = old
 
     @contextlib.contextmanager
-    def _control_flow_context(self, ctx):
+    def in_control_flow_context(self, ctx):
+        """Ops created inside the block are built in `ctx` (a cond branch or while frame,
+        None for the root): control-flow builders enter a branch or body this way, and a
+        loader rebuilds a graph op by op. With `create_op(capture=True)` the context still
+        wires outer tensors in through Switch or Enter; pass `capture=False` when the graph
+        already has them."""
         old, self._ctx = self._ctx, ctx
         try:
             yield ctx
         finally:
             self._ctx = old
 
-    def in_control_flow_context(self, ctx):
-        """Ops created inside the block are built in `ctx` (a cond branch or while frame,
-        None for the root), e.g. to rebuild a loaded graph op by op. With
-        `create_op(capture=True)` the context still wires outer tensors in through Switch
-        or Enter; pass `capture=False` when the graph already has them."""
-        return self._control_flow_context(ctx)
+    @contextlib.contextmanager
+    def at_top_level(self):
+        """Ops created inside are built at the top level of the graph: no control-flow
+        context, no control dependencies, no name scope (what belongs to no loop, such as
+        a variable's handle and initializer)."""
+        saved = (self._ctx, self._control_deps, self._scope)
+        self._ctx, self._control_deps, self._scope = None, [], ""
+        try:
+            yield self
+        finally:
+            self._ctx, self._control_deps, self._scope = saved
 
     def add_while_context(self, ctx) -> None:
         """Register a while loop's context under its frame name: gradients find loops here.
@@ -284,8 +325,18 @@ class Graph:
         self._while_contexts[ctx.name] = ctx
 
     @property
+    def while_contexts(self) -> dict:
+        """Frame name -> the WhileContext of every while loop of the graph (a copy)."""
+        return dict(self._while_contexts)
+
+    @property
     def control_flow_context(self):
         return self._ctx
+
+    def add_removal_hook(self, hook: Callable[[set[int]], None]) -> None:
+        """Call `hook(ids of removed ops)` whenever ops leave the graph (`rollback`):
+        a control-flow context drops what it cached of them."""
+        self._removal_hooks.append(hook)
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
         if isinstance(value, Tensor):
@@ -295,10 +346,8 @@ class Graph:
         convert = getattr(value, "_as_graph_tensor", None)
         if convert is not None:  # a Variable: a read op in this graph
             return convert(self)
-        from .ops.array_ops import constant  # noqa: PLC0415 (ops import this module)
-
         with self.as_default():
-            return constant(value, dtype=dtype)
+            return _installed["constant"](value, dtype=dtype)
 
     def create_op(self, op_def, inputs: Sequence = (), attrs: dict | None = None, name: str | None = None,
                   control_inputs: Sequence = (), output_specs=None, source: SourceLocation | None = None,
@@ -307,11 +356,11 @@ class Graph:
         current control-flow context capture outer tensors (Switch / Enter), adds the
         active control dependencies, runs the op's shape rule and records the user's line.
 
-        Returns the new Operation."""
-        from .registry import get_op_def  # noqa: PLC0415
+        `op_def` is an OpDef or a registered op type name ("Add").
 
+        Returns the new Operation."""
         if isinstance(op_def, str):
-            op_def = get_op_def(op_def)
+            op_def = _installed["op_def"](op_def)
         attrs = dict(attrs or {})
         with self._lock:
             ctx = self._ctx
@@ -347,28 +396,29 @@ class Graph:
             self.version += 1
             return op
 
-    def update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
-        """Make `tensor` the data input `index` of `op`, keeping consumer lists right. Loops
-        are closed this way: a Merge is built before the NextIteration that feeds it."""
-        old = op.inputs[index]
-        old._consumers.remove(op)
-        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
-        tensor._consumers.append(op)
-        self.version += 1
-
-    _update_input = update_input  # the name the control-flow builders use
-
     def checkpoint(self) -> int:
         """A mark to `rollback` to: builders that trace user code once to learn types
         (while_loop relaxing shapes, autograph's weak typing) undo that trace with it."""
-        return len(self._ops)
+        return self._op_count
 
     def rollback(self, checkpoint: int) -> None:
         """Remove every op created after `checkpoint`, with the captures that referred to them."""
-        dropped = self._ops[checkpoint:]
-        del self._ops[checkpoint:]
-        gone = {id(op) for op in dropped}
-        for op in dropped:
+        i = len(self._ops)
+        while i and self._ops[i - 1]._id >= checkpoint:
+            i -= 1
+        self._remove(self._ops[i:])
+
+    def _remove(self, ops: list[Operation]) -> None:
+        """Take `ops` out of the graph with every reference the graph keeps to them."""
+        gone = {id(op) for op in ops}
+        if not gone:
+            return
+        n = len(ops)
+        if len(self._ops) >= n and all(a is b for a, b in zip(self._ops[len(self._ops) - n:], ops)):
+            del self._ops[len(self._ops) - n:]  # the usual rollback: the newest ops, at the end
+        else:
+            self._ops = [op for op in self._ops if id(op) not in gone]
+        for op in ops:
             self._by_name.pop(op.name, None)
             for t in op.inputs:
                 if id(t.op) not in gone:
@@ -376,10 +426,30 @@ class Graph:
             for c in op.control_inputs:
                 if id(c) not in gone:
                     c._control_outputs.remove(op)
+        # a loop all of whose Enters are gone is gone (a loop that never got one stays)
         self._while_contexts = {k: c for k, c in self._while_contexts.items()
-                                if not c.enters or id(c.enters[0]) not in gone}
-        for hook in list(self._rollback_hooks):
+                                if not c.enters or not all(id(e) in gone for e in c.enters)}
+        for hook in list(self._removal_hooks):
             hook(gone)
+        self.version += 1
+
+    # -- changing ----------------------------------------------------------
+    def _check_op(self, op, what: str) -> None:
+        if not isinstance(op, Operation):
+            raise GraphError(f"{what} takes an Operation, not {type(op).__name__}")
+        if op.graph is not self or self._by_name.get(op.name) is not op:
+            raise GraphError(f"{what}: {op.name} ({op.type}) is not an op of this graph")
+
+    def update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
+        """Make `tensor` the data input `index` of `op`, keeping consumer lists right. Loops
+        are closed this way: a Merge is built before the NextIteration that feeds it."""
+        self._check_op(op, "update_input")
+        if not isinstance(tensor, Tensor) or tensor.graph is not self:
+            raise GraphError(f"update_input: the new input of {op.name} must be a tensor of this graph")
+        old = op.inputs[index]
+        old._consumers.remove(op)
+        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+        tensor._consumers.append(op)
         self.version += 1
 
     # -- looking up ------------------------------------------------------
@@ -389,6 +459,10 @@ class Graph:
     @property
     def operations(self) -> list[Operation]:
         return list(self._ops)
+
+    def __contains__(self, op) -> bool:
+        """`op in g`: op is an Operation of this graph (and was not removed)."""
+        return isinstance(op, Operation) and self._by_name.get(op.name) is op
 
     def get_operation_by_name(self, name: str) -> Operation:
         try:
@@ -421,36 +495,28 @@ class Graph:
     def __len__(self) -> int:
         return len(self._ops)
 
-    # -- checking and printing ---------------------------------------------
+    # -- checking, printing, exporting: shortcuts to functions over graphs -------------
     def validate(self) -> None:
-        """Check the graph's invariants; raise GraphError naming the first bad op and the fix."""
-        from .validate import validate_graph  # noqa: PLC0415
-
-        validate_graph(self)
+        """Check the graph's invariants; raise GraphError naming the first bad op and the fix
+        (graphcore/validate.py)."""
+        _installed["validate"](self)
 
     def __str__(self) -> str:
-        from .printer import format_graph  # noqa: PLC0415
-
-        return format_graph(self)
+        """The listing of graphcore/printer.py, one line per op."""
+        return _installed["format"](self)
 
     def to_dot(self) -> str:
         """Graphviz DOT text (graphcore/dot.py)."""
-        from .dot import to_dot  # noqa: PLC0415 (dot imports the printer, which formats ops)
-
-        return to_dot(self)
+        return _installed["to_dot"](self)
 
     def to_json(self) -> str:
         """A graph file that `Graph.from_json` loads (graphcore/serialization)."""
-        from .serialization import to_json  # noqa: PLC0415 (serialization builds Graphs)
-
-        return to_json(self)
+        return _installed["to_json"](self)
 
     @staticmethod
     def from_json(text: str | bytes) -> "Graph":
         """Load a graph file; GraphFileError names the place of the first problem."""
-        from .serialization import from_json  # noqa: PLC0415 (serialization builds Graphs)
-
-        return from_json(text)
+        return _installed["from_json"](text)
 
 
 def is_tensor(x) -> bool:

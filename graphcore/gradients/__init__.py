@@ -1,6 +1,5 @@
 """Reverse-mode differentiation of graphs, control flow included (see backprop.py for
 the walk and control_flow_grad.py for cond and while)."""
-from ..ops import grad_ops  # noqa: F401  (registers the ops gradient rules build)
 from . import control_flow_grad  # noqa: F401  (registers the rules of the five primitives)
 from .backprop import gradients
 from .control_flow_grad import accumulated_tensors, iteration_count

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..control_flow import tuple_
 from ..errors import GraphError
 from ..graph import Operation, Tensor, graph_of
-from .util import add_grads, differentiable, set_needed
+from ..ops.array_ops import constant
+from ..registry import set_needed
+from .contraction import factorizer_for
+from .control_flow_grad import while_loop_grad
+from .liveness import exit_owners, liveness
+from .util import add_grads, differentiable
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False):
@@ -54,7 +60,6 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
         grad_ys = [grad_ys]
     if len(grad_ys) != len(ys):
         raise GraphError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
-    from ..ops.array_ops import constant  # noqa: PLC0415
 
     with g.as_default(), g.name_scope(name), g.control_dependencies(None):
         dys = []
@@ -73,7 +78,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
             elif not isinstance(dy, Tensor):
                 dy = constant(np.asarray(dy, dtype=y.dtype.np_dtype), name="grad_ys")
             dys.append(dy)
-        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g._ctx,
+        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g.control_flow_context,
                         result_for=x_tensors, gate=gate_gradients)
 
 
@@ -84,14 +89,6 @@ def _as_x(g, x):
     if handle is not None:
         return handle(g)
     raise GraphError(f"gradients: xs must be tensors or Variables, got {type(x).__name__}")
-
-
-def _exit_owners(g) -> dict:
-    owners = {}
-    for w in list(g._while_contexts.values()):
-        for x in w.exits:
-            owners[id(x)] = w
-    return owners
 
 
 def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factored: dict | None = None):
@@ -105,7 +102,7 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
     xs (loop invariants) whose per-iteration gradient contributions may be left as
     `contraction.Factors` for the caller to sum after the loop; the walk puts the list
     of such Factors under each key (the rest of the gradient is in the result, as usual)."""
-    owners = _exit_owners(g)
+    owners = exit_owners(g)
     x_ids = {id(x) for x in xs}
 
     def unit_of(op: Operation):
@@ -149,7 +146,7 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
     stack = list(xs)
     while stack:
         t = stack.pop()
-        for op in t._consumers:
+        for op in t.consumers():
             if op.type == "NextIteration" and op.ctx is scope:
                 continue  # do not run around the loop whose body this is
             u = unit_of(op)
@@ -211,8 +208,6 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
     for y, dy in zip(ys, dys):
         add(y, dy)
 
-    from .control_flow_grad import while_loop_grad  # noqa: PLC0415
-
     def is_relevant(t: Tensor) -> bool:
         if id(t) in x_ids:
             return True
@@ -255,7 +250,7 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
             if all(d is None for d in exit_grads):
                 continue
             wanted = {id(e.inputs[0]) for e in u.enters if is_relevant(e.inputs[0])}
-            for t, gr in while_loop_grad(u, exit_grads, wanted):
+            for t, gr in while_loop_grad(u, exit_grads, wanted, walk=backprop):
                 add(t, gr)
 
     return [total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
@@ -264,15 +259,12 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
 def _factor_invariants(g, op, outs, mask, scope, factored: dict) -> set[int]:
     """Inputs of `op` that are loop invariants in `factored` and whose gradient its
     factorizer gives as Factors; records those, clears them from `mask`, returns them."""
-    from .contraction import factorizer_for  # noqa: PLC0415
-    from .control_flow_grad import _liveness  # noqa: PLC0415
-
     fz = factorizer_for(op)
     cand = [i for i, t in enumerate(op.inputs) if mask[i] and id(t) in factored]
     if fz is None or not cand or len(outs) != 1 or outs[0] is None:
         return set()
     # one pair per iteration: the op runs in every iteration, and so does its gradient
-    if _liveness(scope, op.outputs[0]) or _liveness(g._ctx, outs[0]):
+    if liveness(scope, op.outputs[0]) or liveness(g.control_flow_context, outs[0]):
         return set()
     taken = set()
     for i in cand:
@@ -286,8 +278,6 @@ def _factor_invariants(g, op, outs, mask, scope, factored: dict) -> set[int]:
 
 def _gated(grads: list) -> list:
     """Identities of the non-None gradients that all wait for one gate (tf.tuple)."""
-    from ..control_flow import tuple_  # noqa: PLC0415
-
     live = [d for d in grads if d is not None]
     gated = iter(tuple_(live))
     return [next(gated) if d is not None else None for d in grads]

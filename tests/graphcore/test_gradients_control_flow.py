@@ -159,7 +159,7 @@ def test_only_needed_intermediates_are_accumulated():
 
         _, y, _ = gc.while_loop(lambda i, v, junk: i < 4, body, [0, x, x])
         dx, = gc.gradients(gc.reduce_sum(y), [x])
-    loop = next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
+    loop = next(c for c in g.while_contexts.values() if not hasattr(c, "forward"))
     acc = accumulated_tensors(loop)
     assert [t.op.type for t in acc] == ["Exp"]
     check_graph_grads(g, gc_sum(g, y), [x], [dx], {x: np.array([0.1, -0.2, 0.3])})

@@ -14,11 +14,11 @@ rng = np.random.default_rng(1)
 
 
 def _forward_loop(g):
-    return next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
+    return next(c for c in g.while_contexts.values() if not hasattr(c, "forward"))
 
 
 def _backward_loop(g):
-    return next(c for c in g._while_contexts.values() if hasattr(c, "forward"))
+    return next(c for c in g.while_contexts.values() if hasattr(c, "forward"))
 
 
 def _rnn(T=6, H=3, D=2):
@@ -46,7 +46,7 @@ def test_rnn_weights_are_one_matmul_after_the_loop_and_h_is_stored_once():
     check_graph_grads(g, loss, [W, U, h0], grads, feeds)
     # per iteration the backward loop forms no W-sized product and keeps no W-sized sum
     b = _backward_loop(g)
-    in_b = [op for op in g._ops if op.ctx is b]
+    in_b = [op for op in g.get_operations() if op.ctx is b]
     sized = ([3, 3], [3, 2])
     assert not [op for op in in_b if op.type == "MatMul" and op.outputs[0].shape.dims in sized]
     assert not [op for op in in_b if op.type == "AddN"]
