@@ -197,6 +197,73 @@ class WhileContext(ControlFlowContext):
             controls.append(self.pivot.op)
         return inputs, controls
 
+    # -- the wiring of one loop variable, written once ----------------------------------
+    # Enter -> Merge -> Switch on the LoopCond -> (body) -> NextIteration -> back into the
+    # Merge; the Switch's false output -> Exit. The Merge is built before the
+    # NextIteration that closes it, so its second input starts as a stand-in (the Enter).
+    # while_loop builds its variables with these, gradients add variables to built loops.
+
+    def loop_var_head(self, init: Tensor, shape=None) -> tuple[Operation, Operation]:
+        """The Enter and Merge of a loop variable entering with `init` (a tensor of the
+        outer context), of static `shape` (default: init's)."""
+        g = self.graph
+        shape = init.shape if shape is None else as_shape(shape)
+        with g.in_control_flow_context(self):
+            e = g.create_op(cf.enter_op, [init], {"frame_name": self.name, "is_constant": False,
+                                                  "parallel_iterations": self.parallel_iterations},
+                            name="Enter", capture=False, output_specs=[(init.dtype, shape)])
+            m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
+                            output_specs=[(init.dtype, shape), (dt.int32, TensorShape(()))])
+        return e, m
+
+    def loop_var_switch(self, merge: Operation) -> Operation:
+        """The Switch of a loop variable on the loop's LoopCond: output 1 is the value the
+        body reads, output 0 the value the Exit takes when the loop ends."""
+        g = self.graph
+        with g.in_control_flow_context(self):
+            return g.create_op(cf.switch_op, [merge.outputs[0], self.loop_cond.outputs[0]], name="Switch",
+                               capture=False)
+
+    def loop_var_back_edge(self, merge: Operation, next_value: Tensor) -> Operation:
+        """The NextIteration of `next_value`, made the Merge's second input (the back edge)."""
+        g = self.graph
+        with g.in_control_flow_context(self):
+            n = g.create_op(cf.next_iteration_op, [next_value], name="NextIteration", capture=False,
+                            output_specs=[(next_value.dtype, merge.outputs[0].shape)])
+        g.update_input(merge, 1, n.outputs[0])
+        return n
+
+    def loop_var_exit(self, switch: Operation) -> Operation:
+        """The Exit (in the outer context) of the Switch's false output."""
+        g = self.graph
+        with g.in_control_flow_context(self.outer):
+            return g.create_op(cf.exit_op, [switch.outputs[0]], name="Exit", capture=False)
+
+    def add_loop_var(self, init: Tensor, shape=None):
+        """Start a new loop variable of this loop (built already) entering with `init`.
+
+        Returns (value inside the body, finish); `finish(next_value)` closes the variable
+        and returns its Exit's tensor. Gradients carry accumulators and backward values
+        this way."""
+        e, m = self.loop_var_head(init, shape)
+        s = self.loop_var_switch(m)
+
+        def finish(next_value: Tensor) -> Tensor:
+            n = self.loop_var_back_edge(m, next_value)
+            x = self.loop_var_exit(s)
+            self.record_loop_var(e, m, s, n, x)
+            return x.outputs[0]
+
+        return s.outputs[1], finish
+
+    def record_loop_var(self, enter, merge, switch, next_iteration, exit_) -> None:
+        """List a finished loop variable's ops in the loop's lists (index-aligned)."""
+        self.enters.append(enter)
+        self.loop_merges.append(merge)
+        self.switches.append(switch)
+        self.next_iterations.append(next_iteration)
+        self.exits.append(exit_)
+
     def is_loop_invariant(self, t: Tensor) -> bool:
         op = t.op
         return op.type == "Enter" and op.ctx is self and bool(op.attrs.get("is_constant"))
@@ -386,12 +453,7 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             if not v.shape.is_compatible_with(s):
                 raise StagingError(f"while_loop: the initial value {v.name} has shape {v.shape}, which does not "
                                    f"match its shape invariant {s}")
-            with g.in_control_flow_context(ctx):
-                e = g.create_op(cf.enter_op, [v], {"frame_name": ctx.name, "is_constant": False,
-                                                   "parallel_iterations": parallel_iterations},
-                                name="Enter", capture=False, output_specs=[(v.dtype, s)])
-                m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
-                                output_specs=[(v.dtype, s), (dt.int32, TensorShape(()))])
+            e, m = ctx.loop_var_head(v, s)
             ctx.enters.append(e)
             enters.append(e)
             merges.append(m)
@@ -415,10 +477,7 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
                 raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
             lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond")
         ctx.loop_cond = lc
-        switches = []
-        with g.in_control_flow_context(ctx):
-            for m in merged:
-                switches.append(g.create_op(cf.switch_op, [m, lc.outputs[0]], name="Switch", capture=False))
+        switches = [ctx.loop_var_switch(m) for m in merges]
         ctx.switches = switches
         ctx.first_switch_true = switches[0].outputs[1]
         body_in = [s.outputs[1] for s in switches]
@@ -456,19 +515,8 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
                 raise StagingError(
                     f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
                     "pass a shape_invariants entry with None for the changing dimensions")
-        nexts = []
-        with g.in_control_flow_context(ctx):
-            for v, m in zip(new, merges):
-                n = g.create_op(cf.next_iteration_op, [v], name="NextIteration", capture=False,
-                                output_specs=[(v.dtype, m.outputs[0].shape)])
-                g.update_input(m, 1, n.outputs[0])
-                nexts.append(n)
-        ctx.next_iterations = nexts
-        exits = []
-        with g.in_control_flow_context(outer):
-            for s in switches:
-                exits.append(g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False))
-        ctx.exits = exits
+        ctx.next_iterations = [ctx.loop_var_back_edge(m, v) for m, v in zip(merges, new)]
+        ctx.exits = exits = [ctx.loop_var_exit(s) for s in switches]
         results = [e.outputs[0] for e in exits]
         if counter:
             results = results[1:]

@@ -139,40 +139,6 @@ def _next_iteration_grad(op, dy):
                      "while_loop_grad")
 
 
-# -- adding loop variables to a loop that is already built ------------------------------
-
-def begin_loop_var(ctx: WhileContext, init: Tensor, shape=None):
-    """Start a new loop variable of `ctx` entering with `init` (visible in ctx.outer).
-
-    Returns (value inside the body, finish); `finish(next_value)` closes the loop
-    variable (NextIteration, back edge, Exit) and returns the Exit's tensor."""
-    g = ctx.graph
-    shape = init.shape if shape is None else shape
-    with g.in_control_flow_context(ctx), g.control_dependencies(None):
-        e = g.create_op(cf.enter_op, [init], {"frame_name": ctx.name, "is_constant": False,
-                                              "parallel_iterations": ctx.parallel_iterations},
-                        name="Enter", capture=False, output_specs=[(init.dtype, shape)])
-        m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
-                        output_specs=[(init.dtype, shape), (dt.int32, TensorShape(()))])
-        s = g.create_op(cf.switch_op, [m.outputs[0], ctx.loop_cond.outputs[0]], name="Switch", capture=False)
-
-    def finish(next_value: Tensor) -> Tensor:
-        with g.in_control_flow_context(ctx), g.control_dependencies(None):
-            n = g.create_op(cf.next_iteration_op, [next_value], name="NextIteration", capture=False,
-                            output_specs=[(init.dtype, shape)])
-            g.update_input(m, 1, n.outputs[0])
-        with g.in_control_flow_context(ctx.outer), g.control_dependencies(None):
-            x = g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False)
-        ctx.enters.append(e)
-        ctx.loop_merges.append(m)
-        ctx.switches.append(s)
-        ctx.next_iterations.append(n)
-        ctx.exits.append(x)
-        return x.outputs[0]
-
-    return s.outputs[1], finish
-
-
 def iteration_count(w: WhileContext) -> Tensor:
     """The number of iterations the loop ran, as an int64 tensor next to its outputs
     (the counter of maximum_iterations, or one added now)."""
@@ -187,7 +153,7 @@ def iteration_count(w: WhileContext) -> Tensor:
             zero = constant(np.int64(0), name="iteration_count_init")
         if w.outer is not None:
             zero = w.outer.capture(zero)
-        i, finish = begin_loop_var(w, zero, TensorShape(()))
+        i, finish = w.add_loop_var(zero, TensorShape(()))
         with g.in_control_flow_context(w):
             one = constant(np.int64(1))
             nxt = g.create_op(add_op, [i, one], name="iteration_count").outputs[0]
@@ -234,7 +200,7 @@ def accumulate(w: WhileContext, t: Tensor) -> Tensor:
             v = _always_live(w, t)
         with g.in_control_flow_context(w.outer):
             l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="acc_init")
-        lst, finish = begin_loop_var(w, l0, TensorShape(()))
+        lst, finish = w.add_loop_var(l0, TensorShape(()))
         with g.in_control_flow_context(w):
             pushed = g.create_op(list_ops.push_back_op, [lst, v],
                                  {"element_dtype": t.dtype, "element_shape": t.shape.dims},
@@ -302,7 +268,7 @@ class GradWhileContext(WhileContext):
         fwd = self.forward
         ex = fwd.exits[k].outputs[0]
         init = self.outer.capture(ex) if self.outer is not None else ex
-        prev, finish = begin_loop_var(self, init, fwd.loop_merges[k].outputs[0].shape)
+        prev, finish = self.add_loop_var(init, fwd.loop_merges[k].outputs[0].shape)
         with g.in_control_flow_context(self), g.control_dependencies(None):
             start = self.capture(fwd.switches[k].outputs[1])
         finish(start)
@@ -312,7 +278,7 @@ class GradWhileContext(WhileContext):
         g = self.graph
         full = accumulate(self.forward, t)
         init = self.outer.capture(full) if self.outer is not None else full
-        lst, finish = begin_loop_var(self, init, TensorShape(()))
+        lst, finish = self.add_loop_var(init, TensorShape(()))
         with g.in_control_flow_context(self), g.control_dependencies(None):
             pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": t.shape.dims},
                               name="acc_pop", capture=False)
@@ -403,29 +369,15 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
         b.maximum_iterations = None
         b.has_counter = True
         # the counter: B runs exactly as many iterations as F did
-        zero = to_outer(constant(np.int64(0)))
+        e0, m0 = b.loop_var_head(to_outer(constant(np.int64(0))))
         with g.in_control_flow_context(b):
-            e0 = g.create_op(cf.enter_op, [zero], {"frame_name": b.name, "is_constant": False,
-                                                   "parallel_iterations": b.parallel_iterations},
-                             name="Enter", capture=False)
-            m0 = g.create_op(cf.merge_op, [e0.outputs[0], e0.outputs[0]], name="Merge", capture=False)
-            lim = b.capture(n_iter)
-            p = g.create_op(less_op, [m0.outputs[0], lim], name="Less").outputs[0]
-            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
-            b.loop_cond = lc
-            s0 = g.create_op(cf.switch_op, [m0.outputs[0], lc.outputs[0]], name="Switch", capture=False)
-            b.first_switch_true = s0.outputs[1]
-            one = constant(np.int64(1))
-            nxt0 = g.create_op(add_op, [s0.outputs[1], one], name="add").outputs[0]
-            n0 = g.create_op(cf.next_iteration_op, [nxt0], name="NextIteration", capture=False)
-            g.update_input(m0, 1, n0.outputs[0])
-        with g.in_control_flow_context(outer):
-            x0 = g.create_op(cf.exit_op, [s0.outputs[0]], name="Exit", capture=False)
-        b.enters.append(e0)
-        b.loop_merges.append(m0)
-        b.switches.append(s0)
-        b.next_iterations.append(n0)
-        b.exits.append(x0)
+            p = g.create_op(less_op, [m0.outputs[0], b.capture(n_iter)], name="Less").outputs[0]
+            b.loop_cond = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
+        s0 = b.loop_var_switch(m0)
+        b.first_switch_true = s0.outputs[1]
+        with g.in_control_flow_context(b):
+            nxt0 = g.create_op(add_op, [s0.outputs[1], constant(np.int64(1))], name="add").outputs[0]
+        b.record_loop_var(e0, m0, s0, b.loop_var_back_edge(m0, nxt0), b.loop_var_exit(s0))
 
         # one gradient loop variable per active forward loop variable, entering with dy at its Exit
         vars_ = {}
@@ -435,7 +387,7 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
                 dy = zeros_like_fwd(w.exits[k].outputs[0])
             dy = to_outer(dy)
             shape = TensorShape(()) if dy.dtype is dt.variant else w.loop_merges[k].outputs[0].shape
-            vars_[k] = begin_loop_var(b, dy, shape)
+            vars_[k] = b.add_loop_var(dy, shape)
 
         xs = [ins[k] for k in active_list] + [e.outputs[0] for e in invariants]
         factored = {id(e.outputs[0]): [] for e in invariants}
@@ -457,7 +409,7 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
             if gj is not None:
                 init = to_outer(zeros_like_fwd(e.inputs[0]))
                 shape = TensorShape(()) if init.dtype is dt.variant else e.outputs[0].shape
-                acc, finish = begin_loop_var(b, init, shape)
+                acc, finish = b.add_loop_var(init, shape)
                 with g.in_control_flow_context(b):
                     nxt = add_grads([acc, b.capture(gj)])
                 parts.append(finish(nxt))
@@ -485,7 +437,7 @@ def _sum_factors(b: "GradWhileContext", f) -> Tensor:
         if hit is None or hit[0] is not t:
             with g.in_control_flow_context(b.outer), g.control_dependencies(None):
                 l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="factor_init")
-            lst, finish = begin_loop_var(b, l0, TensorShape(()))
+            lst, finish = b.add_loop_var(l0, TensorShape(()))
             with g.in_control_flow_context(b), g.control_dependencies(None):
                 nxt = g.create_op(list_ops.push_back_op, [lst, t], {"element_dtype": t.dtype,
                                                                    "element_shape": t.shape.dims},

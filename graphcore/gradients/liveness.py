@@ -44,7 +44,7 @@ def liveness(w: WhileContext, t: Tensor) -> tuple:
 
     def is_loop_machinery(op) -> bool:
         """w's Enters, NextIterations, LoopCond, and the Merges and Switches of its loop
-        variables (also those begin_loop_var has not finished yet)."""
+        variables (also those add_loop_var has not finished yet)."""
         if op.ctx is not w:
             return False
         if op.type in ("Enter", "NextIteration", "LoopCond"):
