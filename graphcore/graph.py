@@ -4,6 +4,13 @@ Operations are made only by `Graph.create_op`; every op records its type, inputs
 outputs, attrs, control inputs, device, the control-flow context it was built in
 (a cond branch or a while frame) and the user's source line that created it.
 
+Graphs are rewritten only through the Graph's public rewrite methods (as torch.fx's
+`replace_all_uses_with`, `erase_node`, `inserting_before`): `replace_all_uses_with`,
+`update_input`, `erase_op`, `inserting_before` / `inserting_after`,
+`move_out_of_loop`, `add_control_input` / `remove_control_input`. Each keeps the
+consumer lists, the control-flow contexts and the version executors key their plans
+on right, and ops a rewrite creates keep the source line of the op they stand for.
+
 Printing, exporting and checking a graph are functions over it that live in their own
 modules (printer.py, dot.py, serialization/, validate.py); so do turning a Python value
 into a constant (ops/array_ops.py) and looking an op type up by name (registry.py).
@@ -195,6 +202,11 @@ def install(**functions: Callable) -> None:
     _installed.update(functions)
 
 
+class _Same:
+    """The default `context` of an insertion: the anchor op's own."""
+
+
+_SAME = _Same()
 
 
 class Graph:
@@ -215,6 +227,10 @@ class Graph:
         self.collections: dict[str, list] = {}
         self.version = 0  # bumped on every change; executors key their plans on it
         self._op_count = 0  # ids of ops, never reused (ops may be removed)
+        self._insert_before: Operation | None = None  # None: new ops go at the end
+        self._insert_index = 0
+        self._inserted_id = -1  # the latest id of an op placed before the end (for rollback)
+        self._source = None  # the source line of ops created inside an insertion
 
     def _next_op_id(self) -> int:
         self._op_count += 1
@@ -334,8 +350,8 @@ class Graph:
         return self._ctx
 
     def add_removal_hook(self, hook: Callable[[set[int]], None]) -> None:
-        """Call `hook(ids of removed ops)` whenever ops leave the graph (`rollback`):
-        a control-flow context drops what it cached of them."""
+        """Call `hook(ids of removed ops)` whenever ops leave the graph (`rollback`,
+        `erase_op`): a control-flow context drops what it cached of them."""
         self._removal_hooks.append(hook)
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
@@ -375,6 +391,8 @@ class Graph:
                 inputs, controls = ctx.prepare_op_inputs(op_def, inputs, controls)
             seen = set()
             controls = [c for c in controls if not (c._id in seen or seen.add(c._id))]
+            if source is None:
+                source = self._source
             if output_specs is None:
                 try:
                     output_specs = op_def.infer(inputs, attrs)
@@ -387,7 +405,7 @@ class Graph:
             op_name = self.unique_name(name or op_def.type)
             op = Operation(self, op_def, op_name, inputs, output_specs, attrs, controls, self._device, ctx,
                            source if source is not None else user_location(2))
-            self._ops.append(op)
+            self._place(op)
             self._by_name[op_name] = op
             for t in inputs:
                 t._consumers.append(op)
@@ -395,6 +413,19 @@ class Graph:
                 c._control_outputs.append(op)
             self.version += 1
             return op
+
+    def _place(self, op: Operation) -> None:
+        """Put a new op at the end of the graph's order, or before the insertion anchor."""
+        anchor = self._insert_before
+        if anchor is None:
+            self._ops.append(op)
+            return
+        i = self._insert_index
+        if i >= len(self._ops) or self._ops[i] is not anchor:
+            i = self._ops.index(anchor)
+        self._ops.insert(i, op)
+        self._insert_index = i + 1
+        self._inserted_id = op._id
 
     def checkpoint(self) -> int:
         """A mark to `rollback` to: builders that trace user code once to learn types
@@ -406,7 +437,10 @@ class Graph:
         i = len(self._ops)
         while i and self._ops[i - 1]._id >= checkpoint:
             i -= 1
-        self._remove(self._ops[i:])
+        dropped = self._ops[i:]
+        if self._inserted_id >= checkpoint:  # some were placed before older ops
+            dropped = [op for op in self._ops if op._id >= checkpoint]
+        self._remove(dropped)
 
     def _remove(self, ops: list[Operation]) -> None:
         """Take `ops` out of the graph with every reference the graph keeps to them."""
@@ -433,7 +467,7 @@ class Graph:
             hook(gone)
         self.version += 1
 
-    # -- changing ----------------------------------------------------------
+    # -- rewriting ---------------------------------------------------------
     def _check_op(self, op, what: str) -> None:
         if not isinstance(op, Operation):
             raise GraphError(f"{what} takes an Operation, not {type(op).__name__}")
@@ -451,6 +485,197 @@ class Graph:
         op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
         tensor._consumers.append(op)
         self.version += 1
+
+    def replace_all_uses_with(self, old: Tensor, new: Tensor, *, only=None) -> list[Operation]:
+        """Make the ops that read `old` read `new` instead (torch.fx's replace_all_uses_with).
+
+        Args:
+          old, new: tensors of this graph with the same dtype and compatible shapes.
+          only: rewire only some consumers: a collection of ops, or a predicate on an op.
+            `new`'s own op is never rewired (so after `y = f(x)` replacing x by y leaves
+            f reading x).
+
+        Returns the rewired ops. The tensors a caller holds (fetches) are not changed, and
+        which frame each op then reads from is for `validate()` to check.
+
+        Example:
+            with g.inserting_before(op):
+                c = gc.constant(value)
+            g.replace_all_uses_with(op.outputs[0], c)
+        """
+        for t, what in ((old, "old"), (new, "new")):
+            if not isinstance(t, Tensor) or t.graph is not self:
+                raise GraphError(f"replace_all_uses_with: {what} must be a tensor of this graph")
+        if old.dtype != new.dtype:
+            raise GraphError(f"replace_all_uses_with: {new.name} is {new.dtype} but {old.name} is {old.dtype}; "
+                             "cast it first so the consumers keep their dtypes")
+        if not old.shape.is_compatible_with(new.shape):
+            raise GraphError(f"replace_all_uses_with: {new.name} has shape {new.shape}, which does not fit "
+                             f"{old.name}'s {old.shape} that its consumers were built for")
+        if only is not None and not callable(only):
+            chosen = {id(op) for op in only}
+            only = lambda op: id(op) in chosen  # noqa: E731
+        rewired: list[Operation] = []
+        for op in dict.fromkeys(old._consumers):
+            if op is new.op or (only is not None and not only(op)):
+                continue
+            for k, t in enumerate(op.inputs):
+                if t is old:
+                    self.update_input(op, k, new)
+            rewired.append(op)
+        return rewired
+
+    def erase_op(self, op: Operation, *, cascade: bool = False) -> list[Operation]:
+        """Remove `op` from the graph (torch.fx's erase_node).
+
+        Refuses while another op reads one of its outputs or waits for it as a control
+        input; with `cascade=True` those ops are removed too, and theirs, transitively.
+        Returns the removed ops in graph order."""
+        self._check_op(op, "erase_op")
+        doomed = {id(op): op}
+        stack = [op]
+        while stack:
+            cur = stack.pop()
+            users = [c for t in cur.outputs for c in t._consumers] + list(cur._control_outputs)
+            if users and not cascade:
+                names = ", ".join(sorted({u.name for u in users}))
+                raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {names}; rewire "
+                                 "them first (replace_all_uses_with, remove_control_input) or pass cascade=True")
+            for u in users:
+                if id(u) not in doomed:
+                    doomed[id(u)] = u
+                    stack.append(u)
+        removed = [o for o in self._ops if id(o) in doomed]
+        self._remove(removed)
+        return removed
+
+    def add_control_input(self, op: Operation, dep) -> None:
+        """Make `op` run only after `dep` (an op, or a tensor's op); nothing if it already does."""
+        self._check_op(op, "add_control_input")
+        dep = dep.op if isinstance(dep, Tensor) else dep
+        self._check_op(dep, "add_control_input")
+        if any(c is dep for c in op.control_inputs):
+            return
+        op.control_inputs = op.control_inputs + (dep,)
+        dep._control_outputs.append(op)
+        self.version += 1
+
+    def remove_control_input(self, op: Operation, dep) -> None:
+        """Stop `op` waiting for `dep` (an op, or a tensor's op)."""
+        self._check_op(op, "remove_control_input")
+        dep = dep.op if isinstance(dep, Tensor) else dep
+        if not any(c is dep for c in op.control_inputs):
+            raise GraphError(f"remove_control_input: {op.name} has no control input {getattr(dep, 'name', dep)}")
+        op.control_inputs = tuple(c for c in op.control_inputs if c is not dep)
+        dep._control_outputs.remove(op)
+        self.version += 1
+
+    @contextlib.contextmanager
+    def inserting_before(self, op: Operation, context=_SAME):
+        """Ops created in the block stand before `op` in the graph's order (torch.fx's
+        inserting_before) and are built for it: in this graph (the default graph in the
+        block), in control-flow `context` (default: op's own, so a constant built in a
+        loop body is Entered as usual), with op's source line, device and name scope, and
+        none of the caller's control dependencies.
+
+        Example (fold `op` to a constant):
+            with g.inserting_before(op):
+                c = gc.constant(value)
+            g.replace_all_uses_with(op.outputs[0], c)
+            g.erase_op(op)
+        """
+        self._check_op(op, "inserting_before")
+        with self._inserting(op, op, context):
+            yield self
+
+    @contextlib.contextmanager
+    def inserting_after(self, op: Operation, context=_SAME):
+        """As `inserting_before`, but the new ops stand right after `op` (in creation order)."""
+        self._check_op(op, "inserting_after")
+        i = self._ops.index(op)
+        with self._inserting(self._ops[i + 1] if i + 1 < len(self._ops) else None, op, context):
+            yield self
+
+    @contextlib.contextmanager
+    def _inserting(self, anchor: Operation | None, like: Operation, context):
+        saved = (self._insert_before, self._insert_index, self._source, self._scope)
+        self._insert_before, self._insert_index = anchor, 0
+        self._source = like.source
+        self._scope = like.name.rpartition("/")[0] + "/" if "/" in like.name else ""
+        ctx = like.ctx if context is _SAME else context
+        try:
+            with self.as_default(), self.in_control_flow_context(ctx), self.control_dependencies(None), \
+                    self.device(like.device):
+                yield
+        finally:
+            self._insert_before, self._insert_index, self._source, self._scope = saved
+
+    def move_out_of_loop(self, op: Operation) -> Operation:
+        """Loop-invariant code motion: rebuild `op`, an op of a while loop's body whose
+        inputs are all loop invariants (constant Enters of that loop), once outside the
+        loop; its outputs come back in through constant Enters, which its consumers read
+        instead, and the op in the loop is erased.
+
+        The new op is built in the loop's outer context (which wires it in as any op built
+        there), with op's type, attrs, device and source line; a control input op had from
+        outside the loop (through a constant Enter) becomes its own. A consumer left with
+        only loop invariants as inputs waits for the loop's pivot, as `while_loop` builds
+        it: invariants are live in the loop's last, dead iteration too.
+
+        Refuses ops with side effects (they must run in every iteration), control-flow
+        primitives, ops without outputs, and ops with an input or control input computed
+        in the loop. Returns the new op.
+
+        Example:
+            hoisted = g.move_out_of_loop(g.get_operation_by_name("while/mul"))
+        """
+        self._check_op(op, "move_out_of_loop")
+        ctx = op.ctx
+        where = f"cannot move {op.name} ({op.type}) out of its loop"
+        if ctx is None or not ctx.is_while:
+            raise GraphError(f"{where}: it is not in a while loop's body (it is in "
+                             f"{'the root' if ctx is None else ctx.describe()})")
+        if op.op_def.stateful or op.type in ("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"):
+            why = "it has side effects" if op.op_def.stateful else "it is loop machinery"
+            raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
+        if not op.outputs:
+            raise GraphError(f"{where}: it has no outputs to bring back into the loop")
+        for t in op.inputs:
+            if not ctx.is_loop_invariant(t):
+                raise GraphError(f"{where}: its input {t.name} is computed in {ctx.describe()}, not a loop "
+                                 "invariant (a constant Enter of the loop)")
+        controls, pivot = [], None
+        for c in op.control_inputs:
+            if c.type == "Enter" and ctx.is_loop_invariant(c.outputs[0]):
+                controls.append(c.inputs[0].op)  # a dependency from outside the loop, carried in
+            elif c.type == "Identity" and c.ctx is ctx and c.inputs[0] is ctx.first_switch_true:
+                pivot = c
+            else:
+                raise GraphError(f"{where}: it waits for {c.name}, which runs in {ctx.describe()}")
+        users = list(dict.fromkeys(u for t in op.outputs for u in t._consumers))
+        need_pivot = [u for u in users if u.ctx is ctx
+                      and all(t.op is op or ctx.is_loop_invariant(t) for t in u.inputs)
+                      and not any(c is not op and ctx.contains(c.ctx) for c in u.control_inputs)]
+        if need_pivot and pivot is None and ctx.first_switch_true is None:
+            raise GraphError(f"{where}: it is in the condition of {ctx.name}, where its consumers "
+                             f"{', '.join(u.name for u in need_pivot)} would run once too often")
+        with self._inserting(op, op, ctx.outer):
+            new = self.create_op(op.op_def, [t.op.inputs[0] for t in op.inputs], op.attrs,
+                                 name=op.name.rpartition("/")[2], control_inputs=controls,
+                                 output_specs=[(t.dtype, t.shape) for t in op.outputs])
+            with self.in_control_flow_context(ctx):
+                entered = [ctx.capture(t) for t in new.outputs]
+                if need_pivot and pivot is None:
+                    pivot = ctx.pivot.op
+        for old, inner in zip(op.outputs, entered):
+            self.replace_all_uses_with(old, inner)
+        for waiting in list(op._control_outputs):
+            self.remove_control_input(waiting, op)
+            self.add_control_input(waiting, entered[0].op)
+        for u in need_pivot:
+            self.add_control_input(u, pivot)
+        self.erase_op(op)
+        return new
 
     # -- looking up ------------------------------------------------------
     def get_operations(self) -> list[Operation]:
