@@ -167,6 +167,11 @@ class Operation:
     def location(self) -> str:
         return str(self.source) if self.source else "<unknown>"
 
+    def describe(self) -> str:
+        """`op 'while/add' (Add) at fib.py:7`: how error messages name an op."""
+        loc = f" at {self.source}" if self.source is not None else ""
+        return f"op {self.name!r} ({self.type}){loc}"
+
     def __repr__(self) -> str:
         return f"<Operation {self.name} ({self.type})>"
 
