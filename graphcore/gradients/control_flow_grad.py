@@ -210,9 +210,15 @@ def accumulate(w: WhileContext, t: Tensor) -> Tensor:
     return out
 
 
+def accumulators(w: WhileContext) -> list[tuple[Tensor, Tensor]]:
+    """(forward tensor, the list of its values: an Exit of `w`) for every tensor of loop
+    `w` that backward passes accumulate."""
+    return list(getattr(w, "_grad_accs", {}).values())
+
+
 def accumulated_tensors(w: WhileContext) -> list[Tensor]:
     """The forward tensors of loop `w` that backward passes accumulate (one list each)."""
-    return [t for t, _ in getattr(w, "_grad_accs", {}).values()]
+    return [t for t, _ in accumulators(w)]
 
 
 # -- the backward loop ----------------------------------------------------------------
