@@ -448,73 +448,29 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             all_shapes = [TensorShape(())] + all_shapes
         if outer is not None:
             init = [outer.capture(t) for t in init]
-        enters, merges = [], []
+        merges = []
         for v, s in zip(init, all_shapes):
             if not v.shape.is_compatible_with(s):
                 raise StagingError(f"while_loop: the initial value {v.name} has shape {v.shape}, which does not "
                                    f"match its shape invariant {s}")
             e, m = ctx.loop_var_head(v, s)
             ctx.enters.append(e)
-            enters.append(e)
             merges.append(m)
         ctx.loop_merges = merges
         merged = [m.outputs[0] for m in merges]
         user_vals = merged[1:] if counter else merged
         packed = nest.pack_sequence_as(structure, user_vals)
-        with g.in_control_flow_context(ctx):
-            p = cond(*packed)
-            if counter:
-                lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
-                    np.int64(maximum_iterations))
-                if lim.dtype != dt.int64:
-                    lim = cast(lim, dt.int64)
-                below = math_ops.less(merged[0], lim)
-                p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
-                                              else below if p else math_ops.logical_and(below, constant(False)))
-            if not isinstance(p, Tensor):
-                p = constant(bool(p))
-            if not p.dtype.is_bool:
-                raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
-            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond")
-        ctx.loop_cond = lc
+        ctx.loop_cond = _loop_cond(ctx, cond, packed, merged[0] if counter else None, maximum_iterations)
         switches = [ctx.loop_var_switch(m) for m in merges]
         ctx.switches = switches
         ctx.first_switch_true = switches[0].outputs[1]
         body_in = [s.outputs[1] for s in switches]
         packed_in = nest.pack_sequence_as(structure, body_in[1:] if counter else body_in)
         with g.in_control_flow_context(ctx):
-            out = body(*packed_in)
-            if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
-                out = [out]
-            out_flat = nest.flatten(out)
-            if len(out_flat) != len(flat):
-                # tuples and lists may stand for each other; the leaves must match one to one
-                raise StagingError(
-                    f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
-                    f"the loop variables are {nest.structure_description(structure)} ({len(flat)} values); return "
-                    "one new value per loop variable")
-            new = []
-            for i, v in enumerate(out_flat):
-                like = merged[i + counter]
-                v = _to_tensor_like(v, like)
-                v = ctx.capture(v)
-                if ctx.is_loop_invariant(v):
-                    v = g.create_op("Identity", [v], name="Identity").outputs[0]  # gets the pivot
-                new.append(v)
+            new = _next_values(ctx, body(*packed_in), structure, single, merged[counter:])
             if counter:
                 new = [math_ops.add(body_in[0], 1)] + new
-        for i, (v, m) in enumerate(zip(new, merged)):
-            k = i - counter
-            if v.dtype != m.dtype:
-                raise StagingError(
-                    f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
-                    f"makes it {v.dtype}; cast it so it keeps one dtype")
-            if not v.shape.is_compatible_with(m.shape):
-                if relaxable and k >= 0:
-                    raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
-                raise StagingError(
-                    f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
-                    "pass a shape_invariants entry with None for the changing dimensions")
+        _check_next_values(ctx, new, merged, names, counter, relaxable)
         ctx.next_iterations = [ctx.loop_var_back_edge(m, v) for m, v in zip(merges, new)]
         ctx.exits = exits = [ctx.loop_var_exit(s) for s in switches]
         results = [e.outputs[0] for e in exits]
@@ -524,6 +480,65 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
     if single or (isinstance(structure, list) and len(structure) == 1 and not return_same_structure):
         return res[0]
     return res
+
+
+def _loop_cond(ctx: WhileContext, cond, packed, counter: Tensor | None, maximum_iterations) -> Operation:
+    """The LoopCond of `cond(*packed)`, and of `counter < maximum_iterations` with a counter."""
+    g = ctx.graph
+    with g.in_control_flow_context(ctx):
+        p = cond(*packed)
+        if counter is not None:
+            lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
+                np.int64(maximum_iterations))
+            if lim.dtype != dt.int64:
+                lim = cast(lim, dt.int64)
+            below = math_ops.less(counter, lim)
+            p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
+                                          else below if p else math_ops.logical_and(below, constant(False)))
+        if not isinstance(p, Tensor):
+            p = constant(bool(p))
+        if not p.dtype.is_bool:
+            raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
+        return g.create_op(cf.loop_cond_op, [p], name="LoopCond")
+
+
+def _next_values(ctx: WhileContext, out, structure, single: bool, merged: list) -> list:
+    """The body's result `out` as one tensor per loop variable (built in ctx), each as
+    seen in the body; an invariant gets an Identity, which waits for the pivot."""
+    if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
+        out = [out]
+    out_flat = nest.flatten(out)
+    if len(out_flat) != len(merged):
+        # tuples and lists may stand for each other; the leaves must match one to one
+        raise StagingError(
+            f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
+            f"the loop variables are {nest.structure_description(structure)} ({len(merged)} values); return "
+            "one new value per loop variable")
+    new = []
+    for v, like in zip(out_flat, merged):
+        v = ctx.capture(_to_tensor_like(v, like))
+        if ctx.is_loop_invariant(v):
+            v = ctx.graph.create_op("Identity", [v], name="Identity").outputs[0]  # gets the pivot
+        new.append(v)
+    return new
+
+
+def _check_next_values(ctx: WhileContext, new: list, merged: list, names: list, counter: bool,
+                       relaxable: bool) -> None:
+    """Each next value keeps its variable's dtype, and a shape that fits (else the loop is
+    rebuilt with a relaxed shape, when shapes may be relaxed)."""
+    for i, (v, m) in enumerate(zip(new, merged)):
+        k = i - counter
+        if v.dtype != m.dtype:
+            raise StagingError(
+                f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
+                f"makes it {v.dtype}; cast it so it keeps one dtype")
+        if not v.shape.is_compatible_with(m.shape):
+            if relaxable and k >= 0:
+                raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
+            raise StagingError(
+                f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
+                "pass a shape_invariants entry with None for the changing dimensions")
 
 
 # -- case, switch_case, group, tuple ------------------------------------------------

@@ -343,25 +343,13 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
         w's body, one control-flow level down.
 
     Returns (forward tensor, gradient) pairs for Enter inputs of `w`."""
-
     g = w.graph
     outer = g.control_flow_context
-    nvars = len(w.loop_merges)
     ins = [s.outputs[1] for s in w.switches]
     outs = [n.inputs[0] for n in w.next_iterations]
-    active = {k for k in range(nvars) if exit_grads[k] is not None and differentiable(w.exits[k].outputs[0])}
-    deps = _body_dependencies(w)
-    changed = True
-    while changed:
-        changed = False
-        for k in list(active):
-            for j in deps[k]:
-                if j not in active and differentiable(ins[j]):
-                    active.add(j)
-                    changed = True
-    if not active:
+    active_list = _active_loop_vars(w, exit_grads)
+    if not active_list:
         return []
-    active_list = sorted(active)
     invariants = [e for e in w.enters if e.attrs.get("is_constant") and id(e.inputs[0]) in wanted
                   and differentiable(e.outputs[0]) and e.inputs[0].op.type != "Const"]
 
@@ -370,20 +358,7 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
 
     n_iter = iteration_count(w)
     with g.name_scope("while_grad") as scope, g.control_dependencies(None):
-        b = GradWhileContext(g, outer, scope.rstrip("/"), w.parallel_iterations, w)
-        g.add_while_context(b)
-        b.maximum_iterations = None
-        b.has_counter = True
-        # the counter: B runs exactly as many iterations as F did
-        e0, m0 = b.loop_var_head(to_outer(constant(np.int64(0))))
-        with g.in_control_flow_context(b):
-            p = g.create_op(less_op, [m0.outputs[0], b.capture(n_iter)], name="Less").outputs[0]
-            b.loop_cond = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
-        s0 = b.loop_var_switch(m0)
-        b.first_switch_true = s0.outputs[1]
-        with g.in_control_flow_context(b):
-            nxt0 = g.create_op(add_op, [s0.outputs[1], constant(np.int64(1))], name="add").outputs[0]
-        b.record_loop_var(e0, m0, s0, b.loop_var_back_edge(m0, nxt0), b.loop_var_exit(s0))
+        b = _backward_loop(w, scope.rstrip("/"), n_iter)
 
         # one gradient loop variable per active forward loop variable, entering with dy at its Exit
         vars_ = {}
@@ -422,6 +397,46 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
             if parts:
                 result.append((e.inputs[0], add_grads(parts)))
     return result
+
+
+def _active_loop_vars(w: WhileContext, exit_grads: list) -> list[int]:
+    """The forward loop variables the backward loop carries a gradient for: those whose
+    Exit gets one, and every differentiable variable their next values depend on."""
+    ins = [s.outputs[1] for s in w.switches]
+    active = {k for k in range(len(w.loop_merges))
+              if exit_grads[k] is not None and differentiable(w.exits[k].outputs[0])}
+    deps = _body_dependencies(w)
+    changed = True
+    while changed:
+        changed = False
+        for k in list(active):
+            for j in deps[k]:
+                if j not in active and differentiable(ins[j]):
+                    active.add(j)
+                    changed = True
+    return sorted(active)
+
+
+def _backward_loop(w: WhileContext, name: str, n_iter: Tensor) -> "GradWhileContext":
+    """A new backward loop of `w` (in the current context) whose only loop variable yet
+    is its counter: it runs exactly `n_iter` (the forward loop's count) iterations."""
+    g = w.graph
+    outer = g.control_flow_context
+    b = GradWhileContext(g, outer, name, w.parallel_iterations, w)
+    g.add_while_context(b)
+    b.maximum_iterations = None
+    b.has_counter = True
+    zero = constant(np.int64(0))
+    e0, m0 = b.loop_var_head(outer.capture(zero) if outer is not None else zero)
+    with g.in_control_flow_context(b):
+        p = g.create_op(less_op, [m0.outputs[0], b.capture(n_iter)], name="Less").outputs[0]
+        b.loop_cond = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
+    s0 = b.loop_var_switch(m0)
+    b.first_switch_true = s0.outputs[1]
+    with g.in_control_flow_context(b):
+        nxt0 = g.create_op(add_op, [s0.outputs[1], constant(np.int64(1))], name="add").outputs[0]
+    b.record_loop_var(e0, m0, s0, b.loop_var_back_edge(m0, nxt0), b.loop_var_exit(s0))
+    return b
 
 
 def _sum_factors(b: "GradWhileContext", f) -> Tensor:
