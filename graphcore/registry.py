@@ -9,7 +9,9 @@ shape/dtype rule, its numpy kernel and (registered right below it) its gradient.
         return [dy * (1 - y * y)]
 
 Calling an OpDef builds the op in the graph being built, or, when no graph is being
-built and every input is a concrete value, runs the kernel at once (eager).
+built and every input is a concrete value, runs the kernel at once (eager). While a
+gradient rule runs, `needs_grad(op, i)` says whether the reverse walk wants the
+gradient of input i.
 """
 from __future__ import annotations
 
