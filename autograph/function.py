@@ -23,11 +23,11 @@ import numpy as np
 
 import graphcore as gc
 from executor import Session
+from graphcore import source_info
 
 from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
 from .operators.staging import TruthOnly
-from .pyct import loader
 from .conversion import plain_function
 from .transpiler import convert
 
@@ -129,11 +129,9 @@ def _describe_key(key) -> str:
 # -- concrete functions ------------------------------------------------------------------
 
 def _definition_location(fn):
-    from graphcore.source_info import SourceLocation  # noqa: PLC0415
-
     plain = plain_function(fn)
     code = getattr(inspect.unwrap(plain), "__code__", None) if plain is not None else None
-    return SourceLocation(code.co_filename, code.co_firstlineno, code.co_name) if code else None
+    return source_info.SourceLocation(code.co_filename, code.co_firstlineno, code.co_name) if code else None
 
 
 class ConcreteFunction:
@@ -198,9 +196,9 @@ def _raise_undefined_read(e: "gc.InvalidArgumentError") -> None:
 def _user_note(exc: BaseException) -> None:
     """Point an error raised by converted code at the user's line, not generated code."""
     for frame, lineno in reversed(list(traceback.walk_tb(exc.__traceback__))):
-        m = loader.SOURCE_MAPS.get(frame.f_code.co_filename)
-        if m and lineno in m:
-            f, line = m[lineno]
+        hit = source_info.map_location(frame.f_code.co_filename, lineno)
+        if hit is not None:
+            f, line = hit
             if hasattr(exc, "add_note"):
                 exc.add_note(f"  in the user's code at {f}:{line}")
             return

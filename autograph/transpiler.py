@@ -55,7 +55,7 @@ _lock = threading.RLock()
 def transform_node(node: gast.AST, ctx: Context) -> gast.AST:
     passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
     for p in passes:
-        if getattr(p, "REQUIRES_ANALYSIS", None) or _requires_analysis(p):
+        if _requires_analysis(p):
             analysis.analyze(node)
         node = p.transform(node, ctx)
     return node

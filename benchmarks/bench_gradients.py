@@ -33,25 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import graphcore as gc  # noqa: E402
 from executor import Session  # noqa: E402
-from graphcore.gradients.control_flow_grad import accumulated_tensors  # noqa: E402
-
-
-def build(T: int, H: int, D: int):
-    g = gc.Graph()
-    with g.as_default():
-        W = gc.placeholder(gc.float32, [H, H], name="W")
-        U = gc.placeholder(gc.float32, [H, D], name="U")
-        h0 = gc.placeholder(gc.float32, [H], name="h0")
-        xs = gc.placeholder(gc.float32, [T, D], name="xs")
-
-        def body(t, h):
-            return t + 1, gc.tanh(gc.matmul(W, h) + gc.matmul(U, xs[t]))
-
-        _, h = gc.while_loop(lambda t, h: t < T, body, [gc.constant(np.int64(0)), h0])
-        loss = gc.reduce_sum(h * h)
-        grads = gc.gradients(loss, [W, U, h0])
-    loop = next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
-    return g, (W, U, h0, xs), loss, grads, loop
+from graphcore.gradients import accumulators  # noqa: E402
+from graphcore.testing.models import rnn  # noqa: E402
 
 
 def timeit(fn, repeat: int) -> tuple[float, float]:
@@ -74,16 +57,14 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=None)
     args = ap.parse_args(argv)
     T, H, D = args.steps, args.hidden, args.inputs
-    g, (W, U, h0, xs), loss, grads, loop = build(T, H, D)
-    rng = np.random.default_rng(0)
-    feeds = {W: (rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
-             U: (rng.normal(size=(H, D)) / np.sqrt(D)).astype(np.float32),
-             h0: rng.normal(size=H).astype(np.float32), xs: rng.normal(size=(T, D)).astype(np.float32)}
-    s = Session(g, num_threads=args.threads)
+    model = rnn(T, H, D, dtype=gc.float32)
+    loss, grads, loop = model.loss, model.grads, model.forward_loop
+    feeds = model.feeds(np.random.default_rng(0))
+    s = Session(model.graph, num_threads=args.threads)
     (t_fwd, m_fwd), (t_both, m_both) = (timeit(lambda: s.run(loss, feeds), args.repeat),
                                         timeit(lambda: s.run([loss] + grads, feeds), args.repeat))
-    acc = getattr(loop, "_grad_accs", {})
-    exits = [e for _, e in acc.values()]
+    acc = accumulators(loop)
+    exits = [e for _, e in acc]
     lists = s.run(exits, feeds)
     total = sum(lst.nbytes() for lst in lists)
     minimum = T * H * 4 + T * D * 4
@@ -95,9 +76,9 @@ def main(argv=None) -> None:
           f"ratio {t_both / t_fwd:.2f}x (median), {m_both / m_fwd:.2f}x (min)")
     print(f"accumulated for backward: {total:,} bytes in {len(exits)} lists "
           f"(minimum {minimum:,} = T x hidden x 4 + T x input x 4; ratio {total / minimum:.2f}x)")
-    for (t, _), lst in zip(acc.values(), lists):
+    for (t, _), lst in zip(acc, lists):
         print(f"  {t.name:40s} {t.op.type:14s} {lst.length:4d} x {str(t.shape):10s} {lst.nbytes():>10,} bytes")
-    print(f"accumulated tensors: {[t.op.type for t in accumulated_tensors(loop)]}")
+    print(f"accumulated tensors: {[t.op.type for t, _ in acc]}")
 
 
 if __name__ == "__main__":

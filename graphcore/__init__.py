@@ -9,7 +9,7 @@ from .errors import (AutographError, DeadlineExceededError, ExecutionError, Grap
 from .graph import Graph, Operation, Tensor, control_dependencies, device, get_default_graph, is_tensor, name_scope
 from .ops.array_ops import (cast, concat, constant, expand_dims, fill, gather, identity, ones, ones_like,
                             placeholder, rank, reshape, shape, size, slice, squeeze, stack, stop_gradient,
-                            tile, transpose, unstack, where, zeros, zeros_like)
+                            tile, transpose, unstack, zeros, zeros_like)
 from .ops.array_ops import range  # noqa: A004 (TensorFlow's name)
 from .ops.array_ops import getitem as strided_slice
 from .ops.list_ops import (tensor_list_from_tensor, tensor_list_get_item, tensor_list_length, tensor_list_new,
@@ -20,9 +20,15 @@ from .ops.math_ops import (abs, add, add_n, argmax, argmin, divide, equal, exp, 
                            greater_equal, less, less_equal, log, logical_and, logical_not, logical_or, matmul,
                            maximum, minimum, mod, multiply, negative, not_equal, pow, reduce_max, reduce_mean,
                            reduce_min, reduce_prod, reduce_sum, relu, sigmoid, sign, sqrt, square, subtract, tanh,
-                           truediv)
+                           truediv, where)
 from .registry import define_op, get_op_def, registered_ops
 from .shapes import TensorShape
+from . import dot as _dot, printer as _printer, serialization as _serialization, validate as _validate
+from .graph import install as _install
+
+# the functions over graphs behind Graph's shortcut methods (see graph.py's docstring)
+_install(op_def=get_op_def, constant=constant, validate=_validate.validate_graph, format=_printer.format_graph,
+         to_dot=_dot.to_dot, to_json=_serialization.to_json, from_json=_serialization.from_json)
 from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
 
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)

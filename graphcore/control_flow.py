@@ -20,7 +20,9 @@ from . import nest
 from .errors import GraphError, StagingError
 from .graph import Operation, Tensor, get_default_graph, graph_of
 from .ops import control_flow_ops as cf
+from .ops import math_ops
 from .ops._helpers import is_python_number
+from .ops.array_ops import cast, constant, identity
 from .shapes import TensorShape, as_shape
 
 
@@ -36,7 +38,7 @@ class ControlFlowContext:
         self.name = name
         self._captured: dict[int, tuple[Tensor, Tensor]] = {}
         self._pivot: Tensor | None = None
-        graph._rollback_hooks.append(self._forget)
+        graph.add_removal_hook(self._forget)
 
     def _forget(self, gone_ids) -> None:
         self._captured = {k: v for k, v in self._captured.items() if id(v[1].op) not in gone_ids}
@@ -106,7 +108,7 @@ class CondContext(ControlFlowContext):
 
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
-        with g._control_flow_context(self.outer):
+        with g.in_control_flow_context(self.outer):
             op = g.create_op(cf.switch_op, [outer_t, self.pred], name="Switch", capture=False)
         return op.outputs[self.branch]
 
@@ -117,10 +119,10 @@ class CondContext(ControlFlowContext):
             g = self.graph
             sw = self.sibling._pred_switch if self.sibling is not None else None
             if sw is None:
-                with g._control_flow_context(self.outer):
+                with g.in_control_flow_context(self.outer):
                     sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
             self._pred_switch = sw
-            with g._control_flow_context(self):
+            with g.in_control_flow_context(self):
                 self._pivot = g.create_op("Identity", [sw.outputs[self.branch]],
                                           name="switch_t" if self.branch else "switch_f", capture=False).outputs[0]
         return self._pivot
@@ -147,9 +149,26 @@ class WhileContext(ControlFlowContext):
         self.loop_cond: Operation | None = None
         self.maximum_iterations = None
 
+    def _forget(self, gone_ids) -> None:
+        """Besides the captures, drop removed ops from the loop's lists (a loop variable
+        whose Merge, Switch, NextIteration or Exit is gone leaves all four lists)."""
+        super()._forget(gone_ids)
+        self.enters = [e for e in self.enters if id(e) not in gone_ids]
+        lists = (self.loop_merges, self.switches, self.next_iterations, self.exits)
+        if len({len(each) for each in lists}) == 1:
+            keep = [k for k in range(len(self.loop_merges)) if not any(id(each[k]) in gone_ids for each in lists)]
+            lists = tuple([each[k] for k in keep] for each in lists)
+        else:  # a loop being built: its lists are not filled alike yet
+            lists = tuple([op for op in each if id(op) not in gone_ids] for each in lists)
+        self.loop_merges, self.switches, self.next_iterations, self.exits = lists
+        if self.loop_cond is not None and id(self.loop_cond) in gone_ids:
+            self.loop_cond = None
+        if self.first_switch_true is not None and id(self.first_switch_true.op) in gone_ids:
+            self.first_switch_true = None
+
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
-        with g._control_flow_context(self):
+        with g.in_control_flow_context(self):
             op = g.create_op(cf.enter_op, [outer_t], {"frame_name": self.name, "is_constant": True,
                                                       "parallel_iterations": self.parallel_iterations},
                              name="Enter", capture=False)
@@ -162,7 +181,7 @@ class WhileContext(ControlFlowContext):
         if self.contains(op.ctx):
             return op
         g = self.graph
-        with g._control_flow_context(op.ctx):
+        with g.in_control_flow_context(op.ctx):
             tok = g.create_op("Const", [], {"value": np.zeros((), np.int32), "dtype": dt.int32},
                               name="control_token", control_inputs=[op], capture=False).outputs[0]
         return self.capture(tok).op
@@ -178,6 +197,73 @@ class WhileContext(ControlFlowContext):
             controls.append(self.pivot.op)
         return inputs, controls
 
+    # -- the wiring of one loop variable, written once ----------------------------------
+    # Enter -> Merge -> Switch on the LoopCond -> (body) -> NextIteration -> back into the
+    # Merge; the Switch's false output -> Exit. The Merge is built before the
+    # NextIteration that closes it, so its second input starts as a stand-in (the Enter).
+    # while_loop builds its variables with these, gradients add variables to built loops.
+
+    def loop_var_head(self, init: Tensor, shape=None) -> tuple[Operation, Operation]:
+        """The Enter and Merge of a loop variable entering with `init` (a tensor of the
+        outer context), of static `shape` (default: init's)."""
+        g = self.graph
+        shape = init.shape if shape is None else as_shape(shape)
+        with g.in_control_flow_context(self):
+            e = g.create_op(cf.enter_op, [init], {"frame_name": self.name, "is_constant": False,
+                                                  "parallel_iterations": self.parallel_iterations},
+                            name="Enter", capture=False, output_specs=[(init.dtype, shape)])
+            m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
+                            output_specs=[(init.dtype, shape), (dt.int32, TensorShape(()))])
+        return e, m
+
+    def loop_var_switch(self, merge: Operation) -> Operation:
+        """The Switch of a loop variable on the loop's LoopCond: output 1 is the value the
+        body reads, output 0 the value the Exit takes when the loop ends."""
+        g = self.graph
+        with g.in_control_flow_context(self):
+            return g.create_op(cf.switch_op, [merge.outputs[0], self.loop_cond.outputs[0]], name="Switch",
+                               capture=False)
+
+    def loop_var_back_edge(self, merge: Operation, next_value: Tensor) -> Operation:
+        """The NextIteration of `next_value`, made the Merge's second input (the back edge)."""
+        g = self.graph
+        with g.in_control_flow_context(self):
+            n = g.create_op(cf.next_iteration_op, [next_value], name="NextIteration", capture=False,
+                            output_specs=[(next_value.dtype, merge.outputs[0].shape)])
+        g.update_input(merge, 1, n.outputs[0])
+        return n
+
+    def loop_var_exit(self, switch: Operation) -> Operation:
+        """The Exit (in the outer context) of the Switch's false output."""
+        g = self.graph
+        with g.in_control_flow_context(self.outer):
+            return g.create_op(cf.exit_op, [switch.outputs[0]], name="Exit", capture=False)
+
+    def add_loop_var(self, init: Tensor, shape=None):
+        """Start a new loop variable of this loop (built already) entering with `init`.
+
+        Returns (value inside the body, finish); `finish(next_value)` closes the variable
+        and returns its Exit's tensor. Gradients carry accumulators and backward values
+        this way."""
+        e, m = self.loop_var_head(init, shape)
+        s = self.loop_var_switch(m)
+
+        def finish(next_value: Tensor) -> Tensor:
+            n = self.loop_var_back_edge(m, next_value)
+            x = self.loop_var_exit(s)
+            self.record_loop_var(e, m, s, n, x)
+            return x.outputs[0]
+
+        return s.outputs[1], finish
+
+    def record_loop_var(self, enter, merge, switch, next_iteration, exit_) -> None:
+        """List a finished loop variable's ops in the loop's lists (index-aligned)."""
+        self.enters.append(enter)
+        self.loop_merges.append(merge)
+        self.switches.append(switch)
+        self.next_iterations.append(next_iteration)
+        self.exits.append(exit_)
+
     def is_loop_invariant(self, t: Tensor) -> bool:
         op = t.op
         return op.type == "Enter" and op.ctx is self and bool(op.attrs.get("is_constant"))
@@ -190,7 +276,7 @@ class WhileContext(ControlFlowContext):
                 raise GraphError(f"an op with no inputs was created in the condition of {self.name}; "
                                  "give it an input or build it outside the loop")
             g = self.graph
-            with g._control_flow_context(self):
+            with g.in_control_flow_context(self):
                 self._pivot = g.create_op("Identity", [self.first_switch_true], name="pivot",
                                           capture=False).outputs[0]
         return self._pivot
@@ -202,8 +288,6 @@ class WhileContext(ControlFlowContext):
 # -- cond -------------------------------------------------------------------------
 
 def _to_tensor_like(value, like: Tensor | None):
-    from .ops.array_ops import constant  # noqa: PLC0415
-
     if isinstance(value, Tensor):
         return value
     if like is not None and is_python_number(value):
@@ -235,7 +319,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
     if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
         raise StagingError(f"cond's predicate must be a scalar bool tensor, got {pred.dtype}{pred.shape} ({pred.name})")
     g = pred.graph
-    outer = g._ctx
+    outer = g.control_flow_context
     if outer is not None:
         pred = outer.capture(pred)
     with g.name_scope(name or "cond") as scope:
@@ -245,7 +329,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
             ctxs[branch] = CondContext(g, outer, scope_name, pred, branch, sibling=ctxs.get(1))
             if branch == 0:
                 ctxs[1].sibling = ctxs[0]
-            with g._control_flow_context(ctxs[branch]):
+            with g.in_control_flow_context(ctxs[branch]):
                 results[branch] = fn()
         t_out, f_out = results[1], results[0]
         if not nest.same_structure(t_out, f_out):
@@ -264,7 +348,7 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
             pair = {}
             for branch, v, other in ((1, tv, fv), (0, fv, tv)):
                 like = other if isinstance(other, Tensor) else None
-                with g._control_flow_context(ctxs[branch]):
+                with g.in_control_flow_context(ctxs[branch]):
                     try:
                         v = _to_tensor_like(v, like)
                     except TypeError as e:
@@ -275,16 +359,14 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
                 raise StagingError(
                     f"{scope_name}: output {i} is {pair[1].dtype} in the true branch but {pair[0].dtype} in the "
                     "false branch; cast one so both branches return the same dtype")
-            with g._control_flow_context(outer):
+            with g.in_control_flow_context(outer):
                 m = g.create_op(cf.merge_op, [pair[0], pair[1]], name="Merge", capture=False)
             merged.append(m.outputs[0])
     return nest.pack_sequence_as(t_out, merged)
 
 
 def _constant_in(g, ctx, value, dtype):
-    from .ops.array_ops import constant  # noqa: PLC0415
-
-    with g._control_flow_context(ctx):
+    with g.in_control_flow_context(ctx):
         return constant(value, dtype=dtype)
 
 
@@ -313,8 +395,6 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
     Example:
         i, v = gc.while_loop(lambda i, v: i < 10, lambda i, v: (i + 1, v * x), [0, 1.0])
     """
-    from .ops.array_ops import constant  # noqa: PLC0415
-
     if parallel_iterations < 1:
         raise GraphError(f"parallel_iterations must be >= 1, got {parallel_iterations}")
     single = not nest.is_nested(loop_vars)
@@ -353,20 +433,17 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
 
 def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                  maximum_iterations, name, names, return_same_structure):
-    from .ops.array_ops import constant, identity as identity_op  # noqa: PLC0415
-    from .ops import math_ops  # noqa: PLC0415
-
-    outer = g._ctx
+    outer = g.control_flow_context
     counter = maximum_iterations is not None
     with g.name_scope(name or "while") as scope:
         ctx = WhileContext(g, outer, scope.rstrip("/"), parallel_iterations)
-        g._while_contexts[ctx.name] = ctx
+        g.add_while_context(ctx)
         ctx.maximum_iterations = maximum_iterations
         ctx.has_counter = counter
         init = list(flat)
         all_shapes = list(shapes)
         if counter:
-            with g._control_flow_context(outer):
+            with g.in_control_flow_context(outer):
                 init = [constant(np.int64(0))] + init
             all_shapes = [TensorShape(())] + all_shapes
         if outer is not None:
@@ -375,97 +452,32 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
             # An outer loop's invariant is live even in the iteration that ends that loop, whose
             # body must be dead: an Identity of it hangs on the outer pivot (prepare_op_inputs),
             # so this inner loop does not start, live, in that iteration.
-            init = [identity_op(t) if outer.is_loop_invariant(t) else t for t in init]
-        enters, merges = [], []
+            init = [identity(t) if outer.is_loop_invariant(t) else t for t in init]
+        merges = []
         for v, s in zip(init, all_shapes):
             if not v.shape.is_compatible_with(s):
                 raise StagingError(f"while_loop: the initial value {v.name} has shape {v.shape}, which does not "
                                    f"match its shape invariant {s}")
-            with g._control_flow_context(ctx):
-                e = g.create_op(cf.enter_op, [v], {"frame_name": ctx.name, "is_constant": False,
-                                                   "parallel_iterations": parallel_iterations},
-                                name="Enter", capture=False, output_specs=[(v.dtype, s)])
-                m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
-                                output_specs=[(v.dtype, s), (dt.int32, TensorShape(()))])
+            e, m = ctx.loop_var_head(v, s)
             ctx.enters.append(e)
-            enters.append(e)
             merges.append(m)
         ctx.loop_merges = merges
         merged = [m.outputs[0] for m in merges]
         user_vals = merged[1:] if counter else merged
         packed = nest.pack_sequence_as(structure, user_vals)
-        with g._control_flow_context(ctx):
-            p = cond(*packed)
-            if counter:
-                lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
-                    np.int64(maximum_iterations))
-                if lim.dtype != dt.int64:
-                    from .ops.array_ops import cast  # noqa: PLC0415
-
-                    lim = cast(lim, dt.int64)
-                below = math_ops.less(merged[0], lim)
-                p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
-                                              else below if p else math_ops.logical_and(below, constant(False)))
-            if not isinstance(p, Tensor):
-                p = constant(bool(p))
-            if not p.dtype.is_bool:
-                raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
-            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond")
-        ctx.loop_cond = lc
-        switches = []
-        with g._control_flow_context(ctx):
-            for m in merged:
-                switches.append(g.create_op(cf.switch_op, [m, lc.outputs[0]], name="Switch", capture=False))
+        ctx.loop_cond = _loop_cond(ctx, cond, packed, merged[0] if counter else None, maximum_iterations)
+        switches = [ctx.loop_var_switch(m) for m in merges]
         ctx.switches = switches
         ctx.first_switch_true = switches[0].outputs[1]
         body_in = [s.outputs[1] for s in switches]
         packed_in = nest.pack_sequence_as(structure, body_in[1:] if counter else body_in)
-        with g._control_flow_context(ctx):
-            out = body(*packed_in)
-            if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
-                out = [out]
-            out_flat = nest.flatten(out)
-            if len(out_flat) != len(flat):
-                # tuples and lists may stand for each other; the leaves must match one to one
-                raise StagingError(
-                    f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
-                    f"the loop variables are {nest.structure_description(structure)} ({len(flat)} values); return "
-                    "one new value per loop variable")
-            new = []
-            for i, v in enumerate(out_flat):
-                like = merged[i + counter]
-                v = _to_tensor_like(v, like)
-                v = ctx.capture(v)
-                if ctx.is_loop_invariant(v):
-                    v = g.create_op("Identity", [v], name="Identity").outputs[0]  # gets the pivot
-                new.append(v)
+        with g.in_control_flow_context(ctx):
+            new = _next_values(ctx, body(*packed_in), structure, single, merged[counter:])
             if counter:
                 new = [math_ops.add(body_in[0], 1)] + new
-        for i, (v, m) in enumerate(zip(new, merged)):
-            k = i - counter
-            if v.dtype != m.dtype:
-                raise StagingError(
-                    f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
-                    f"makes it {v.dtype}; cast it so it keeps one dtype")
-            if not v.shape.is_compatible_with(m.shape):
-                if relaxable and k >= 0:
-                    raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
-                raise StagingError(
-                    f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
-                    "pass a shape_invariants entry with None for the changing dimensions")
-        nexts = []
-        with g._control_flow_context(ctx):
-            for v, m in zip(new, merges):
-                n = g.create_op(cf.next_iteration_op, [v], name="NextIteration", capture=False,
-                                output_specs=[(v.dtype, m.outputs[0].shape)])
-                g._update_input(m, 1, n.outputs[0])
-                nexts.append(n)
-        ctx.next_iterations = nexts
-        exits = []
-        with g._control_flow_context(outer):
-            for s in switches:
-                exits.append(g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False))
-        ctx.exits = exits
+        _check_next_values(ctx, new, merged, names, counter, relaxable)
+        ctx.next_iterations = [ctx.loop_var_back_edge(m, v) for m, v in zip(merges, new)]
+        ctx.exits = exits = [ctx.loop_var_exit(s) for s in switches]
         results = [e.outputs[0] for e in exits]
         if counter:
             results = results[1:]
@@ -473,6 +485,65 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
     if single or (isinstance(structure, list) and len(structure) == 1 and not return_same_structure):
         return res[0]
     return res
+
+
+def _loop_cond(ctx: WhileContext, cond, packed, counter: Tensor | None, maximum_iterations) -> Operation:
+    """The LoopCond of `cond(*packed)`, and of `counter < maximum_iterations` with a counter."""
+    g = ctx.graph
+    with g.in_control_flow_context(ctx):
+        p = cond(*packed)
+        if counter is not None:
+            lim = maximum_iterations if isinstance(maximum_iterations, Tensor) else constant(
+                np.int64(maximum_iterations))
+            if lim.dtype != dt.int64:
+                lim = cast(lim, dt.int64)
+            below = math_ops.less(counter, lim)
+            p = below if p is True else (math_ops.logical_and(below, p) if isinstance(p, Tensor)
+                                          else below if p else math_ops.logical_and(below, constant(False)))
+        if not isinstance(p, Tensor):
+            p = constant(bool(p))
+        if not p.dtype.is_bool:
+            raise StagingError(f"the condition of {ctx.name} must return a bool, got {p.dtype} ({p.name})")
+        return g.create_op(cf.loop_cond_op, [p], name="LoopCond")
+
+
+def _next_values(ctx: WhileContext, out, structure, single: bool, merged: list) -> list:
+    """The body's result `out` as one tensor per loop variable (built in ctx), each as
+    seen in the body; an invariant gets an Identity, which waits for the pivot."""
+    if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
+        out = [out]
+    out_flat = nest.flatten(out)
+    if len(out_flat) != len(merged):
+        # tuples and lists may stand for each other; the leaves must match one to one
+        raise StagingError(
+            f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
+            f"the loop variables are {nest.structure_description(structure)} ({len(merged)} values); return "
+            "one new value per loop variable")
+    new = []
+    for v, like in zip(out_flat, merged):
+        v = ctx.capture(_to_tensor_like(v, like))
+        if ctx.is_loop_invariant(v):
+            v = ctx.graph.create_op("Identity", [v], name="Identity").outputs[0]  # gets the pivot
+        new.append(v)
+    return new
+
+
+def _check_next_values(ctx: WhileContext, new: list, merged: list, names: list, counter: bool,
+                       relaxable: bool) -> None:
+    """Each next value keeps its variable's dtype, and a shape that fits (else the loop is
+    rebuilt with a relaxed shape, when shapes may be relaxed)."""
+    for i, (v, m) in enumerate(zip(new, merged)):
+        k = i - counter
+        if v.dtype != m.dtype:
+            raise StagingError(
+                f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
+                f"makes it {v.dtype}; cast it so it keeps one dtype")
+        if not v.shape.is_compatible_with(m.shape):
+            if relaxable and k >= 0:
+                raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
+            raise StagingError(
+                f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
+                "pass a shape_invariants entry with None for the changing dimensions")
 
 
 # -- case, switch_case, group, tuple ------------------------------------------------
@@ -494,8 +565,6 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, name: str | None 
 
 def switch_case(branch_index, branch_fns, default=None, name: str | None = None):
     """Run `branch_fns[branch_index]()` (or `default()` when out of range)."""
-    from .ops import math_ops  # noqa: PLC0415
-
     items = sorted(branch_fns.items()) if isinstance(branch_fns, dict) else list(enumerate(branch_fns))
     if default is None:
         default = items[-1][1]
@@ -516,8 +585,6 @@ def group(*inputs, name: str | None = None):
 
 def tuple_(tensors, control_inputs=None, name: str | None = None):
     """Identities of `tensors` that are only available once all of them are computed."""
-    from .ops.array_ops import identity  # noqa: PLC0415
-
     flat = [t for t in tensors]
     g = graph_of(flat) or get_default_graph()
     if g is None:

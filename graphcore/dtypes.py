@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .tensor_list import ListValue
+
 
 @dataclass(frozen=True)
 class DType:
@@ -93,8 +95,6 @@ def dtype_of_value(value) -> DType:
         return as_dtype(value.dtype)
     if isinstance(value, (list, tuple)):
         return as_dtype(np.asarray(value).dtype)
-    from .tensor_list import ListValue  # noqa: PLC0415 (opaque values are rare)
-
     if isinstance(value, ListValue):
         return variant
     raise TypeError(f"cannot convert {type(value).__name__} {value!r} to a tensor")

@@ -3,13 +3,27 @@
 Operations are made only by `Graph.create_op`; every op records its type, inputs,
 outputs, attrs, control inputs, device, the control-flow context it was built in
 (a cond branch or a while frame) and the user's source line that created it.
+
+Graphs are rewritten only through the Graph's public rewrite methods (as torch.fx's
+`replace_all_uses_with`, `erase_node`, `inserting_before`): `replace_all_uses_with`,
+`update_input`, `erase_op`, `inserting_before` / `inserting_after`,
+`move_out_of_loop`, `add_control_input` / `remove_control_input`. Each keeps the
+consumer lists, the control-flow contexts and the version executors key their plans
+on right, and ops a rewrite creates keep the source line of the op they stand for.
+
+Printing, exporting and checking a graph are functions over it that live in their own
+modules (printer.py, dot.py, serialization/, validate.py); so do turning a Python value
+into a constant (ops/array_ops.py) and looking an op type up by name (registry.py).
+They import this module, so it imports none of them: graphcore/__init__.py hands them
+to `install`, and the Graph methods that are their shortcuts (`str(g)`, `g.validate()`,
+`g.to_dot()`, `g.to_json()`, `Graph.from_json`) call them through it.
 """
 from __future__ import annotations
 
 import contextlib
 import re
 import threading
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 
 from . import dtypes as dt
@@ -126,7 +140,7 @@ class Operation:
         self.device = device
         self.ctx = ctx
         self.source = source
-        self._id = len(graph._ops)
+        self._id = graph._next_op_id()
         self._control_outputs: list[Operation] = []
         self.outputs = tuple(Tensor(self, i, d, as_shape(s)) for i, (d, s) in enumerate(output_specs))
 
@@ -153,6 +167,11 @@ class Operation:
     def location(self) -> str:
         return str(self.source) if self.source else "<unknown>"
 
+    def describe(self) -> str:
+        """`op 'while/add' (Add) at fib.py:7`: how error messages name an op."""
+        loc = f" at {self.source}" if self.source is not None else ""
+        return f"op {self.name!r} ({self.type}){loc}"
+
     def __repr__(self) -> str:
         return f"<Operation {self.name} ({self.type})>"
 
@@ -175,6 +194,25 @@ def get_default_graph() -> "Graph | None":
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$")
 
+# name -> function, set once by graphcore/__init__.py (see the module docstring):
+#   op_def(type name) -> OpDef          constant(value, dtype) -> Tensor
+#   validate(graph)                      format(graph) -> str
+#   to_dot(graph) -> str                 to_json(graph) -> str
+#   from_json(text) -> Graph
+_installed: dict[str, Callable] = {}
+
+
+def install(**functions: Callable) -> None:
+    """Hand the Graph the functions over graphs that its shortcut methods call."""
+    _installed.update(functions)
+
+
+class _Same:
+    """The default `context` of an insertion: the anchor op's own."""
+
+
+_SAME = _Same()
+
 
 class Graph:
     """A dataflow graph. Build ops inside `with g.as_default():`."""
@@ -190,9 +228,18 @@ class Graph:
         self._lock = threading.RLock()
         self.variables: list = []
         self._while_contexts: dict = {}  # frame name -> WhileContext (gradients find loops here)
-        self._rollback_hooks: list = []  # control-flow contexts drop cached captures of removed ops
+        self._removal_hooks: list = []  # control-flow contexts drop what they cached of removed ops
         self.collections: dict[str, list] = {}
-        self.version = 0  # bumped on every new op; executors key their plans on it
+        self.version = 0  # bumped on every change; executors key their plans on it
+        self._op_count = 0  # ids of ops, never reused (ops may be removed)
+        self._insert_before: Operation | None = None  # None: new ops go at the end
+        self._insert_index = 0
+        self._inserted_id = -1  # the latest id of an op placed before the end (for rollback)
+        self._source = None  # the source line of ops created inside an insertion
+
+    def _next_op_id(self) -> int:
+        self._op_count += 1
+        return self._op_count - 1
 
     # -- building --------------------------------------------------------
     @contextlib.contextmanager
@@ -255,6 +302,11 @@ class Graph:
         finally:
             self._control_deps.pop()
 
+    @property
+    def active_control_dependencies(self) -> list[Operation]:
+        """The ops every op created now will wait for (from `control_dependencies` blocks)."""
+        return [op for group in self._control_deps for op in group]
+
     @contextlib.contextmanager
     def device(self, name: str):
         old, self._device = self._device, name or ""
@@ -264,19 +316,29 @@ class Graph:
             self._device = old
 
     @contextlib.contextmanager
-    def _control_flow_context(self, ctx):
+    def in_control_flow_context(self, ctx):
+        """Ops created inside the block are built in `ctx` (a cond branch or while frame,
+        None for the root): control-flow builders enter a branch or body this way, and a
+        loader rebuilds a graph op by op. With `create_op(capture=True)` the context still
+        wires outer tensors in through Switch or Enter; pass `capture=False` when the graph
+        already has them."""
         old, self._ctx = self._ctx, ctx
         try:
             yield ctx
         finally:
             self._ctx = old
 
-    def in_control_flow_context(self, ctx):
-        """Ops created inside the block are built in `ctx` (a cond branch or while frame,
-        None for the root), e.g. to rebuild a loaded graph op by op. With
-        `create_op(capture=True)` the context still wires outer tensors in through Switch
-        or Enter; pass `capture=False` when the graph already has them."""
-        return self._control_flow_context(ctx)
+    @contextlib.contextmanager
+    def at_top_level(self):
+        """Ops created inside are built at the top level of the graph: no control-flow
+        context, no control dependencies, no name scope (what belongs to no loop, such as
+        a variable's handle and initializer)."""
+        saved = (self._ctx, self._control_deps, self._scope)
+        self._ctx, self._control_deps, self._scope = None, [], ""
+        try:
+            yield self
+        finally:
+            self._ctx, self._control_deps, self._scope = saved
 
     def add_while_context(self, ctx) -> None:
         """Register a while loop's context under its frame name: gradients find loops here.
@@ -284,8 +346,18 @@ class Graph:
         self._while_contexts[ctx.name] = ctx
 
     @property
+    def while_contexts(self) -> dict:
+        """Frame name -> the WhileContext of every while loop of the graph (a copy)."""
+        return dict(self._while_contexts)
+
+    @property
     def control_flow_context(self):
         return self._ctx
+
+    def add_removal_hook(self, hook: Callable[[set[int]], None]) -> None:
+        """Call `hook(ids of removed ops)` whenever ops leave the graph (`rollback`,
+        `erase_op`): a control-flow context drops what it cached of them."""
+        self._removal_hooks.append(hook)
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
         if isinstance(value, Tensor):
@@ -295,10 +367,8 @@ class Graph:
         convert = getattr(value, "_as_graph_tensor", None)
         if convert is not None:  # a Variable: a read op in this graph
             return convert(self)
-        from .ops.array_ops import constant  # noqa: PLC0415 (ops import this module)
-
         with self.as_default():
-            return constant(value, dtype=dtype)
+            return _installed["constant"](value, dtype=dtype)
 
     def create_op(self, op_def, inputs: Sequence = (), attrs: dict | None = None, name: str | None = None,
                   control_inputs: Sequence = (), output_specs=None, source: SourceLocation | None = None,
@@ -307,11 +377,11 @@ class Graph:
         current control-flow context capture outer tensors (Switch / Enter), adds the
         active control dependencies, runs the op's shape rule and records the user's line.
 
-        Returns the new Operation."""
-        from .registry import get_op_def  # noqa: PLC0415
+        `op_def` is an OpDef or a registered op type name ("Add").
 
+        Returns the new Operation."""
         if isinstance(op_def, str):
-            op_def = get_op_def(op_def)
+            op_def = _installed["op_def"](op_def)
         attrs = dict(attrs or {})
         with self._lock:
             ctx = self._ctx
@@ -326,6 +396,8 @@ class Graph:
                 inputs, controls = ctx.prepare_op_inputs(op_def, inputs, controls)
             seen = set()
             controls = [c for c in controls if not (c._id in seen or seen.add(c._id))]
+            if source is None:
+                source = self._source
             if output_specs is None:
                 try:
                     output_specs = op_def.infer(inputs, attrs)
@@ -338,7 +410,7 @@ class Graph:
             op_name = self.unique_name(name or op_def.type)
             op = Operation(self, op_def, op_name, inputs, output_specs, attrs, controls, self._device, ctx,
                            source if source is not None else user_location(2))
-            self._ops.append(op)
+            self._place(op)
             self._by_name[op_name] = op
             for t in inputs:
                 t._consumers.append(op)
@@ -347,28 +419,45 @@ class Graph:
             self.version += 1
             return op
 
-    def update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
-        """Make `tensor` the data input `index` of `op`, keeping consumer lists right. Loops
-        are closed this way: a Merge is built before the NextIteration that feeds it."""
-        old = op.inputs[index]
-        old._consumers.remove(op)
-        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
-        tensor._consumers.append(op)
-        self.version += 1
-
-    _update_input = update_input  # the name the control-flow builders use
+    def _place(self, op: Operation) -> None:
+        """Put a new op at the end of the graph's order, or before the insertion anchor."""
+        anchor = self._insert_before
+        if anchor is None:
+            self._ops.append(op)
+            return
+        i = self._insert_index
+        if i >= len(self._ops) or self._ops[i] is not anchor:
+            i = self._ops.index(anchor)
+        self._ops.insert(i, op)
+        self._insert_index = i + 1
+        self._inserted_id = op._id
 
     def checkpoint(self) -> int:
         """A mark to `rollback` to: builders that trace user code once to learn types
         (while_loop relaxing shapes, autograph's weak typing) undo that trace with it."""
-        return len(self._ops)
+        return self._op_count
 
     def rollback(self, checkpoint: int) -> None:
         """Remove every op created after `checkpoint`, with the captures that referred to them."""
-        dropped = self._ops[checkpoint:]
-        del self._ops[checkpoint:]
-        gone = {id(op) for op in dropped}
-        for op in dropped:
+        i = len(self._ops)
+        while i and self._ops[i - 1]._id >= checkpoint:
+            i -= 1
+        dropped = self._ops[i:]
+        if self._inserted_id >= checkpoint:  # some were placed before older ops
+            dropped = [op for op in self._ops if op._id >= checkpoint]
+        self._remove(dropped)
+
+    def _remove(self, ops: list[Operation]) -> None:
+        """Take `ops` out of the graph with every reference the graph keeps to them."""
+        gone = {id(op) for op in ops}
+        if not gone:
+            return
+        n = len(ops)
+        if len(self._ops) >= n and all(a is b for a, b in zip(self._ops[len(self._ops) - n:], ops)):
+            del self._ops[len(self._ops) - n:]  # the usual rollback: the newest ops, at the end
+        else:
+            self._ops = [op for op in self._ops if id(op) not in gone]
+        for op in ops:
             self._by_name.pop(op.name, None)
             for t in op.inputs:
                 if id(t.op) not in gone:
@@ -376,11 +465,222 @@ class Graph:
             for c in op.control_inputs:
                 if id(c) not in gone:
                     c._control_outputs.remove(op)
+        # a loop all of whose Enters are gone is gone (a loop that never got one stays)
         self._while_contexts = {k: c for k, c in self._while_contexts.items()
-                                if not c.enters or id(c.enters[0]) not in gone}
-        for hook in list(self._rollback_hooks):
+                                if not c.enters or not all(id(e) in gone for e in c.enters)}
+        for hook in list(self._removal_hooks):
             hook(gone)
         self.version += 1
+
+    # -- rewriting ---------------------------------------------------------
+    def _check_op(self, op, what: str) -> None:
+        if not isinstance(op, Operation):
+            raise GraphError(f"{what} takes an Operation, not {type(op).__name__}")
+        if op.graph is not self or self._by_name.get(op.name) is not op:
+            raise GraphError(f"{what}: {op.name} ({op.type}) is not an op of this graph")
+
+    def update_input(self, op: Operation, index: int, tensor: Tensor) -> None:
+        """Make `tensor` the data input `index` of `op`, keeping consumer lists right. Loops
+        are closed this way: a Merge is built before the NextIteration that feeds it."""
+        self._check_op(op, "update_input")
+        if not isinstance(tensor, Tensor) or tensor.graph is not self:
+            raise GraphError(f"update_input: the new input of {op.name} must be a tensor of this graph")
+        old = op.inputs[index]
+        old._consumers.remove(op)
+        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+        tensor._consumers.append(op)
+        self.version += 1
+
+    def replace_all_uses_with(self, old: Tensor, new: Tensor, *, only=None) -> list[Operation]:
+        """Make the ops that read `old` read `new` instead (torch.fx's replace_all_uses_with).
+
+        Args:
+          old, new: tensors of this graph with the same dtype and compatible shapes.
+          only: rewire only some consumers: a collection of ops, or a predicate on an op.
+            `new`'s own op is never rewired (so after `y = f(x)` replacing x by y leaves
+            f reading x).
+
+        Returns the rewired ops. The tensors a caller holds (fetches) are not changed, and
+        which frame each op then reads from is for `validate()` to check.
+
+        Example:
+            with g.inserting_before(op):
+                c = gc.constant(value)
+            g.replace_all_uses_with(op.outputs[0], c)
+        """
+        for t, what in ((old, "old"), (new, "new")):
+            if not isinstance(t, Tensor) or t.graph is not self:
+                raise GraphError(f"replace_all_uses_with: {what} must be a tensor of this graph")
+        if old.dtype != new.dtype:
+            raise GraphError(f"replace_all_uses_with: {new.name} is {new.dtype} but {old.name} is {old.dtype}; "
+                             "cast it first so the consumers keep their dtypes")
+        if not old.shape.is_compatible_with(new.shape):
+            raise GraphError(f"replace_all_uses_with: {new.name} has shape {new.shape}, which does not fit "
+                             f"{old.name}'s {old.shape} that its consumers were built for")
+        if only is not None and not callable(only):
+            chosen = {id(op) for op in only}
+            only = lambda op: id(op) in chosen  # noqa: E731
+        rewired: list[Operation] = []
+        for op in dict.fromkeys(old._consumers):
+            if op is new.op or (only is not None and not only(op)):
+                continue
+            for k, t in enumerate(op.inputs):
+                if t is old:
+                    self.update_input(op, k, new)
+            rewired.append(op)
+        return rewired
+
+    def erase_op(self, op: Operation, *, cascade: bool = False) -> list[Operation]:
+        """Remove `op` from the graph (torch.fx's erase_node).
+
+        Refuses while another op reads one of its outputs or waits for it as a control
+        input; with `cascade=True` those ops are removed too, and theirs, transitively.
+        Returns the removed ops in graph order."""
+        self._check_op(op, "erase_op")
+        doomed = {id(op): op}
+        stack = [op]
+        while stack:
+            cur = stack.pop()
+            users = [c for t in cur.outputs for c in t._consumers] + list(cur._control_outputs)
+            if users and not cascade:
+                names = ", ".join(sorted({u.name for u in users}))
+                raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {names}; rewire "
+                                 "them first (replace_all_uses_with, remove_control_input) or pass cascade=True")
+            for u in users:
+                if id(u) not in doomed:
+                    doomed[id(u)] = u
+                    stack.append(u)
+        removed = [o for o in self._ops if id(o) in doomed]
+        self._remove(removed)
+        return removed
+
+    def add_control_input(self, op: Operation, dep) -> None:
+        """Make `op` run only after `dep` (an op, or a tensor's op); nothing if it already does."""
+        self._check_op(op, "add_control_input")
+        dep = dep.op if isinstance(dep, Tensor) else dep
+        self._check_op(dep, "add_control_input")
+        if any(c is dep for c in op.control_inputs):
+            return
+        op.control_inputs = op.control_inputs + (dep,)
+        dep._control_outputs.append(op)
+        self.version += 1
+
+    def remove_control_input(self, op: Operation, dep) -> None:
+        """Stop `op` waiting for `dep` (an op, or a tensor's op)."""
+        self._check_op(op, "remove_control_input")
+        dep = dep.op if isinstance(dep, Tensor) else dep
+        if not any(c is dep for c in op.control_inputs):
+            raise GraphError(f"remove_control_input: {op.name} has no control input {getattr(dep, 'name', dep)}")
+        op.control_inputs = tuple(c for c in op.control_inputs if c is not dep)
+        dep._control_outputs.remove(op)
+        self.version += 1
+
+    @contextlib.contextmanager
+    def inserting_before(self, op: Operation, context=_SAME):
+        """Ops created in the block stand before `op` in the graph's order (torch.fx's
+        inserting_before) and are built for it: in this graph (the default graph in the
+        block), in control-flow `context` (default: op's own, so a constant built in a
+        loop body is Entered as usual), with op's source line, device and name scope, and
+        none of the caller's control dependencies.
+
+        Example (fold `op` to a constant):
+            with g.inserting_before(op):
+                c = gc.constant(value)
+            g.replace_all_uses_with(op.outputs[0], c)
+            g.erase_op(op)
+        """
+        self._check_op(op, "inserting_before")
+        with self._inserting(op, op, context):
+            yield self
+
+    @contextlib.contextmanager
+    def inserting_after(self, op: Operation, context=_SAME):
+        """As `inserting_before`, but the new ops stand right after `op` (in creation order)."""
+        self._check_op(op, "inserting_after")
+        i = self._ops.index(op)
+        with self._inserting(self._ops[i + 1] if i + 1 < len(self._ops) else None, op, context):
+            yield self
+
+    @contextlib.contextmanager
+    def _inserting(self, anchor: Operation | None, like: Operation, context):
+        saved = (self._insert_before, self._insert_index, self._source, self._scope)
+        self._insert_before, self._insert_index = anchor, 0
+        self._source = like.source
+        self._scope = like.name.rpartition("/")[0] + "/" if "/" in like.name else ""
+        ctx = like.ctx if context is _SAME else context
+        try:
+            with self.as_default(), self.in_control_flow_context(ctx), self.control_dependencies(None), \
+                    self.device(like.device):
+                yield
+        finally:
+            self._insert_before, self._insert_index, self._source, self._scope = saved
+
+    def move_out_of_loop(self, op: Operation) -> Operation:
+        """Loop-invariant code motion: rebuild `op`, an op of a while loop's body whose
+        inputs are all loop invariants (constant Enters of that loop), once outside the
+        loop; its outputs come back in through constant Enters, which its consumers read
+        instead, and the op in the loop is erased.
+
+        The new op is built in the loop's outer context (which wires it in as any op built
+        there), with op's type, attrs, device and source line; a control input op had from
+        outside the loop (through a constant Enter) becomes its own. A consumer left with
+        only loop invariants as inputs waits for the loop's pivot, as `while_loop` builds
+        it: invariants are live in the loop's last, dead iteration too.
+
+        Refuses ops with side effects (they must run in every iteration), control-flow
+        primitives, ops without outputs, and ops with an input or control input computed
+        in the loop. Returns the new op.
+
+        Example:
+            hoisted = g.move_out_of_loop(g.get_operation_by_name("while/mul"))
+        """
+        self._check_op(op, "move_out_of_loop")
+        ctx = op.ctx
+        where = f"cannot move {op.name} ({op.type}) out of its loop"
+        if ctx is None or not ctx.is_while:
+            raise GraphError(f"{where}: it is not in a while loop's body (it is in "
+                             f"{'the root' if ctx is None else ctx.describe()})")
+        if op.op_def.stateful or op.type in ("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"):
+            why = "it has side effects" if op.op_def.stateful else "it is loop machinery"
+            raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
+        if not op.outputs:
+            raise GraphError(f"{where}: it has no outputs to bring back into the loop")
+        for t in op.inputs:
+            if not ctx.is_loop_invariant(t):
+                raise GraphError(f"{where}: its input {t.name} is computed in {ctx.describe()}, not a loop "
+                                 "invariant (a constant Enter of the loop)")
+        controls, pivot = [], None
+        for c in op.control_inputs:
+            if c.type == "Enter" and ctx.is_loop_invariant(c.outputs[0]):
+                controls.append(c.inputs[0].op)  # a dependency from outside the loop, carried in
+            elif c.type == "Identity" and c.ctx is ctx and c.inputs[0] is ctx.first_switch_true:
+                pivot = c
+            else:
+                raise GraphError(f"{where}: it waits for {c.name}, which runs in {ctx.describe()}")
+        users = list(dict.fromkeys(u for t in op.outputs for u in t._consumers))
+        need_pivot = [u for u in users if u.ctx is ctx
+                      and all(t.op is op or ctx.is_loop_invariant(t) for t in u.inputs)
+                      and not any(c is not op and ctx.contains(c.ctx) for c in u.control_inputs)]
+        if need_pivot and pivot is None and ctx.first_switch_true is None:
+            raise GraphError(f"{where}: it is in the condition of {ctx.name}, where its consumers "
+                             f"{', '.join(u.name for u in need_pivot)} would run once too often")
+        with self._inserting(op, op, ctx.outer):
+            new = self.create_op(op.op_def, [t.op.inputs[0] for t in op.inputs], op.attrs,
+                                 name=op.name.rpartition("/")[2], control_inputs=controls,
+                                 output_specs=[(t.dtype, t.shape) for t in op.outputs])
+            with self.in_control_flow_context(ctx):
+                entered = [ctx.capture(t) for t in new.outputs]
+                if need_pivot and pivot is None:
+                    pivot = ctx.pivot.op
+        for old, inner in zip(op.outputs, entered):
+            self.replace_all_uses_with(old, inner)
+        for waiting in list(op._control_outputs):
+            self.remove_control_input(waiting, op)
+            self.add_control_input(waiting, entered[0].op)
+        for u in need_pivot:
+            self.add_control_input(u, pivot)
+        self.erase_op(op)
+        return new
 
     # -- looking up ------------------------------------------------------
     def get_operations(self) -> list[Operation]:
@@ -389,6 +689,10 @@ class Graph:
     @property
     def operations(self) -> list[Operation]:
         return list(self._ops)
+
+    def __contains__(self, op) -> bool:
+        """`op in g`: op is an Operation of this graph (and was not removed)."""
+        return isinstance(op, Operation) and self._by_name.get(op.name) is op
 
     def get_operation_by_name(self, name: str) -> Operation:
         try:
@@ -421,36 +725,28 @@ class Graph:
     def __len__(self) -> int:
         return len(self._ops)
 
-    # -- checking and printing ---------------------------------------------
+    # -- checking, printing, exporting: shortcuts to functions over graphs -------------
     def validate(self) -> None:
-        """Check the graph's invariants; raise GraphError naming the first bad op and the fix."""
-        from .validate import validate_graph  # noqa: PLC0415
-
-        validate_graph(self)
+        """Check the graph's invariants; raise GraphError naming the first bad op and the fix
+        (graphcore/validate.py)."""
+        _installed["validate"](self)
 
     def __str__(self) -> str:
-        from .printer import format_graph  # noqa: PLC0415
-
-        return format_graph(self)
+        """The listing of graphcore/printer.py, one line per op."""
+        return _installed["format"](self)
 
     def to_dot(self) -> str:
         """Graphviz DOT text (graphcore/dot.py)."""
-        from .dot import to_dot  # noqa: PLC0415 (dot imports the printer, which formats ops)
-
-        return to_dot(self)
+        return _installed["to_dot"](self)
 
     def to_json(self) -> str:
         """A graph file that `Graph.from_json` loads (graphcore/serialization)."""
-        from .serialization import to_json  # noqa: PLC0415 (serialization builds Graphs)
-
-        return to_json(self)
+        return _installed["to_json"](self)
 
     @staticmethod
     def from_json(text: str | bytes) -> "Graph":
         """Load a graph file; GraphFileError names the place of the first problem."""
-        from .serialization import from_json  # noqa: PLC0415 (serialization builds Graphs)
-
-        return from_json(text)
+        return _installed["from_json"](text)
 
 
 def is_tensor(x) -> bool:

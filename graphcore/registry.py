@@ -9,15 +9,17 @@ shape/dtype rule, its numpy kernel and (registered right below it) its gradient.
         return [dy * (1 - y * y)]
 
 Calling an OpDef builds the op in the graph being built, or, when no graph is being
-built and every input is a concrete value, runs the kernel at once (eager).
+built and every input is a concrete value, runs the kernel at once (eager). While a
+gradient rule runs, `needs_grad(op, i)` says whether the reverse walk wants the
+gradient of input i.
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
-import numpy as np
-
 from . import dtypes as dt
+from .eager import eager_runtime
 from .errors import GraphError
 from .graph import Tensor, get_default_graph, graph_of
 from .shapes import TensorShape, as_shape
@@ -90,8 +92,6 @@ class OpDef:
 
     def run_eager(self, inputs, attrs):
         if self.uses_runtime:
-            from .eager import eager_runtime  # noqa: PLC0415
-
             return self.kernel(eager_runtime(), *inputs, **attrs)
         return self.kernel(*inputs, **attrs)
 
@@ -133,6 +133,23 @@ def scalar_of(dtype):
     return rule
 
 
-def np_value(x) -> np.ndarray:
-    """A kernel input as an ndarray (kernels receive numpy scalars or arrays)."""
-    return x if isinstance(x, np.ndarray) else np.asarray(x)
+# -- what the reverse walk tells a gradient rule ----------------------------
+
+# Which inputs of the op whose rule is running need a gradient. A rule may skip the
+# others: inside a loop, every forward tensor a rule reads costs an accumulator.
+_needed_inputs = threading.local()
+
+
+def needs_grad(op, i: int) -> bool:
+    """False when the reverse walk does not need the gradient of input `i` of `op`
+    (a constant, an integer, or not on a path from the xs); rules use it to avoid
+    reading forward tensors they would only need for that input."""
+    cur = getattr(_needed_inputs, "value", None)
+    if cur is None or cur[0] is not op:
+        return True
+    return cur[1][i]
+
+
+def set_needed(op, mask) -> None:
+    """Set by the walk around each rule it runs (`op` None clears it)."""
+    _needed_inputs.value = (op, mask) if op is not None else None

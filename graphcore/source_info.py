@@ -1,4 +1,5 @@
-"""Where in the user's code an op was created, mapped through autograph's source maps."""
+"""Where in the user's code an op was created, mapped through the source maps of
+generated code (autograph registers one per converted function; this is their one home)."""
 from __future__ import annotations
 
 import os
@@ -52,11 +53,9 @@ def user_location(skip: int = 1) -> SourceLocation | None:
     while f is not None:
         fn = f.f_code.co_filename
         if not fn.startswith(_PACKAGE_DIRS) and not fn.endswith(_LIB_MARKERS):
-            mapped = _source_maps.get(fn)
-            if mapped is not None:
-                hit = mapped.get(f.f_lineno)
-                if hit is not None:
-                    return SourceLocation(hit[0], hit[1], f.f_code.co_name)
+            hit = map_location(fn, f.f_lineno)
+            if hit is not None:
+                return SourceLocation(hit[0], hit[1], f.f_code.co_name)
             return SourceLocation(fn, f.f_lineno, f.f_code.co_name)
         f = f.f_back
     return None

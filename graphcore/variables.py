@@ -20,13 +20,18 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 import numpy as np
 
 from . import dtypes as dt
+from .control_flow import group
+from .eager import eager_runtime, ordered_state_access, unique_variable_name
 from .errors import GraphError
 from .graph import Graph, Tensor, get_default_graph
+from .ops import state_ops
+from .ops.array_ops import cast, constant
 from .shapes import TensorShape
 
 
@@ -41,8 +46,6 @@ class Variable:
     """
 
     def __init__(self, initial_value, name: str | None = None, trainable: bool = True, dtype=None):
-        from .eager import eager_runtime, unique_variable_name  # noqa: PLC0415
-
         if callable(initial_value):
             initial_value = initial_value()
         self.name = unique_variable_name(name or "Variable")
@@ -52,8 +55,6 @@ class Variable:
         self.graph = g
         if isinstance(initial_value, Tensor):
             if dtype is not None and initial_value.dtype != dt.as_dtype(dtype):
-                from .ops.array_ops import cast  # noqa: PLC0415
-
                 with g.as_default():
                     initial_value = cast(initial_value, dtype)
             self.dtype = initial_value.dtype
@@ -73,12 +74,8 @@ class Variable:
             g.variables.append(self)
             if trainable:
                 g.collections.setdefault("trainable_variables", []).append(self)
-            from .ops import state_ops  # noqa: PLC0415
-
             with _at_top_level(g):
                 if not isinstance(init_value, Tensor):
-                    from .ops.array_ops import constant  # noqa: PLC0415
-
                     init_value = constant(init_value, dtype=self.dtype, name=f"{self.name}/initial_value")
                 self.initializer = g.create_op(state_ops.assign_op, [self.handle(g), init_value],
                                                name=f"{self.name}/Assign").outputs[0].op
@@ -87,11 +84,9 @@ class Variable:
     def handle(self, g: Graph) -> Tensor:
         """This variable's handle in graph `g` (one per graph, built at its top level)."""
         h = self._handles.get(g)
-        if h is not None and g._by_name.get(h.op.name) is not h.op:
+        if h is not None and h.op not in g:
             h = None  # the handle was built in a trace that was rolled back
         if h is None:
-            from .ops import state_ops  # noqa: PLC0415
-
             with _at_top_level(g):
                 h = g.create_op(state_ops.var_handle_op, [], {"var_name": self.name, "dtype": self.dtype,
                                                               "shape": self.shape.dims},
@@ -109,27 +104,17 @@ class Variable:
     # -- reading and writing ---------------------------------------------------
     def value(self):
         """The current value: a ReadVariableOp in the graph being built, else a numpy value."""
-        from .ops import state_ops  # noqa: PLC0415
-
         g = get_default_graph()
         if g is None:
-            from .eager import eager_runtime  # noqa: PLC0415
-
             return state_ops._read_kernel(eager_runtime(), self.name)
-        from .eager import ordered_state_access  # noqa: PLC0415
-
         handle = self.handle(g)
         return ordered_state_access(g, lambda: state_ops.read_variable_op(handle, name=f"{self.name}/read"))
 
     read_value = value
 
     def _update(self, op_def, value, what):
-        from .ops.array_ops import constant  # noqa: PLC0415
-
         g = get_default_graph() or (value.graph if isinstance(value, Tensor) else None)
         if g is None:
-            from .eager import eager_runtime  # noqa: PLC0415
-
             return op_def.kernel(eager_runtime(), self.name, np.asarray(value, dtype=self.dtype.np_dtype))
         with g.as_default():
             if not isinstance(value, Tensor):
@@ -138,30 +123,19 @@ class Variable:
                 raise GraphError(f"{what} of {value.dtype} to variable '{self.name}' of dtype {self.dtype}; "
                                  f"cast it with graphcore.cast(value, graphcore.{self.dtype.name})")
             handle = self.handle(g)
-            from .eager import ordered_state_access  # noqa: PLC0415
-
             return ordered_state_access(g, lambda: op_def(handle, value, name=f"{self.name}/{what}"))
 
     def assign(self, value):
         """Set the value; returns the new value (a tensor in a graph)."""
-        from .ops import state_ops  # noqa: PLC0415
-
         return self._update(state_ops.assign_op, value, "Assign")
 
     def assign_add(self, delta):
-        from .ops import state_ops  # noqa: PLC0415
-
         return self._update(state_ops.assign_add_op, delta, "AssignAdd")
 
     def assign_sub(self, delta):
-        from .ops import state_ops  # noqa: PLC0415
-
         return self._update(state_ops.assign_sub_op, delta, "AssignSub")
 
     def numpy(self):
-        from .eager import eager_runtime  # noqa: PLC0415
-        from .ops import state_ops  # noqa: PLC0415
-
         return np.asarray(state_ops._read_kernel(eager_runtime(), self.name))
 
     def __array__(self, dtype=None, copy=None):
@@ -200,31 +174,15 @@ Variable.__neg__ = lambda self: -self.value()
 Variable.__getitem__ = lambda self, key: self.value()[key]
 
 
-class _at_top_level:
-    """Build at the top level of `g`: no control-flow context, no control
-    dependencies, no name scope (handles and initializers belong to no loop)."""
-
-    def __init__(self, g: Graph):
-        self.g = g
-
-    def __enter__(self):
-        g = self.g
-        self._saved = (g._ctx, g._control_deps, g._scope)
-        g._ctx, g._control_deps, g._scope = None, [], ""
-        self._default = g.as_default()
-        self._default.__enter__()
-        return g
-
-    def __exit__(self, *exc):
-        self._default.__exit__(*exc)
-        g = self.g
-        g._ctx, g._control_deps, g._scope = self._saved
+@contextlib.contextmanager
+def _at_top_level(g: Graph):
+    """Build in `g` at its top level: handles and initializers belong to no loop."""
+    with g.as_default(), g.at_top_level():
+        yield g
 
 
 def global_variables_initializer(graph: Graph | None = None):
     """One op that runs the initializer of every variable of the graph (None eagerly)."""
-    from .control_flow import group  # noqa: PLC0415
-
     g = graph or get_default_graph()
     if g is None:
         return None
@@ -246,8 +204,6 @@ def global_variables(graph: Graph | None = None) -> list:
 
 
 def variables_initializer(var_list) -> object:
-    from .control_flow import group  # noqa: PLC0415
-
     inits = [v.initializer for v in var_list if v.initializer is not None]
     return group(*inits, name="init") if inits else None
 

@@ -5,9 +5,7 @@ runs it, and a module-level `EXAMPLES`: a list of argument tuples (numpy values,
 they become graph inputs). Optional module attributes:
 
   TOLERANCE   relative tolerance when comparing the graph's result with plain Python
-              (default: exact for integers and bools, 1e-9 for floats);
-  NEEDS       names of `autograph` attributes the sample needs (e.g. "value_and_grad");
-              without them it is skipped by the demo and the tests.
+              (default: exact for integers and bools, 1e-9 for floats).
 
 `SAMPLES` lists them in order; `Sample.python_function` is the undecorated original,
 which the demo and the tests run as plain Python to check the graph's result.
@@ -55,14 +53,6 @@ class Sample:
     @property
     def tolerance(self) -> float | None:
         return getattr(self.module, "TOLERANCE", None)
-
-    def missing(self) -> list[str]:
-        """The autograph features this sample needs that are not there yet."""
-        try:
-            import autograph  # noqa: PLC0415
-        except ImportError:
-            return ["autograph"]
-        return [n for n in getattr(self.module, "NEEDS", ()) if not hasattr(autograph, n)]
 
 
 SAMPLES: list[Sample] = [

@@ -42,12 +42,3 @@ def getanno(node: Any, key: str, default: Any = None) -> Any:
 
 def hasanno(node: Any, key: str) -> bool:
     return key in getattr(node, _FIELD, {})
-
-
-def delanno(node: Any, key: str) -> None:
-    getattr(node, _FIELD, {}).pop(key, None)
-
-
-def copyanno(src: Any, dst: Any, key: str) -> None:
-    if hasanno(src, key):
-        setanno(dst, key, getanno(src, key))

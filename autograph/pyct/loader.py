@@ -1,6 +1,6 @@
 """Load generated source as code: registered in `linecache` under a readable name so
-tracebacks show it, with its line map registered so graph ops and errors show the
-user's own lines."""
+tracebacks show it, with its line map registered (in graphcore.source_info, the one
+home of source maps) so graph ops and errors show the user's own lines."""
 from __future__ import annotations
 
 import itertools
@@ -11,8 +11,6 @@ from graphcore import source_info
 
 _counter = itertools.count()
 _lock = threading.Lock()
-# generated file name -> {generated line: (user file, user line)}
-SOURCE_MAPS: dict[str, dict[int, tuple[str, int]]] = {}
 
 
 def load_source(source: str, name: str, line_map: dict[int, tuple[str, int]]) -> tuple[dict, str]:
@@ -21,7 +19,6 @@ def load_source(source: str, name: str, line_map: dict[int, tuple[str, int]]) ->
         filename = f"<autograph {name} #{next(_counter)}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
-    SOURCE_MAPS[filename] = dict(line_map)
     source_info.register_source_map(filename, line_map)
     namespace: dict = {"__name__": f"autograph_generated_{name}"}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated code)

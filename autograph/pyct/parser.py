@@ -94,10 +94,6 @@ def _parse_lambda(fn, source: str, filename: str, start: int, indent: int) -> Pa
     return ParsedEntity(found[0], source, filename, start - 1, indent)
 
 
-def parse_str(code: str) -> gast.Module:
-    return gast.parse(textwrap.dedent(code))
-
-
 def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
     import astunparse  # noqa: PLC0415 (only needed when emitting code)

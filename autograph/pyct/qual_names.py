@@ -44,11 +44,3 @@ def is_contents(name: str) -> bool:
 
 def is_composite(name: str) -> bool:
     return "." in name or "[" in name
-
-
-def base_name(name: str) -> str:
-    """`obj` for `obj.a.b` and `d['k']`."""
-    for i, ch in enumerate(name):
-        if ch in ".[":
-            return name[:i]
-    return name

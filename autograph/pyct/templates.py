@@ -101,12 +101,5 @@ def const(value: Any) -> gast.Constant:
     return gast.Constant(value=value, kind=None)
 
 
-def name_tuple(names: list[str], ctx=None) -> gast.Tuple:
-    """`(a, b,)` as a node; `ctx` defaults to Load."""
-    ctx = ctx or gast.Load()
-    return gast.Tuple(elts=[gast.Name(id=n, ctx=ctx, annotation=None, type_comment=None) for n in names],
-                      ctx=ctx)
-
-
 def str_tuple(names: list[str]) -> gast.Tuple:
     return gast.Tuple(elts=[const(n) for n in names], ctx=gast.Load())

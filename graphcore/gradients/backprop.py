@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..control_flow import tuple_
 from ..errors import GraphError
 from ..graph import Operation, Tensor, graph_of
-from .util import add_grads, differentiable, set_needed
+from ..ops.array_ops import constant
+from ..registry import set_needed
+from .contraction import factorizer_for
+from .control_flow_grad import while_loop_grad
+from .liveness import exit_owners, liveness
+from .util import add_grads, differentiable
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False):
@@ -54,7 +60,6 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
         grad_ys = [grad_ys]
     if len(grad_ys) != len(ys):
         raise GraphError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
-    from ..ops.array_ops import constant  # noqa: PLC0415
 
     with g.as_default(), g.name_scope(name), g.control_dependencies(None):
         dys = []
@@ -73,7 +78,7 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
             elif not isinstance(dy, Tensor):
                 dy = constant(np.asarray(dy, dtype=y.dtype.np_dtype), name="grad_ys")
             dys.append(dy)
-        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g._ctx,
+        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g.control_flow_context,
                         result_for=x_tensors, gate=gate_gradients)
 
 
@@ -86,12 +91,119 @@ def _as_x(g, x):
     raise GraphError(f"gradients: xs must be tensors or Variables, got {type(x).__name__}")
 
 
-def _exit_owners(g) -> dict:
-    owners = {}
-    for w in list(g._while_contexts.values()):
-        for x in w.exits:
-            owners[id(x)] = w
-    return owners
+class _Level:
+    """The units of one control-flow level `scope` (None = the top level, else the
+    WhileContext whose body is walked): each op of the level (cond branches included) is
+    a unit, and so is each while loop nested directly in it (its Enters' inputs are its
+    inputs, its Exits its outputs)."""
+
+    def __init__(self, g, scope):
+        self.scope = scope
+        self.owners = exit_owners(g)
+
+    def unit_of(self, op: Operation):
+        """The unit `op` belongs to, or None when it is outside this level (an input of
+        the level, not differentiated here)."""
+        c = op.ctx
+        if op.type == "Exit":
+            w = self.owners.get(id(op))
+            if w is not None:
+                c = w
+        outermost = None
+        while c is not self.scope:
+            if c is None:
+                return None
+            if c.is_while:
+                outermost = c
+            c = c.outer
+        return outermost if outermost is not None else op
+
+    @staticmethod
+    def inputs(u) -> list:
+        return list(u.inputs) if isinstance(u, Operation) else [e.inputs[0] for e in u.enters]
+
+    @staticmethod
+    def outputs(u) -> list:
+        return list(u.outputs) if isinstance(u, Operation) else [x.outputs[0] for x in u.exits]
+
+    def between(self, ys, xs, x_ids) -> dict:
+        """id -> unit, for the units on a path from the xs to the ys."""
+        back: dict[int, object] = {}
+        stack = list(ys)
+        while stack:
+            t = stack.pop()
+            if id(t) in x_ids:
+                continue
+            u = self.unit_of(t.op)
+            if u is None or id(u) in back:
+                continue
+            back[id(u)] = u
+            stack.extend(self.inputs(u))
+        fwd: dict[int, object] = {}
+        stack = list(xs)
+        while stack:
+            t = stack.pop()
+            for op in t.consumers():
+                if op.type == "NextIteration" and op.ctx is self.scope:
+                    continue  # do not run around the loop whose body this is
+                u = self.unit_of(op)
+                if u is None or id(u) in fwd:
+                    continue
+                fwd[id(u)] = u
+                stack.extend(self.outputs(u))
+        return {k: u for k, u in back.items() if k in fwd}
+
+    def topological_order(self, ys, relevant: dict, x_ids) -> list:
+        """The relevant units, each after the units it reads from (depth first from the ys)."""
+        order: list = []
+        done: set[int] = set()
+        for y in ys:
+            u0 = self.unit_of(y.op)
+            if u0 is None or id(u0) not in relevant or id(u0) in done:
+                continue
+            work = [(u0, iter(self.inputs(u0)))]
+            done.add(id(u0))
+            while work:
+                u, it = work[-1]
+                nxt = None
+                for t in it:
+                    v = None if id(t) in x_ids else self.unit_of(t.op)
+                    if v is not None and id(v) in relevant and id(v) not in done:
+                        nxt = v
+                        break
+                if nxt is None:
+                    work.pop()
+                    order.append(u)
+                else:
+                    done.add(id(nxt))
+                    work.append((nxt, iter(self.inputs(nxt))))
+        return order
+
+
+class _GradientSums:
+    """The gradient contributions reaching each tensor, summed (AddN) when first read."""
+
+    def __init__(self):
+        self.parts: dict[int, tuple[Tensor, list]] = {}
+
+    def add(self, t: Tensor, gr) -> None:
+        if gr is None or not differentiable(t):
+            return
+        if not isinstance(gr, Tensor):
+            raise GraphError(f"a gradient rule returned {type(gr).__name__} for {t.name}; rules return tensors")
+        entry = self.parts.get(id(t))
+        if entry is None:
+            self.parts[id(t)] = (t, [gr])
+        else:
+            entry[1].append(gr)
+
+    def total(self, t: Tensor):
+        entry = self.parts.get(id(t))
+        if entry is None:
+            return None
+        if len(entry[1]) > 1:
+            entry[1][:] = [add_grads(entry[1])]
+        return entry[1][0]
 
 
 def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factored: dict | None = None):
@@ -105,174 +217,75 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
     xs (loop invariants) whose per-iteration gradient contributions may be left as
     `contraction.Factors` for the caller to sum after the loop; the walk puts the list
     of such Factors under each key (the rest of the gradient is in the result, as usual)."""
-    owners = _exit_owners(g)
+    level = _Level(g, scope)
     x_ids = {id(x) for x in xs}
-
-    def unit_of(op: Operation):
-        c = op.ctx
-        if op.type == "Exit":
-            w = owners.get(id(op))
-            if w is not None:
-                c = w
-        outermost = None
-        while c is not scope:
-            if c is None:
-                return None  # outside this level: an input of the level, not differentiated here
-            if c.is_while:
-                outermost = c
-            c = c.outer
-        return outermost if outermost is not None else op
-
-    def unit_inputs(u):
-        if isinstance(u, Operation):
-            return u.inputs
-        return [e.inputs[0] for e in u.enters]
-
-    def unit_outputs(u):
-        if isinstance(u, Operation):
-            return u.outputs
-        return [x.outputs[0] for x in u.exits]
-
-    # -- which units lie between xs and ys ------------------------------------
-    back: dict[int, object] = {}
-    stack = list(ys)
-    while stack:
-        t = stack.pop()
-        if id(t) in x_ids:
-            continue
-        u = unit_of(t.op)
-        if u is None or id(u) in back:
-            continue
-        back[id(u)] = u
-        stack.extend(unit_inputs(u))
-    fwd: dict[int, object] = {}
-    stack = list(xs)
-    while stack:
-        t = stack.pop()
-        for op in t._consumers:
-            if op.type == "NextIteration" and op.ctx is scope:
-                continue  # do not run around the loop whose body this is
-            u = unit_of(op)
-            if u is None or id(u) in fwd:
-                continue
-            fwd[id(u)] = u
-            stack.extend(unit_outputs(u))
-    relevant = {k: u for k, u in back.items() if k in fwd}
-
-    # -- reverse topological order over relevant units -----------------------------
-    order: list = []
-    done: set[int] = set()
-    for y in ys:
-        u0 = unit_of(y.op)
-        if u0 is None or id(u0) not in relevant or id(u0) in done:
-            continue
-        work = [(u0, iter(unit_inputs(u0)))]
-        done.add(id(u0))
-        while work:
-            u, it = work[-1]
-            advanced = False
-            for t in it:
-                if id(t) in x_ids:
-                    continue
-                v = unit_of(t.op)
-                if v is None or id(v) not in relevant or id(v) in done:
-                    continue
-                done.add(id(v))
-                work.append((v, iter(unit_inputs(v))))
-                advanced = True
-                break
-            if not advanced:
-                work.pop()
-                order.append(u)
-
-    # -- accumulate gradients ------------------------------------------------------
-    parts: dict[int, tuple[Tensor, list]] = {}
-
-    def add(t: Tensor, gr) -> None:
-        if gr is None or not differentiable(t):
-            return
-        if not isinstance(gr, Tensor):
-            raise GraphError(f"a gradient rule returned {type(gr).__name__} for {t.name}; rules return tensors")
-        entry = parts.get(id(t))
-        if entry is None:
-            parts[id(t)] = (t, [gr])
-        else:
-            entry[1].append(gr)
-
-    def total(t: Tensor):
-        entry = parts.get(id(t))
-        if entry is None:
-            return None
-        if len(entry[1]) > 1:
-            s = add_grads(entry[1])
-            entry[1][:] = [s]
-        return entry[1][0]
-
+    relevant = level.between(ys, xs, x_ids)
+    sums = _GradientSums()
     for y, dy in zip(ys, dys):
-        add(y, dy)
-
-    from .control_flow_grad import while_loop_grad  # noqa: PLC0415
+        sums.add(y, dy)
 
     def is_relevant(t: Tensor) -> bool:
         if id(t) in x_ids:
             return True
-        u = unit_of(t.op)
+        u = level.unit_of(t.op)
         return u is not None and id(u) in relevant
 
-    for u in reversed(order):
-        if isinstance(u, Operation):
-            op = u
-            outs = [total(t) for t in op.outputs]
-            if all(d is None for d in outs):
-                continue
-            fn = op.op_def.grad_fn
-            if fn is None:
-                if op.op_def.no_gradient_reason is not None:
-                    continue
-                raise GraphError(
-                    f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
-                    "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
-            mask = [is_relevant(t) and differentiable(t) for t in op.inputs]
-            taken = _factor_invariants(g, op, outs, mask, scope, factored) if factored else ()
-            if taken and not any(mask):
-                continue
-            set_needed(op, mask)
-            try:
-                in_grads = fn(op, *outs)
-            finally:
-                set_needed(None, None)
-            if len(in_grads) != len(op.inputs):
-                raise GraphError(f"the gradient rule of {op.type} returned {len(in_grads)} gradients for "
-                                 f"{len(op.inputs)} inputs")
-            if taken:
-                in_grads = [None if i in taken else d for i, d in enumerate(in_grads)]
-            if gate and sum(1 for d in in_grads if d is not None) > 1:
-                in_grads = _gated(in_grads)
-            for t, gr in zip(op.inputs, in_grads):
-                add(t, gr)
-        else:
-            exit_grads = [total(x.outputs[0]) for x in u.exits]
+    for u in reversed(level.topological_order(ys, relevant, x_ids)):
+        if not isinstance(u, Operation):  # a nested while loop: its backward loop
+            exit_grads = [sums.total(x.outputs[0]) for x in u.exits]
             if all(d is None for d in exit_grads):
                 continue
             wanted = {id(e.inputs[0]) for e in u.enters if is_relevant(e.inputs[0])}
-            for t, gr in while_loop_grad(u, exit_grads, wanted):
-                add(t, gr)
+            for t, gr in while_loop_grad(u, exit_grads, wanted, walk=backprop):
+                sums.add(t, gr)
+            continue
+        op = u
+        outs = [sums.total(t) for t in op.outputs]
+        if all(d is None for d in outs):
+            continue
+        if op.op_def.grad_fn is None:
+            if op.op_def.no_gradient_reason is not None:
+                continue
+            raise GraphError(
+                f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
+                "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
+        mask = [is_relevant(t) and differentiable(t) for t in op.inputs]
+        taken = _factor_invariants(g, op, outs, mask, scope, factored) if factored else ()
+        if taken and not any(mask):
+            continue
+        for t, gr in zip(op.inputs, _run_rule(op, outs, mask, taken, gate)):
+            sums.add(t, gr)
 
-    return [total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
+    return [sums.total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
+
+
+def _run_rule(op, outs, mask, taken, gate: bool) -> list:
+    """The input gradients op's rule gives for output gradients `outs`, told which
+    inputs need one (`mask`); inputs whose gradient was `taken` as Factors get None."""
+    set_needed(op, mask)
+    try:
+        in_grads = op.op_def.grad_fn(op, *outs)
+    finally:
+        set_needed(None, None)
+    if len(in_grads) != len(op.inputs):
+        raise GraphError(f"the gradient rule of {op.type} returned {len(in_grads)} gradients for "
+                         f"{len(op.inputs)} inputs")
+    if taken:
+        in_grads = [None if i in taken else d for i, d in enumerate(in_grads)]
+    if gate and sum(1 for d in in_grads if d is not None) > 1:
+        in_grads = _gated(in_grads)
+    return in_grads
 
 
 def _factor_invariants(g, op, outs, mask, scope, factored: dict) -> set[int]:
     """Inputs of `op` that are loop invariants in `factored` and whose gradient its
     factorizer gives as Factors; records those, clears them from `mask`, returns them."""
-    from .contraction import factorizer_for  # noqa: PLC0415
-    from .control_flow_grad import _liveness  # noqa: PLC0415
-
     fz = factorizer_for(op)
     cand = [i for i, t in enumerate(op.inputs) if mask[i] and id(t) in factored]
     if fz is None or not cand or len(outs) != 1 or outs[0] is None:
         return set()
     # one pair per iteration: the op runs in every iteration, and so does its gradient
-    if _liveness(scope, op.outputs[0]) or _liveness(g._ctx, outs[0]):
+    if liveness(scope, op.outputs[0]) or liveness(g.control_flow_context, outs[0]):
         return set()
     taken = set()
     for i in cand:
@@ -286,8 +299,6 @@ def _factor_invariants(g, op, outs, mask, scope, factored: dict) -> set[int]:
 
 def _gated(grads: list) -> list:
     """Identities of the non-None gradients that all wait for one gate (tf.tuple)."""
-    from ..control_flow import tuple_  # noqa: PLC0415
-
     live = [d for d in grads if d is not None]
     gated = iter(tuple_(live))
     return [next(gated) if d is not None else None for d in grads]

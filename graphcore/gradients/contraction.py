@@ -12,8 +12,9 @@ factors forms the sum:
 
 A *factorizer* is registered per op type: `fn(op, i, dy) -> Factors | None`, the
 contribution of one iteration to the gradient of input i as `op(L) @ op(R)` (rank-2
-tensors; op = optional transpose), or None when the op's gradient is not of that form
-(the ordinary rule is used then). The walk asks for it only for an input that is a loop
+tensors; op = optional transpose; `Factors` and MatMul's algebra live with the op in
+ops/math_ops.py), or None when the op's gradient is not of that form (the ordinary rule
+is used then). The walk asks for it only for an input that is a loop
 invariant of the forward loop whose body it differentiates, when the op runs in every
 iteration and the incoming gradient is live in every iteration (so each iteration
 pushes exactly one pair). Everything built is ordinary ops (lists, stack, transpose,
@@ -21,24 +22,14 @@ reshape, matmul), so it can be differentiated again.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
 from ..graph import Operation, Tensor
-
-
-@dataclass(frozen=True)
-class Factors:
-    """One iteration's gradient contribution `op(left) @ op(right)`, both rank 2 (op: an
-    optional transpose), or both rank 1: the outer product `left right^T`."""
-
-    left: Tensor
-    right: Tensor
-    transpose_left: bool = False
-    transpose_right: bool = False
-
+from ..ops.array_ops import constant, getitem, reshape_op, transpose_op
+from ..ops.list_ops import stack_op
+from ..ops.math_ops import Factors, matmul_grad_factors, matmul_op
 
 _FACTORIZERS: dict[str, Callable] = {}
 
@@ -57,50 +48,26 @@ def factorizer_for(op: Operation):
     return _FACTORIZERS.get(op.type)
 
 
-def _static2(t: Tensor) -> bool:
-    return t.shape.rank == 2 and t.shape.is_fully_defined()
-
-
 @factorizer("MatMul")
 def _matmul_factors(op, i, dy):
-    """y = op(a) @ op(b): the gradient of a (rank 2) is dy @ op(b)^T (transposed when a
-    is), of b it is op(a)^T @ dy; a 1-D operand is a column (b) or a row (a), and then
-    the contribution is an outer product of two vectors."""
+    """MatMul's own gradient algebra (math_ops.matmul_grad_factors), for matrices and
+    vectors of static shapes: `contract` stacks them."""
     a, b = op.inputs
-    ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
-    if dy is None or a.shape.rank is None or b.shape.rank is None or a.shape.rank > 2 or b.shape.rank > 2:
+    if dy is None or any(t.shape.rank is None or t.shape.rank > 2 or not t.shape.is_fully_defined()
+                         for t in (a, b, dy)):
         return None
-    if not (a.shape.is_fully_defined() and b.shape.is_fully_defined() and dy.shape.is_fully_defined()):
-        return None
-    ra, rb = a.shape.rank, b.shape.rank
-    if i == 0 and ra == 2:
-        if rb == 1:  # y[m] = op(A)[m,k] b[k]: dA = dy b^T (b dy^T for A^T)
-            return Factors(dy, b) if not ta else Factors(b, dy)
-        if not ta:
-            return Factors(dy, b, transpose_right=not tb)
-        return Factors(b, dy, transpose_left=tb, transpose_right=True)
-    if i == 1 and rb == 2:
-        if ra == 1:  # y[n] = a[k] op(B)[k,n]: dB = a dy^T (dy a^T for B^T)
-            return Factors(a, dy) if not tb else Factors(dy, a)
-        if not tb:
-            return Factors(a, dy, transpose_left=not ta)
-        return Factors(dy, a, transpose_left=True, transpose_right=ta)
-    return None
+    return matmul_grad_factors(op, i, dy)
 
 
 def contract(lefts: Tensor, rights: Tensor, f: Factors, aligned: bool = True) -> Tensor:
     """sum_t op(L_t) @ op(R_t) from the list of the L_t and the list of the R_t; when
     not `aligned`, one list is in the reverse order of the other (one was pushed by the
     forward loop, the other by the backward loop)."""
-    from ..ops.array_ops import constant, getitem, reshape_op, transpose_op  # noqa: PLC0415
-    from ..ops.list_ops import stack_op  # noqa: PLC0415
-    from ..ops.math_ops import matmul_op  # noqa: PLC0415
-
     ls = stack_op(lefts, element_dtype=f.left.dtype, element_shape=f.left.shape.dims)      # [T, ...]
     rs = stack_op(rights, element_dtype=f.right.dtype, element_shape=f.right.shape.dims)   # [T, ...]
     if not aligned:
         rs = getitem(rs, slice(None, None, -1))
-    if f.left.shape.rank == 1:  # sum_t l_t r_t^T = [l_1 .. l_T] [r_1 .. r_T]^T
+    if f.is_outer:  # two vectors: sum_t l_t r_t^T = [l_1 .. l_T] [r_1 .. r_T]^T
         return matmul_op(ls, rs, transpose_a=True)
     ld, rd = f.left.shape.dims, f.right.shape.dims
     m = ld[1] if f.transpose_left else ld[0]

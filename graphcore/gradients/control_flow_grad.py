@@ -27,7 +27,7 @@ the variable's start value one iteration later, see GradWhileContext._carried), 
 gradient of an invariant used by a MatMul is summed as one matmul after B
 (contraction.py). A tensor of a cond branch is accumulated as a value that is live in
 every iteration (a placeholder when its branch did not run); which tensors are
-conditional is found from the dataflow (`_liveness`), because B builds the gradients of
+conditional is found from the dataflow (liveness.py), because B builds the gradients of
 a cond's branches directly in its own body, and B reads such a tensor through Switches
 on the popped predicates, so that B, differentiated again, is a well-formed cond.
 """
@@ -41,7 +41,11 @@ from ..errors import GraphError
 from ..graph import Tensor
 from ..ops import control_flow_ops as cf
 from ..ops import list_ops
+from ..ops.array_ops import constant
+from ..ops.math_ops import add_op, less_op
 from ..shapes import TensorShape
+from .contraction import contract
+from .liveness import liveness
 from .util import add_grads, differentiable, zeros_like_bwd, zeros_like_fwd
 
 
@@ -109,7 +113,7 @@ def _switch_grad(op, d_false, d_true):
     m = cf.merge_op(d_false, d_true, name="switch_grad")
     # the predicate as seen where the Merge is (a backward loop pops it): a later
     # gradient of this Merge switches on that one, not on the forward tensor
-    ctx = op.graph._ctx
+    ctx = op.graph.control_flow_context
     _record_cond_merge(m[0].op, ctx.capture(p) if ctx is not None else p)
     return [m[0], None]
 
@@ -135,46 +139,9 @@ def _next_iteration_grad(op, dy):
                      "while_loop_grad")
 
 
-# -- adding loop variables to a loop that is already built ------------------------------
-
-def begin_loop_var(ctx: WhileContext, init: Tensor, shape=None):
-    """Start a new loop variable of `ctx` entering with `init` (visible in ctx.outer).
-
-    Returns (value inside the body, finish); `finish(next_value)` closes the loop
-    variable (NextIteration, back edge, Exit) and returns the Exit's tensor."""
-    g = ctx.graph
-    shape = init.shape if shape is None else shape
-    with g._control_flow_context(ctx), g.control_dependencies(None):
-        e = g.create_op(cf.enter_op, [init], {"frame_name": ctx.name, "is_constant": False,
-                                              "parallel_iterations": ctx.parallel_iterations},
-                        name="Enter", capture=False, output_specs=[(init.dtype, shape)])
-        m = g.create_op(cf.merge_op, [e.outputs[0], e.outputs[0]], name="Merge", capture=False,
-                        output_specs=[(init.dtype, shape), (dt.int32, TensorShape(()))])
-        s = g.create_op(cf.switch_op, [m.outputs[0], ctx.loop_cond.outputs[0]], name="Switch", capture=False)
-
-    def finish(next_value: Tensor) -> Tensor:
-        with g._control_flow_context(ctx), g.control_dependencies(None):
-            n = g.create_op(cf.next_iteration_op, [next_value], name="NextIteration", capture=False,
-                            output_specs=[(init.dtype, shape)])
-            g._update_input(m, 1, n.outputs[0])
-        with g._control_flow_context(ctx.outer), g.control_dependencies(None):
-            x = g.create_op(cf.exit_op, [s.outputs[0]], name="Exit", capture=False)
-        ctx.enters.append(e)
-        ctx.loop_merges.append(m)
-        ctx.switches.append(s)
-        ctx.next_iterations.append(n)
-        ctx.exits.append(x)
-        return x.outputs[0]
-
-    return s.outputs[1], finish
-
-
 def iteration_count(w: WhileContext) -> Tensor:
     """The number of iterations the loop ran, as an int64 tensor next to its outputs
     (the counter of maximum_iterations, or one added now)."""
-    from ..ops.array_ops import constant  # noqa: PLC0415
-    from ..ops.math_ops import add_op  # noqa: PLC0415
-
     if getattr(w, "has_counter", False):
         return w.exits[0].outputs[0]
     hit = getattr(w, "_grad_counter", None)
@@ -182,12 +149,12 @@ def iteration_count(w: WhileContext) -> Tensor:
         return hit
     g = w.graph
     with g.control_dependencies(None):
-        with g._control_flow_context(w.outer):
+        with g.in_control_flow_context(w.outer):
             zero = constant(np.int64(0), name="iteration_count_init")
         if w.outer is not None:
             zero = w.outer.capture(zero)
-        i, finish = begin_loop_var(w, zero, TensorShape(()))
-        with g._control_flow_context(w):
+        i, finish = w.add_loop_var(zero, TensorShape(()))
+        with g.in_control_flow_context(w):
             one = constant(np.int64(1))
             nxt = g.create_op(add_op, [i, one], name="iteration_count").outputs[0]
         w._grad_counter = finish(nxt)
@@ -195,100 +162,10 @@ def iteration_count(w: WhileContext) -> Tensor:
 
 
 def _dummy_like(t: Tensor) -> Tensor:
-    from ..ops.array_ops import constant  # noqa: PLC0415
-
     if t.dtype is dt.variant:
         return list_ops.new_op(element_dtype=dt.variant, element_shape=None)
     shape = t.shape.dims if t.shape.is_fully_defined() else ()
     return constant(np.zeros(shape, dtype=t.dtype.np_dtype), name="acc_dummy")
-
-
-def _inner_loop(w: WhileContext, op, exit_owner: dict):
-    """The outermost while loop strictly inside `w` that `op` belongs to (an Exit belongs
-    to the loop it leaves), or None when `op` is in w's body proper."""
-    c = exit_owner.get(id(op), op.ctx) if op.type == "Exit" else op.ctx
-    found = None
-    while c is not None and c is not w:
-        if c.is_while:
-            found = c
-        c = c.outer
-    return found
-
-
-def _liveness(w: WhileContext, t: Tensor) -> tuple:
-    """The conditions under which `t` is live in an iteration of `w`, outermost first:
-    (predicate, branch, context of the Switch) per cond Switch it depends on.
-
-    Found from the dataflow, not from the contexts ops were built in: a backward loop
-    builds the gradients of a cond's branches directly in its own body (Merge -> Switch,
-    Switch -> Merge), so when that loop is differentiated again (second order), its
-    tensors that depend on a branch are conditional although no CondContext says so.
-    Rules: a cond Switch output adds (pred, branch) to its input's conditions; a cond
-    Merge is live where its inputs' conditions agree (their common prefix); a loop nested
-    in w is live where its Enters' inputs are; any other op needs all its inputs (and
-    control inputs), so it takes the longest of their conditions (conds nest, so these
-    are prefixes of one another); w's own loop variables and invariants are always live."""
-    memo: dict[tuple, tuple] = {}
-    exit_owner = {id(x): c for c in list(w.graph._while_contexts.values()) for x in c.exits}
-    loop_pred = w.loop_cond.outputs[0] if w.loop_cond is not None else None
-
-    def is_loop_machinery(op) -> bool:
-        """w's Enters, NextIterations, LoopCond, and the Merges and Switches of its loop
-        variables (also those begin_loop_var has not finished yet)."""
-        if op.ctx is not w:
-            return False
-        if op.type in ("Enter", "NextIteration", "LoopCond"):
-            return True
-        if op.type == "Switch":
-            return op.inputs[1] is loop_pred
-        if op.type == "Merge":
-            return any(i.op.type in ("Enter", "NextIteration") and i.op.ctx is w for i in op.inputs)
-        return False
-
-    def deps(op):
-        """Tensors whose conditions decide op's (None for ops with a fixed answer)."""
-        if not w.contains(op.ctx) or is_loop_machinery(op):
-            return None  # outside w (w's Exits too), or w's own loop machinery
-        inner = _inner_loop(w, op, exit_owner)
-        if inner is not None:
-            return [e.inputs[0] for e in inner.enters]
-        controls = [c.outputs[0] for c in op.control_inputs if c.outputs]
-        return list(op.inputs) + controls
-
-    def key(op, t):
-        return (id(op), t.value_index if op.type == "Switch" else 0)
-
-    def result(op, t):
-        ins = deps(op)
-        if ins is None:
-            return ()
-        if op.type == "Switch" and _inner_loop(w, op, exit_owner) is None:
-            base = max((memo[key(i.op, i)] for i in ins), key=len)
-            return base + ((op.inputs[1], t.value_index, op.ctx),)
-        if op.type == "Merge" and _inner_loop(w, op, exit_owner) is None:
-            chains = [memo[key(i.op, i)] for i in op.inputs]
-            common = chains[0]
-            for c in chains[1:]:
-                n = 0
-                while n < min(len(common), len(c)) and common[n][0] is c[n][0] and common[n][1] == c[n][1]:
-                    n += 1
-                common = common[:n]
-            return common
-        return max((memo[key(i.op, i)] for i in ins), key=len, default=())
-
-    stack = [(t, False)]
-    while stack:
-        cur, expanded = stack.pop()
-        k = key(cur.op, cur)
-        if k in memo:
-            continue
-        ins = deps(cur.op)
-        if not expanded and ins:
-            stack.append((cur, True))
-            stack.extend((i, False) for i in ins if key(i.op, i) not in memo)
-            continue
-        memo[k] = result(cur.op, cur)
-    return memo[key(t.op, t)]
 
 
 def _always_live(w: WhileContext, t: Tensor) -> Tensor:
@@ -297,8 +174,8 @@ def _always_live(w: WhileContext, t: Tensor) -> Tensor:
     element per iteration either way)."""
     g = w.graph
     v = t
-    for pred, branch, ctx in reversed(_liveness(w, t)):
-        with g._control_flow_context(ctx):
+    for pred, branch, ctx in reversed(liveness(w, t)):
+        with g.in_control_flow_context(ctx):
             dummy = _dummy_like(t)
             other = g.create_op(cf.switch_op, [dummy, pred], name="acc_switch").outputs[1 - branch]
             pair = [v, other] if branch == 0 else [other, v]
@@ -319,12 +196,12 @@ def accumulate(w: WhileContext, t: Tensor) -> Tensor:
         return hit[1]
     g = w.graph
     with g.control_dependencies(None):
-        with g._control_flow_context(w):
+        with g.in_control_flow_context(w):
             v = _always_live(w, t)
-        with g._control_flow_context(w.outer):
+        with g.in_control_flow_context(w.outer):
             l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="acc_init")
-        lst, finish = begin_loop_var(w, l0, TensorShape(()))
-        with g._control_flow_context(w):
+        lst, finish = w.add_loop_var(l0, TensorShape(()))
+        with g.in_control_flow_context(w):
             pushed = g.create_op(list_ops.push_back_op, [lst, v],
                                  {"element_dtype": t.dtype, "element_shape": t.shape.dims},
                                  name="acc_push", capture=False).outputs[0]
@@ -333,9 +210,15 @@ def accumulate(w: WhileContext, t: Tensor) -> Tensor:
     return out
 
 
+def accumulators(w: WhileContext) -> list[tuple[Tensor, Tensor]]:
+    """(forward tensor, the list of its values: an Exit of `w`) for every tensor of loop
+    `w` that backward passes accumulate."""
+    return list(getattr(w, "_grad_accs", {}).values())
+
+
 def accumulated_tensors(w: WhileContext) -> list[Tensor]:
     """The forward tensors of loop `w` that backward passes accumulate (one list each)."""
-    return [t for t, _ in getattr(w, "_grad_accs", {}).values()]
+    return [t for t, _ in accumulators(w)]
 
 
 # -- the backward loop ----------------------------------------------------------------
@@ -376,7 +259,7 @@ class GradWhileContext(WhileContext):
         fwd = self.forward
         for k, n in enumerate(fwd.next_iterations):
             if (n.inputs[0] is t and t.dtype is not dt.variant and t is not fwd.switches[k].outputs[1]
-                    and not _liveness(fwd, t)):
+                    and not liveness(fwd, t)):
                 return k
         return None
 
@@ -391,8 +274,8 @@ class GradWhileContext(WhileContext):
         fwd = self.forward
         ex = fwd.exits[k].outputs[0]
         init = self.outer.capture(ex) if self.outer is not None else ex
-        prev, finish = begin_loop_var(self, init, fwd.loop_merges[k].outputs[0].shape)
-        with g._control_flow_context(self), g.control_dependencies(None):
+        prev, finish = self.add_loop_var(init, fwd.loop_merges[k].outputs[0].shape)
+        with g.in_control_flow_context(self), g.control_dependencies(None):
             start = self.capture(fwd.switches[k].outputs[1])
         finish(start)
         return prev
@@ -401,8 +284,8 @@ class GradWhileContext(WhileContext):
         g = self.graph
         full = accumulate(self.forward, t)
         init = self.outer.capture(full) if self.outer is not None else full
-        lst, finish = begin_loop_var(self, init, TensorShape(()))
-        with g._control_flow_context(self), g.control_dependencies(None):
+        lst, finish = self.add_loop_var(init, TensorShape(()))
+        with g.in_control_flow_context(self), g.control_dependencies(None):
             pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": t.shape.dims},
                               name="acc_pop", capture=False)
         finish(pop.outputs[0])
@@ -413,8 +296,8 @@ class GradWhileContext(WhileContext):
         # again, the gradient of the popped value leaves the branch through the Switches'
         # gradients (Merges with zeros) and is live in every iteration, as the list
         # gradient it is pushed onto must be.
-        for pred, branch, _ in _liveness(self.forward, t):
-            with g._control_flow_context(self), g.control_dependencies(None):
+        for pred, branch, _ in liveness(self.forward, t):
+            with g.in_control_flow_context(self), g.control_dependencies(None):
                 v = g.create_op(cf.switch_op, [v, self.capture(pred)], name="acc_pop_switch").outputs[branch]
         return v
 
@@ -449,36 +332,24 @@ def _body_dependencies(w: WhileContext) -> list[set[int]]:
     return deps
 
 
-def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list[tuple[Tensor, Tensor]]:
+def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -> list[tuple[Tensor, Tensor]]:
     """Build the backward loop of forward loop `w` in the current context.
 
     Args:
       w: the forward loop.
       exit_grads: the gradient reaching each Exit of `w` (None: none).
       wanted: ids of the Enter inputs whose gradients the caller needs.
+      walk: the reverse walk that called this (`backprop.backprop`); it differentiates
+        w's body, one control-flow level down.
 
     Returns (forward tensor, gradient) pairs for Enter inputs of `w`."""
-    from ..ops.array_ops import constant  # noqa: PLC0415
-    from ..ops.math_ops import add_op, less_op  # noqa: PLC0415
-
     g = w.graph
-    outer = g._ctx
-    nvars = len(w.loop_merges)
+    outer = g.control_flow_context
     ins = [s.outputs[1] for s in w.switches]
     outs = [n.inputs[0] for n in w.next_iterations]
-    active = {k for k in range(nvars) if exit_grads[k] is not None and differentiable(w.exits[k].outputs[0])}
-    deps = _body_dependencies(w)
-    changed = True
-    while changed:
-        changed = False
-        for k in list(active):
-            for j in deps[k]:
-                if j not in active and differentiable(ins[j]):
-                    active.add(j)
-                    changed = True
-    if not active:
+    active_list = _active_loop_vars(w, exit_grads)
+    if not active_list:
         return []
-    active_list = sorted(active)
     invariants = [e for e in w.enters if e.attrs.get("is_constant") and id(e.inputs[0]) in wanted
                   and differentiable(e.outputs[0]) and e.inputs[0].op.type != "Const"]
 
@@ -487,34 +358,7 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
 
     n_iter = iteration_count(w)
     with g.name_scope("while_grad") as scope, g.control_dependencies(None):
-        b = GradWhileContext(g, outer, scope.rstrip("/"), w.parallel_iterations, w)
-        g._while_contexts[b.name] = b
-        b.maximum_iterations = None
-        b.has_counter = True
-        # the counter: B runs exactly as many iterations as F did
-        zero = to_outer(constant(np.int64(0)))
-        with g._control_flow_context(b):
-            e0 = g.create_op(cf.enter_op, [zero], {"frame_name": b.name, "is_constant": False,
-                                                   "parallel_iterations": b.parallel_iterations},
-                             name="Enter", capture=False)
-            m0 = g.create_op(cf.merge_op, [e0.outputs[0], e0.outputs[0]], name="Merge", capture=False)
-            lim = b.capture(n_iter)
-            p = g.create_op(less_op, [m0.outputs[0], lim], name="Less").outputs[0]
-            lc = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
-            b.loop_cond = lc
-            s0 = g.create_op(cf.switch_op, [m0.outputs[0], lc.outputs[0]], name="Switch", capture=False)
-            b.first_switch_true = s0.outputs[1]
-            one = constant(np.int64(1))
-            nxt0 = g.create_op(add_op, [s0.outputs[1], one], name="add").outputs[0]
-            n0 = g.create_op(cf.next_iteration_op, [nxt0], name="NextIteration", capture=False)
-            g._update_input(m0, 1, n0.outputs[0])
-        with g._control_flow_context(outer):
-            x0 = g.create_op(cf.exit_op, [s0.outputs[0]], name="Exit", capture=False)
-        b.enters.append(e0)
-        b.loop_merges.append(m0)
-        b.switches.append(s0)
-        b.next_iterations.append(n0)
-        b.exits.append(x0)
+        b = _backward_loop(w, scope.rstrip("/"), n_iter)
 
         # one gradient loop variable per active forward loop variable, entering with dy at its Exit
         vars_ = {}
@@ -524,20 +368,18 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
                 dy = zeros_like_fwd(w.exits[k].outputs[0])
             dy = to_outer(dy)
             shape = TensorShape(()) if dy.dtype is dt.variant else w.loop_merges[k].outputs[0].shape
-            vars_[k] = begin_loop_var(b, dy, shape)
-
-        from .backprop import backprop  # noqa: PLC0415
+            vars_[k] = b.add_loop_var(dy, shape)
 
         xs = [ins[k] for k in active_list] + [e.outputs[0] for e in invariants]
         factored = {id(e.outputs[0]): [] for e in invariants}
-        with g._control_flow_context(b):
-            grads = backprop(g, [outs[k] for k in active_list], [vars_[k][0] for k in active_list], xs, scope=w,
+        with g.in_control_flow_context(b):
+            grads = walk(g, [outs[k] for k in active_list], [vars_[k][0] for k in active_list], xs, scope=w,
                              factored=factored)
 
         result = []
         for i, k in enumerate(active_list):
             gk = grads[i]
-            with g._control_flow_context(b):
+            with g.in_control_flow_context(b):
                 gk = zeros_like_bwd(vars_[k][0]) if gk is None else b.capture(gk)
             final = vars_[k][1](gk)
             enter_k = w.loop_merges[k].inputs[0].op
@@ -548,13 +390,53 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int]) -> list
             if gj is not None:
                 init = to_outer(zeros_like_fwd(e.inputs[0]))
                 shape = TensorShape(()) if init.dtype is dt.variant else e.outputs[0].shape
-                acc, finish = begin_loop_var(b, init, shape)
-                with g._control_flow_context(b):
+                acc, finish = b.add_loop_var(init, shape)
+                with g.in_control_flow_context(b):
                     nxt = add_grads([acc, b.capture(gj)])
                 parts.append(finish(nxt))
             if parts:
                 result.append((e.inputs[0], add_grads(parts)))
     return result
+
+
+def _active_loop_vars(w: WhileContext, exit_grads: list) -> list[int]:
+    """The forward loop variables the backward loop carries a gradient for: those whose
+    Exit gets one, and every differentiable variable their next values depend on."""
+    ins = [s.outputs[1] for s in w.switches]
+    active = {k for k in range(len(w.loop_merges))
+              if exit_grads[k] is not None and differentiable(w.exits[k].outputs[0])}
+    deps = _body_dependencies(w)
+    changed = True
+    while changed:
+        changed = False
+        for k in list(active):
+            for j in deps[k]:
+                if j not in active and differentiable(ins[j]):
+                    active.add(j)
+                    changed = True
+    return sorted(active)
+
+
+def _backward_loop(w: WhileContext, name: str, n_iter: Tensor) -> "GradWhileContext":
+    """A new backward loop of `w` (in the current context) whose only loop variable yet
+    is its counter: it runs exactly `n_iter` (the forward loop's count) iterations."""
+    g = w.graph
+    outer = g.control_flow_context
+    b = GradWhileContext(g, outer, name, w.parallel_iterations, w)
+    g.add_while_context(b)
+    b.maximum_iterations = None
+    b.has_counter = True
+    zero = constant(np.int64(0))
+    e0, m0 = b.loop_var_head(outer.capture(zero) if outer is not None else zero)
+    with g.in_control_flow_context(b):
+        p = g.create_op(less_op, [m0.outputs[0], b.capture(n_iter)], name="Less").outputs[0]
+        b.loop_cond = g.create_op(cf.loop_cond_op, [p], name="LoopCond", capture=False)
+    s0 = b.loop_var_switch(m0)
+    b.first_switch_true = s0.outputs[1]
+    with g.in_control_flow_context(b):
+        nxt0 = g.create_op(add_op, [s0.outputs[1], constant(np.int64(1))], name="add").outputs[0]
+    b.record_loop_var(e0, m0, s0, b.loop_var_back_edge(m0, nxt0), b.loop_var_exit(s0))
+    return b
 
 
 def _sum_factors(b: "GradWhileContext", f) -> Tensor:
@@ -563,8 +445,6 @@ def _sum_factors(b: "GradWhileContext", f) -> Tensor:
     that is a value popped from a forward accumulator is read from that list as the
     forward loop left it; any other is pushed by b onto a list of its own (one per
     tensor, shared by all the sums that use it)."""
-    from .contraction import contract  # noqa: PLC0415
-
     g = b.graph
     lists, backward_order = [], []
     for t in (f.left, f.right):
@@ -576,10 +456,10 @@ def _sum_factors(b: "GradWhileContext", f) -> Tensor:
         pushed = b.__dict__.setdefault("_factor_lists", {})
         hit = pushed.get(id(t))
         if hit is None or hit[0] is not t:
-            with g._control_flow_context(b.outer), g.control_dependencies(None):
+            with g.in_control_flow_context(b.outer), g.control_dependencies(None):
                 l0 = list_ops.new_op(element_dtype=t.dtype, element_shape=t.shape.dims, name="factor_init")
-            lst, finish = begin_loop_var(b, l0, TensorShape(()))
-            with g._control_flow_context(b), g.control_dependencies(None):
+            lst, finish = b.add_loop_var(l0, TensorShape(()))
+            with g.in_control_flow_context(b), g.control_dependencies(None):
                 nxt = g.create_op(list_ops.push_back_op, [lst, t], {"element_dtype": t.dtype,
                                                                    "element_shape": t.shape.dims},
                                   name="factor_push").outputs[0]

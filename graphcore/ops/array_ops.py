@@ -1,7 +1,14 @@
-"""Constants, placeholders and shape-manipulating ops: one block per op."""
+"""Constants, placeholders and shape-manipulating ops: one block per op, each with the
+op its gradient builds where that op exists only for it (TileGrad under Tile...).
+
+The helpers gradient rules use to build from forward tensors live here too
+(`fwd_shape`, `fwd_size`, `zeros_shaped_like`): the ops they build are these, and a
+gradient rule anywhere in `ops/` imports them from here, never from `gradients/`.
+"""
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 import numpy as np
 
@@ -9,8 +16,8 @@ from .. import dtypes as dt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op, same_as_input, scalar_of
-from ..shapes import TensorShape, as_shape, broadcast
-from ._helpers import in_graph, normalize_axis
+from ..shapes import TensorShape, as_shape
+from ._helpers import in_graph, is_python_number, normalize_axis
 
 
 def constant_value(t):
@@ -64,8 +71,9 @@ identity_op = define_op("Identity", shape=same_as_input, kernel=_identity, cost=
 def _identity_grad(op, dy):
     return [dy]
 
-snapshot_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP)
-snapshot_op.not_differentiable("stop_gradient blocks gradients on purpose")
+
+stop_gradient_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP)
+stop_gradient_op.not_differentiable("stop_gradient blocks gradients on purpose")
 
 
 def _noop_kernel():
@@ -99,9 +107,9 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
     if g is None:
         return arr
     ctx = g.control_flow_context
-    if ctx is not None and ctx.hoists_constants and not any(g._control_deps):
+    if ctx is not None and ctx.hoists_constants and not g.active_control_dependencies:
         # A constant in a loop body is a loop invariant: build it outside, Enter it once.
-        with g._control_flow_context(ctx.outer):
+        with g.in_control_flow_context(ctx.outer):
             outer = constant(arr, dtype=d, name=name)
         return ctx.capture(outer)
     return const_op(value=arr, dtype=d, name=name or "Const")
@@ -123,14 +131,7 @@ def identity(x, name=None):
 
 
 def stop_gradient(x, name=None):
-    return snapshot_op(x, name=name)
-
-
-def no_op_fn(name=None):
-    g = get_default_graph()
-    if g is None:
-        return None
-    return g.create_op(no_op, [], name=name or "NoOp")
+    return stop_gradient_op(x, name=name)
 
 
 # -- Cast / Shape / Size / Rank ------------------------------------------------
@@ -238,9 +239,65 @@ fill_op = define_op("Fill", shape=_fill_rule, kernel=_fill_kernel)
 
 @fill_op.gradient
 def _fill_grad(op, dy):
-    from .math_ops import sum_op  # noqa: PLC0415
+    # the value was broadcast to the whole shape: its gradient sums dy back to its shape
+    return [None, unbroadcast_to_op(dy, fwd_shape(op.inputs[1]))]
 
-    return [None, sum_op(dy, axis=None, keepdims=False)]
+
+# -- BroadcastTo / UnbroadcastTo (BroadcastGradientArgs + Sum + Reshape in one) --------
+
+def static_shape_of(shape_t):
+    """Static dims from a shape tensor (constant or folded), else a shape of known rank."""
+    v = constant_value(shape_t)
+    if v is not None:
+        return TensorShape([int(d) for d in np.ravel(v)])
+    if shape_t.shape.is_fully_defined():
+        return TensorShape([None] * shape_t.shape.dims[0])
+    return TensorShape(None)
+
+
+def as_shape_tuple(v) -> tuple:
+    return tuple(int(d) for d in np.ravel(v))
+
+
+def _broadcast_to_rule(x, shape_t):
+    return x.dtype, static_shape_of(shape_t)
+
+
+def _broadcast_to_kernel(x, shape_v):
+    return np.array(np.broadcast_to(x, as_shape_tuple(shape_v)))
+
+
+broadcast_to_op = define_op("BroadcastTo", shape=_broadcast_to_rule, kernel=_broadcast_to_kernel, cost=CHEAP)
+
+
+@broadcast_to_op.gradient
+def _broadcast_to_grad(op, dy):
+    return [unbroadcast_to_op(dy, fwd_shape(op.inputs[0])), None]
+
+
+def unbroadcast_kernel(g, shape_v):
+    """Sum `g` over the axes numpy broadcasting added or stretched to reach g's shape."""
+    shape = as_shape_tuple(shape_v)
+    g = np.asarray(g)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = list(builtins.range(lead))
+    for i, d in enumerate(shape):
+        if d == 1 and g.shape[lead + i] != 1:
+            axes.append(lead + i)
+    out = np.sum(g, axis=tuple(axes), keepdims=True) if axes else g
+    return np.reshape(out, shape)
+
+
+unbroadcast_to_op = define_op("UnbroadcastTo", shape=_broadcast_to_rule, kernel=unbroadcast_kernel, cost=CHEAP,
+                              doc="The gradient of broadcasting: sum over broadcast axes, reshape to `shape`.")
+
+
+@unbroadcast_to_op.gradient
+def _unbroadcast_to_grad(op, dy):
+    return [broadcast_to_op(dy, fwd_shape(op.inputs[0])), None]
+
 
 zeros_like_op = define_op("ZerosLike", shape=same_as_input, kernel=np.zeros_like, cost=CHEAP)
 zeros_like_op.not_differentiable("constant output")
@@ -278,6 +335,56 @@ def ones_like(x, name=None):
     return ones_like_op(x, name=name)
 
 
+# -- building from forward tensors, for gradient rules -------------------------------
+#
+# A gradient rule runs in the backward context (the top level, or the body of a
+# backward loop). When it needs only the *shape* of a forward tensor, it asks
+# `fwd_shape(t)`: a constant when the shape is static, else a Shape op built next to
+# `t` in the forward pass, so a backward loop accumulates a few integers per
+# iteration instead of the whole tensor.
+
+@contextlib.contextmanager
+def next_to(t: Tensor):
+    """Ops created in the block are built next to the forward tensor `t`: in its
+    control-flow context, with no control dependencies."""
+    g = t.graph
+    with g.in_control_flow_context(t.op.ctx), g.control_dependencies(None):
+        yield g
+
+
+def fwd_shape(t: Tensor) -> Tensor:
+    """The shape of `t` as an int64 vector usable from the current context."""
+    if t.shape.is_fully_defined():
+        return constant(np.asarray(t.shape.dims, dtype=np.int64))
+    g = t.graph
+    cache = g.__dict__.setdefault("_grad_shape_cache", {})
+    hit = cache.get(id(t))
+    if hit is None or hit[0] is not t:
+        with next_to(t):
+            s = g.create_op(shape_op, [t], name="grad_shape").outputs[0]
+        hit = cache[id(t)] = (t, s)
+    return hit[1]
+
+
+def fwd_size(t: Tensor, dtype) -> Tensor:
+    """The number of elements of `t`, as a scalar of `dtype`."""
+    d = dt.as_dtype(dtype)
+    n = t.shape.num_elements()
+    if n is not None:
+        return constant(np.asarray(n, dtype=d.np_dtype))
+    with next_to(t) as g:
+        s = g.create_op(size_op, [t], name="grad_size").outputs[0]
+    return cast(s, d)
+
+
+def zeros_shaped_like(t: Tensor) -> Tensor:
+    """Zeros shaped like the forward tensor `t` (not a tensor list), built in the current
+    context from its shape only."""
+    if t.shape.is_fully_defined():
+        return constant(np.zeros(t.shape.dims, dtype=t.dtype.np_dtype))
+    return fill_op(fwd_shape(t), constant(np.zeros((), dtype=t.dtype.np_dtype)))
+
+
 # -- Reshape / Transpose / ExpandDims / Squeeze ------------------------------------
 
 def _reshape_rule(x, shape_t):
@@ -302,15 +409,9 @@ def _reshape_kernel(x, shape_v):
 reshape_op = define_op("Reshape", shape=_reshape_rule, kernel=_reshape_kernel, cost=CHEAP)
 
 
-def _grad_shape(t):
-    from ..gradients.util import fwd_shape  # noqa: PLC0415
-
-    return fwd_shape(t)
-
-
 @reshape_op.gradient
 def _reshape_grad(op, dy):
-    return [reshape_op(dy, _grad_shape(op.inputs[0])), None]
+    return [reshape_op(dy, fwd_shape(op.inputs[0])), None]
 
 
 def reshape(x, shape, name=None):
@@ -368,7 +469,7 @@ expand_dims_op = define_op("ExpandDims", shape=_expand_dims_rule,
 
 @expand_dims_op.gradient
 def _expand_dims_grad(op, dy):
-    return [reshape_op(dy, _grad_shape(op.inputs[0]))]
+    return [reshape_op(dy, fwd_shape(op.inputs[0]))]
 
 
 def expand_dims(x, axis, name=None):
@@ -394,7 +495,7 @@ squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis:
 
 @squeeze_op.gradient
 def _squeeze_grad(op, dy):
-    return [reshape_op(dy, _grad_shape(op.inputs[0]))]
+    return [reshape_op(dy, fwd_shape(op.inputs[0]))]
 
 
 def squeeze(x, axis=None, name=None):
@@ -442,13 +543,11 @@ concat_op = define_op("ConcatV2", shape=_concat_rule, kernel=lambda *xs, axis: n
 
 @concat_op.gradient
 def _concat_grad(op, dy):
-    from .grad_ops import split_by_shapes_op  # noqa: PLC0415
-
     if len(op.inputs) == 1:
         return [dy]
     rank = op.outputs[0].shape.rank
     axis = op.attrs["axis"] if rank is None else op.attrs["axis"] % rank
-    parts = split_by_shapes_op(dy, *[_grad_shape(x) for x in op.inputs], axis=axis)
+    parts = split_by_shapes_op(dy, *[fwd_shape(x) for x in op.inputs], axis=axis)
     return list(parts)
 
 
@@ -458,6 +557,30 @@ def concat(values, axis, name=None):
     if not in_graph(*values):
         return np.concatenate(values, axis=axis)
     return concat_op(*values, axis=int(axis), name=name)
+
+
+def _split_rule(x, *shapes, axis):
+    out = []
+    for s in shapes:
+        dims = static_shape_of(s)
+        out.append((x.dtype, dims))
+    return out
+
+
+def _split_kernel(x, *shapes, axis):
+    sizes = [int(np.ravel(s)[axis]) for s in shapes]
+    cuts = np.cumsum(sizes)[:-1]
+    return tuple(np.split(np.asarray(x), cuts, axis=axis))
+
+
+split_by_shapes_op = define_op("SplitByShapes", shape=_split_rule, kernel=_split_kernel, num_outputs=None,
+                               cost=CHEAP, doc="Cut `x` along `axis` into pieces the sizes of the given shapes.")
+
+
+@split_by_shapes_op.gradient
+def _split_by_shapes_grad(op, *dys):
+    parts = [d if d is not None else zeros_shaped_like(o) for d, o in zip(dys, op.outputs)]
+    return [concat_op(*parts, axis=op.attrs["axis"])] + [None] * (len(op.inputs) - 1)
 
 
 def _pack_rule(*xs, axis):
@@ -492,8 +615,6 @@ def stack(values, axis=0, name=None):
     values = list(values)
     if not in_graph(*values):
         return np.stack(values, axis=axis)
-    from ._helpers import is_python_number  # noqa: PLC0415
-
     like = next((v for v in values if isinstance(v, Tensor)), None)
     if like is not None:
         values = [constant(v, dtype=like.dtype) if is_python_number(v) else v for v in values]
@@ -517,9 +638,7 @@ unpack_op = define_op("Unpack", shape=_unpack_rule, kernel=_unpack_kernel, num_o
 
 @unpack_op.gradient
 def _unpack_grad(op, *dys):
-    from ..gradients.util import zeros_like_fwd  # noqa: PLC0415
-
-    parts = [d if d is not None else zeros_like_fwd(o) for d, o in zip(dys, op.outputs)]
+    parts = [d if d is not None else zeros_shaped_like(o) for d, o in zip(dys, op.outputs)]
     return [pack_op(*parts, axis=op.attrs["axis"])]
 
 
@@ -546,9 +665,7 @@ tile_op = define_op("Tile", shape=_tile_rule, kernel=lambda x, m: np.tile(x, tup
 
 @tile_op.gradient
 def _tile_grad(op, dy):
-    from .grad_ops import tile_grad_op  # noqa: PLC0415
-
-    return [tile_grad_op(dy, _grad_shape(op.inputs[0]), op.inputs[1]), None]
+    return [tile_grad_op(dy, fwd_shape(op.inputs[0]), op.inputs[1]), None]
 
 
 def tile(x, multiples, name=None):
@@ -556,6 +673,26 @@ def tile(x, multiples, name=None):
         return np.tile(x, multiples)
     multiples = _dims_tensor(multiples)
     return tile_op(x, multiples, name=name)
+
+
+def _tile_grad_rule(dy, shape_t, multiples):
+    return dy.dtype, static_shape_of(shape_t)
+
+
+def _tile_grad_kernel(dy, shape_v, multiples):
+    shape, mult = as_shape_tuple(shape_v), as_shape_tuple(multiples)
+    inter = []
+    for m, d in zip(mult, shape):
+        inter += [m, d]
+    return np.reshape(dy, inter).sum(axis=tuple(builtins.range(0, 2 * len(shape), 2)))
+
+
+tile_grad_op = define_op("TileGrad", shape=_tile_grad_rule, kernel=_tile_grad_kernel, cost=CHEAP)
+
+
+@tile_grad_op.gradient
+def _tile_grad_grad(op, dy):
+    return [tile_op(dy, op.inputs[2]), None, None]
 
 
 # -- Slice / StridedSlice (indexing) / Gather -----------------------------------------
@@ -582,9 +719,7 @@ slice_op = define_op("Slice", shape=_slice_rule, kernel=_slice_kernel, cost=CHEA
 
 @slice_op.gradient
 def _slice_grad(op, dy):
-    from .grad_ops import slice_grad_op  # noqa: PLC0415
-
-    return [slice_grad_op(dy, _grad_shape(op.inputs[0]), op.inputs[1]), None, None]
+    return [slice_grad_op(dy, fwd_shape(op.inputs[0]), op.inputs[1]), None, None]
 
 
 def slice(x, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
@@ -594,6 +729,27 @@ def slice(x, begin, size, name=None):  # noqa: A001 (TensorFlow's name)
     begin = begin if isinstance(begin, Tensor) else constant(np.asarray(begin, dtype=np.int64))
     size = size if isinstance(size, Tensor) else constant(np.asarray(size, dtype=np.int64))
     return slice_op(x, begin, size, name=name)
+
+
+def _slice_grad_rule(dy, shape_t, begin):
+    return dy.dtype, static_shape_of(shape_t)
+
+
+def _slice_grad_kernel(dy, shape_v, begin):
+    dy = np.asarray(dy)
+    out = np.zeros(as_shape_tuple(shape_v), dtype=dy.dtype)
+    idx = tuple(builtins.slice(int(b), int(b) + n) for b, n in zip(np.ravel(begin), dy.shape))
+    out[idx] = dy
+    return out
+
+
+slice_grad_op = define_op("SliceGrad", shape=_slice_grad_rule, kernel=_slice_grad_kernel, cost=CHEAP,
+                          doc="Zeros of the input's shape with `dy` written at `begin` (the gradient of Slice).")
+
+
+@slice_grad_op.gradient
+def _slice_grad_grad(op, dy):
+    return [slice_op(dy, op.inputs[2], fwd_shape(op.inputs[0])), None, None]
 
 
 def _index_tuple(spec, dyn):
@@ -662,10 +818,8 @@ strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_
 
 @strided_slice_op.gradient
 def _strided_slice_grad(op, dy):
-    from .grad_ops import strided_slice_grad_op  # noqa: PLC0415
-
     dyn = op.inputs[1:]
-    return [strided_slice_grad_op(dy, _grad_shape(op.inputs[0]), *dyn, spec=op.attrs["spec"])] + [None] * len(dyn)
+    return [strided_slice_grad_op(dy, fwd_shape(op.inputs[0]), *dyn, spec=op.attrs["spec"])] + [None] * len(dyn)
 
 
 def getitem(x, key, name=None):
@@ -701,6 +855,27 @@ def getitem(x, key, name=None):
     return strided_slice_op(x, *dyn, spec=tuple(spec), name=name)
 
 
+def _strided_slice_grad_rule(dy, shape_t, *dyn, spec):
+    return dy.dtype, static_shape_of(shape_t)
+
+
+def _strided_slice_grad_kernel(dy, shape_v, *dyn, spec):
+    dy = np.asarray(dy)
+    out = np.zeros(as_shape_tuple(shape_v), dtype=dy.dtype)
+    out[_index_tuple(spec, dyn)] = dy
+    return out
+
+
+strided_slice_grad_op = define_op("StridedSliceGrad", shape=_strided_slice_grad_rule,
+                                  kernel=_strided_slice_grad_kernel, cost=CHEAP)
+
+
+@strided_slice_grad_op.gradient
+def _strided_slice_grad_grad(op, dy):
+    dyn = op.inputs[2:]
+    return [strided_slice_op(dy, *dyn, spec=op.attrs["spec"]), None] + [None] * len(dyn)
+
+
 def _gather_rule(params, indices, *, axis):
     if not indices.dtype.is_integer:
         raise GraphError(f"Gather: indices must be integers, got {indices.dtype}")
@@ -720,10 +895,8 @@ gather_op = define_op("GatherV2", shape=_gather_rule, kernel=_gather_kernel)
 
 @gather_op.gradient
 def _gather_grad(op, dy):
-    from .grad_ops import gather_grad_op  # noqa: PLC0415
-
     params, indices = op.inputs
-    return [gather_grad_op(dy, indices, _grad_shape(params), axis=op.attrs["axis"]), None]
+    return [gather_grad_op(dy, indices, fwd_shape(params), axis=op.attrs["axis"]), None]
 
 
 def gather(params, indices, axis=0, name=None):
@@ -733,7 +906,34 @@ def gather(params, indices, axis=0, name=None):
     return gather_op(params, indices, axis=int(axis), name=name)
 
 
-# -- Range / Select ----------------------------------------------------------------
+def _gather_grad_rule(dy, indices, shape_t, *, axis):
+    return dy.dtype, static_shape_of(shape_t)
+
+
+def _gather_grad_kernel(dy, indices, shape_v, *, axis):
+    dy = np.asarray(dy)
+    shape = as_shape_tuple(shape_v)
+    out = np.zeros(shape, dtype=dy.dtype)
+    a = axis % len(shape)
+    idx = np.asarray(indices)
+    # move the gathered axis first on both sides so np.add.at scatters along it
+    out_m = np.moveaxis(out, a, 0)
+    dy_m = np.moveaxis(dy.reshape(shape[:a] + idx.shape + shape[a + 1:]), builtins.range(a, a + idx.ndim),
+                       builtins.range(0, idx.ndim))
+    np.add.at(out_m, idx, dy_m)
+    return out
+
+
+gather_grad_op = define_op("GatherGrad", shape=_gather_grad_rule, kernel=_gather_grad_kernel,
+                           doc="Scatter-add `dy` into zeros of the params' shape (the gradient of Gather).")
+
+
+@gather_grad_op.gradient
+def _gather_grad_grad(op, dy):
+    return [gather_op(dy, op.inputs[1], axis=op.attrs["axis"]), None, None]
+
+
+# -- Range ----------------------------------------------------------------
 
 def _range_rule(start, limit, delta):
     vals = [constant_value(t) for t in (start, limit, delta)]
@@ -766,33 +966,3 @@ def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 (Ten
     d = dt.as_dtype(dtype) if dtype is not None else (like.dtype if like is not None else None)
     vals = [cast(v, d) if isinstance(v, Tensor) and d is not None else constant(v, dtype=d) for v in (start, limit, delta)]
     return range_op(*vals, name=name)
-
-
-def _select_rule(c, x, y):
-    if not c.dtype.is_bool:
-        raise GraphError(f"where: the condition must be bool, got {c.dtype}")
-    if x.dtype != y.dtype:
-        raise GraphError(f"where: the two choices have different dtypes {x.dtype} and {y.dtype}")
-    return x.dtype, broadcast(c.shape, broadcast(x.shape, y.shape))
-
-
-select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP)
-
-
-@select_op.gradient
-def _select_grad(op, dy):
-    from ..gradients.util import unbroadcast  # noqa: PLC0415
-
-    c, x, y = op.inputs
-    zeros = zeros_like_op(dy)
-    return [None, unbroadcast(select_op(c, dy, zeros), x), unbroadcast(select_op(c, zeros, dy), y)]
-
-
-def where(condition, x, y, name=None):
-    """Elementwise choice: x where condition else y (numpy broadcasting)."""
-    from ._helpers import weak_binary  # noqa: PLC0415
-
-    if not in_graph(condition, x, y):
-        return np.where(condition, x, y)
-    x, y = weak_binary("where", x, y)
-    return select_op(condition, x, y, name=name)

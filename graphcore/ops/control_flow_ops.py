@@ -1,6 +1,7 @@
-"""The v1 control-flow primitives. The executor gives them their meaning (see
-executor/propagation.py); here they have only shape rules. Their gradients are
-registered in graphcore/gradients/control_flow_grad.py, next to the loop machinery."""
+"""The v1 control-flow primitives. The executor gives them their meaning (the rules of
+execution, executor/executor.py); here they have only shape rules. Their gradients are
+registered in graphcore/gradients/control_flow_grad.py, next to the loop machinery, and
+the wiring of a loop variable through them is WhileContext's (control_flow.py)."""
 from __future__ import annotations
 
 import numpy as np

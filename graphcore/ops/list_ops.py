@@ -1,16 +1,18 @@
 """Tensor lists: growable lists of tensors that are values (see tensor_list.ListValue).
 Autograph stages `list.append` in a loop with them; gradients use them as the
-accumulators that carry forward intermediates to the backward loop."""
+accumulators that carry forward intermediates to the backward loop, and sum and zero
+their gradients with the list ops at the end of this file."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes as dt
 from ..errors import GraphError
-from ..graph import get_default_graph
+from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
 from ..tensor_list import EMPTY, ListValue
+from .array_ops import constant, next_to, zeros_shaped_like
 
 
 def _list_rule(*inputs, **attrs):
@@ -67,13 +69,11 @@ pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel
 @pop_back_op.gradient
 def _pop_back_grad(op, dl, dx):
     """Popping's gradient pushes the element's gradient back onto the rest's gradient."""
-    from ..gradients.util import zeros_like_fwd  # noqa: PLC0415
-
     rest, item = op.outputs
     if dl is None:
-        dl = zeros_like_fwd(rest)
+        dl = list_zeros_like_fwd(rest)
     if dx is None:
-        dx = zeros_like_fwd(item)
+        dx = zeros_shaped_like(item)
     return [push_back_op(dl, dx, element_dtype=item.dtype, element_shape=item.shape.dims)]
 
 
@@ -125,8 +125,6 @@ get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel
 
 @get_item_op.gradient
 def _get_item_grad(op, dy):
-    from .grad_ops import get_item_grad_op  # noqa: PLC0415
-
     return [get_item_grad_op(op.inputs[0], op.inputs[1], dy), None]
 
 
@@ -163,9 +161,6 @@ def tensor_list_new(element_dtype, element_shape=None, name=None):
 
 
 def tensor_list_push_back(l, x, element_dtype=None, element_shape=None, name=None):
-    from .array_ops import constant  # noqa: PLC0415
-    from ..graph import Tensor  # noqa: PLC0415
-
     if isinstance(l, ListValue) and not isinstance(x, Tensor):
         return l.push(np.asarray(x))
     if not isinstance(x, Tensor):
@@ -194,9 +189,66 @@ def tensor_list_get_item(l, index, element_dtype, element_shape=None, name=None)
 
 
 def tensor_list_from_tensor(t, name=None):
-    from ..graph import Tensor  # noqa: PLC0415
-
     if not isinstance(t, Tensor):
         return _from_tensor_kernel(t, element_dtype=None)
     es = t.shape.dims[1:] if t.shape.dims is not None else None
     return from_tensor_op(t, element_dtype=t.dtype, element_shape=es, name=name)
+
+
+# -- the gradients' list ops: zeros, sums, one-hot lists ---------------------------------
+
+def _list_zeros_like_kernel(l):
+    out = EMPTY
+    for item in l.items():
+        out = out.push(np.zeros_like(item))
+    return out
+
+
+list_zeros_like_op = define_op("TensorListZerosLike", shape=_list_rule, kernel=_list_zeros_like_kernel, cost=CHEAP)
+list_zeros_like_op.not_differentiable("constant output (zeros)")
+
+
+def _list_add_kernel(*lists):
+    n = max(len(l) for l in lists)
+    out = EMPTY
+    for i in range(n):
+        acc = None
+        for l in lists:
+            if len(l) == n:
+                acc = l.get(i) if acc is None else acc + l.get(i)
+        out = out.push(acc)
+    return out
+
+
+list_add_n_op = define_op("TensorListAddN", shape=_list_rule, kernel=_list_add_kernel, cost=CHEAP,
+                          doc="Elementwise sum of tensor lists: gradients of a list with several consumers.")
+
+
+@list_add_n_op.gradient
+def _list_add_n_grad(op, dy):
+    return [dy] * len(op.inputs)
+
+
+def _get_item_grad_kernel(l, i, dy):
+    n = len(l)
+    i = int(i) % n if n else 0
+    out = EMPTY
+    for k, item in enumerate(l.items()):
+        out = out.push(np.asarray(dy) if k == i else np.zeros_like(item))
+    return out
+
+
+get_item_grad_op = define_op("TensorListGetItemGrad", shape=_list_rule, kernel=_get_item_grad_kernel, cost=CHEAP,
+                             doc="A list like `l` of zeros with `dy` at index `i` (the gradient of GetItem).")
+
+
+@get_item_grad_op.gradient
+def _get_item_grad_grad(op, dl):
+    dy = op.inputs[2]
+    return [None, None, get_item_op(dl, op.inputs[1], element_dtype=dy.dtype, element_shape=dy.shape.dims)]
+
+
+def list_zeros_like_fwd(t: Tensor) -> Tensor:
+    """A list of zeros like the forward list `t` (built next to it: it reads its items)."""
+    with next_to(t) as g:
+        return g.create_op(list_zeros_like_op, [t], name="grad_zeros").outputs[0]

@@ -1,15 +1,87 @@
-"""Elementwise arithmetic, comparisons, logic, reductions and matmul: one block per op."""
+"""Elementwise arithmetic, comparisons, logic, selection, reductions and matmul: one
+block per op, with the weak typing of Python numbers that meet tensors (`weak_binary`)
+and the gradient of broadcasting (`unbroadcast`) that their gradient rules share."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import dtypes as dt
 from ..errors import GraphError
-from ..graph import Tensor
-from ..registry import CHEAP, define_op
+from ..graph import Tensor, get_default_graph, graph_of
+from ..registry import CHEAP, define_op, needs_grad
 from ..shapes import TensorShape, broadcast
-from ._helpers import is_weak, normalize_axis, reduced_shape, weak_binary
+from ._helpers import in_graph, is_python_number, is_weak, normalize_axis, promote, reduced_shape
+from .array_ops import (as_shape_tuple, cast, cast_op, constant, expand_dims_op, fwd_shape, fwd_size, reshape_op,
+                        static_shape_of, unbroadcast_to_op, zeros_like_op)
 
+
+# -- weak typing of Python numbers, and broadcasting's gradient --------------------------
+
+def weak_binary(op_name: str, x, y):
+    """Make two operands of a binary op agree on a dtype the way numpy 2 does for Python
+    numbers (they are weak: they take the tensor's dtype; a Python float next to an
+    integer tensor promotes it to float64; a weak tensor does the same), promote two
+    strongly typed numeric tensors (`promote`), and refuse bools and opaque values with
+    a message that says how to fix it. Returns (x, y) ready to build."""
+    g = graph_of((x, y))
+    if g is not None and g is not get_default_graph():
+        with g.as_default():  # a tensor used after its graph's `with` block: build in its graph
+            return weak_binary(op_name, x, y)
+    tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
+    if not tx and not ty:
+        if not in_graph():
+            return x, y
+        x, tx = constant(x), True
+    if tx and not ty:
+        if x.dtype.is_integer and isinstance(y, float):
+            x = cast(x, dt.float64)
+        y = _weak_to(y, x.dtype)
+    elif ty and not tx:
+        if y.dtype.is_integer and isinstance(x, float):
+            y = cast(y, dt.float64)
+        x = _weak_to(x, y.dtype)
+    if x.dtype != y.dtype and x.weak != y.weak and x.dtype.is_numeric and y.dtype.is_numeric:
+        weak, strong = (x, y) if x.weak else (y, x)
+        to = dt.float64 if weak.dtype.is_floating and strong.dtype.is_integer else strong.dtype
+        x, y = (x if x.dtype == to else cast(x, to)), (y if y.dtype == to else cast(y, to))
+    if x.dtype != y.dtype:
+        common = promote(x.dtype, y.dtype)
+        if common is None:
+            raise GraphError(
+                f"{op_name}: the operands have dtypes {x.dtype} ({x.name}) and {y.dtype} ({y.name}), which do "
+                f"not mix; convert one with graphcore.cast so they match")
+        x, y = cast(x, common), cast(y, common)
+    return x, y
+
+
+def _weak_to(value, like: dt.DType):
+    """A Python number next to a tensor of dtype `like` becomes a constant of that dtype;
+    numpy values keep their own dtype (they are strongly typed, as in numpy 2)."""
+    if is_python_number(value) and (like.is_numeric or isinstance(value, bool)):
+        return constant(value, dtype=like)
+    return constant(value)
+
+
+def unbroadcast(grad: Tensor | None, x: Tensor) -> Tensor | None:
+    """Sum `grad` (shaped like a broadcast result) back to the shape of the input `x`."""
+    if grad is None:
+        return None
+    xs, gs = x.shape, grad.shape
+    if xs.is_fully_defined() and gs.is_fully_defined():
+        if xs.dims == gs.dims:
+            return grad
+        lead = len(gs.dims) - len(xs.dims)
+        axes = list(range(lead)) + [lead + i for i, d in enumerate(xs.dims) if d == 1 and gs.dims[lead + i] != 1]
+        out = sum_op(grad, axis=tuple(axes), keepdims=True) if axes else grad
+        if out.shape.dims != xs.dims:
+            out = reshape_op(out, constant(np.asarray(xs.dims, dtype=np.int64)))
+        return out
+    return unbroadcast_to_op(grad, fwd_shape(x))
+
+
+# -- elementwise binary ops --------------------------------------------------------------
 
 def _binary_rule(out_dtype=None):
     def rule(x, y, **attrs):
@@ -46,40 +118,30 @@ maximum_op = define_op("Maximum", shape=_numeric_binary_rule, kernel=np.maximum,
 minimum_op = define_op("Minimum", shape=_numeric_binary_rule, kernel=np.minimum, cost=CHEAP)
 
 
-def _ub(grad, x):
-    from ..gradients.util import unbroadcast  # noqa: PLC0415
-
-    return unbroadcast(grad, x)
-
-
-def _needs(op, i):
-    from ..gradients.util import needs_grad  # noqa: PLC0415
-
-    return needs_grad(op, i)
-
-
 def _zeros_scalar(like):
-    from .array_ops import constant  # noqa: PLC0415
-
     return constant(np.zeros((), dtype=like.dtype.np_dtype))
+
+
+def _ones_scalar(like):
+    return constant(np.ones((), dtype=like.dtype.np_dtype))
 
 
 @add_op.gradient
 def _add_grad(op, dy):
     x, y = op.inputs
-    return [_ub(dy, x), _ub(dy, y)]
+    return [unbroadcast(dy, x), unbroadcast(dy, y)]
 
 
 @sub_op.gradient
 def _sub_grad(op, dy):
     x, y = op.inputs
-    return [_ub(dy, x), _ub(neg_op(dy), y)]
+    return [unbroadcast(dy, x), unbroadcast(neg_op(dy), y)]
 
 
 @mul_op.gradient
 def _mul_grad(op, dy):
     x, y = op.inputs
-    return [_ub(mul_op(dy, y), x) if _needs(op, 0) else None, _ub(mul_op(dy, x), y) if _needs(op, 1) else None]
+    return [unbroadcast(mul_op(dy, y), x) if needs_grad(op, 0) else None, unbroadcast(mul_op(dy, x), y) if needs_grad(op, 1) else None]
 
 
 @realdiv_op.gradient
@@ -87,45 +149,35 @@ def _realdiv_grad(op, dy):
     x, y = op.inputs
     if not x.dtype.is_floating:
         return [None, None]
-    return [_ub(realdiv_op(dy, y), x) if _needs(op, 0) else None,
-            _ub(neg_op(mul_op(dy, realdiv_op(op.outputs[0], y))), y) if _needs(op, 1) else None]
+    return [unbroadcast(realdiv_op(dy, y), x) if needs_grad(op, 0) else None,
+            unbroadcast(neg_op(mul_op(dy, realdiv_op(op.outputs[0], y))), y) if needs_grad(op, 1) else None]
 
 
 @pow_op.gradient
 def _pow_grad(op, dy):
     """d(x**y) = y * x**(y-1) dx + x**y * log(x) dy (log taken as 0 where x <= 0)."""
-    from .array_ops import select_op  # noqa: PLC0415
-
     x, y = op.inputs
     if not x.dtype.is_floating:
         return [None, None]
     one = _ones_scalar(x)
     dx = mul_op(dy, mul_op(y, pow_op(x, sub_op(y, one))))
-    if not _needs(op, 1):
-        return [_ub(dx, x), None]
+    if not needs_grad(op, 1):
+        return [unbroadcast(dx, x), None]
     zero = _zeros_scalar(x)
     positive = greater_op(x, zero)
     safe_x = select_op(positive, x, add_op(mul_op(x, zero), one))
     log_x = select_op(positive, log_op(safe_x), mul_op(x, zero))
     dyy = mul_op(dy, mul_op(op.outputs[0], log_x))
-    return [_ub(dx, x), _ub(dyy, y)]
-
-
-def _ones_scalar(like):
-    from .array_ops import constant  # noqa: PLC0415
-
-    return constant(np.ones((), dtype=like.dtype.np_dtype))
+    return [unbroadcast(dx, x), unbroadcast(dyy, y)]
 
 
 def _minmax_grad(op, dy, pick_x):
-    from .array_ops import select_op, zeros_like_op  # noqa: PLC0415
-
     x, y = op.inputs
     if not x.dtype.is_floating:
         return [None, None]
     take_x = pick_x(x, y)
     zeros = zeros_like_op(dy)
-    return [_ub(select_op(take_x, dy, zeros), x), _ub(select_op(take_x, zeros, dy), y)]
+    return [unbroadcast(select_op(take_x, dy, zeros), x), unbroadcast(select_op(take_x, zeros, dy), y)]
 
 
 @maximum_op.gradient
@@ -161,6 +213,36 @@ logical_not_op = define_op("LogicalNot", shape=_logical_rule, kernel=np.logical_
 for _op in (logical_and_op, logical_or_op, logical_not_op):
     _op.not_differentiable("boolean")
 
+
+# -- Select (where) -------------------------------------------------------------------
+
+def _select_rule(c, x, y):
+    if not c.dtype.is_bool:
+        raise GraphError(f"where: the condition must be bool, got {c.dtype}")
+    if x.dtype != y.dtype:
+        raise GraphError(f"where: the two choices have different dtypes {x.dtype} and {y.dtype}")
+    return x.dtype, broadcast(c.shape, broadcast(x.shape, y.shape))
+
+
+select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP)
+
+
+@select_op.gradient
+def _select_grad(op, dy):
+    c, x, y = op.inputs
+    zeros = zeros_like_op(dy)
+    return [None, unbroadcast(select_op(c, dy, zeros), x), unbroadcast(select_op(c, zeros, dy), y)]
+
+
+def where(condition, x, y, name=None):
+    """Elementwise choice: x where condition else y (numpy broadcasting)."""
+    if not in_graph(condition, x, y):
+        return np.where(condition, x, y)
+    x, y = weak_binary("where", x, y)
+    return select_op(condition, x, y, name=name)
+
+
+# -- elementwise unary ops --------------------------------------------------------------
 
 def _numeric_unary_rule(x, **attrs):
     if not x.dtype.is_numeric:
@@ -250,8 +332,6 @@ def _sigmoid_grad(op, dy):
 
 @relu_op.gradient
 def _relu_grad(op, dy):
-    from .array_ops import select_op, zeros_like_op  # noqa: PLC0415
-
     x = op.inputs[0]
     return [select_op(greater_op(x, _zeros_scalar(x)), dy, zeros_like_op(dy))]
 
@@ -280,7 +360,7 @@ add_n_op = define_op("AddN", shape=_addn_rule, kernel=_addn_kernel, cost=CHEAP,
 
 @add_n_op.gradient
 def _add_n_grad(op, dy):
-    return [_ub(dy, x) for x in op.inputs]
+    return [unbroadcast(dy, x) for x in op.inputs]
 
 
 def _matmul_rule(a, b, transpose_a=False, transpose_b=False):
@@ -317,62 +397,82 @@ def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
 matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel)
 
 
-@matmul_op.gradient
-def _matmul_grad(op, dy):
-    """The usual transposed products; a 1-D `a` is a row, a 1-D `b` a column. Only the
-    operand gradients the walk needs are built (each reads the other operand)."""
-    from .array_ops import expand_dims_op, reshape_op, transpose_op  # noqa: PLC0415
+@dataclass(frozen=True)
+class Factors:
+    """A MatMul operand's gradient as a product of two tensors its rule has anyway:
+    `op(left) @ op(right)` (op: an optional transpose of the last two axes), or, when
+    one of them is a vector, the outer product `left[..., :, None] @ right[..., None, :]`.
+    The gradient rule builds it at once (`product`); the gradient of a loop invariant
+    instead sums one per iteration as a single matmul after the backward loop
+    (gradients/contraction.py)."""
 
+    left: Tensor
+    right: Tensor
+    transpose_left: bool = False
+    transpose_right: bool = False
+
+    @property
+    def is_outer(self) -> bool:
+        return self.left.shape.rank == 1 or self.right.shape.rank == 1
+
+    def product(self) -> Tensor:
+        if self.is_outer:
+            return matmul_op(expand_dims_op(self.left, axis=-1), expand_dims_op(self.right, axis=-2))
+        return matmul_op(self.left, self.right, transpose_a=self.transpose_left, transpose_b=self.transpose_right)
+
+
+def matmul_grad_factors(op, i: int, dy: Tensor) -> Factors | None:
+    """The gradient of operand `i` of the MatMul `op` as Factors, where it has that form:
+    a matrix operand (batched or not) whose partner is a matrix, or a vector (an outer
+    product). None for the vector of a matrix-vector product and for two vectors.
+
+    y = op(A) @ op(B): dA = dy @ op(B)^T (transposed when A is), dB = op(A)^T @ dy; a
+    1-D operand is a row (A) or a column (B)."""
     a, b = op.inputs
     ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
     ra, rb = a.shape.rank, b.shape.rank
-    want_a, want_b = _needs(op, 0), _needs(op, 1)
+    if i == 0 and ra >= 2:
+        if rb == 1:  # y[m] = op(A)[m,k] b[k]: dA = dy b^T (b dy^T for A^T)
+            return Factors(dy, b) if not ta else Factors(b, dy)
+        if not ta:
+            return Factors(dy, b, transpose_right=not tb)
+        return Factors(b, dy, transpose_left=tb, transpose_right=True)
+    if i == 1 and rb >= 2:
+        if ra == 1:  # y[n] = a[k] op(B)[k,n]: dB = a dy^T (dy a^T for B^T)
+            return Factors(a, dy) if not tb else Factors(dy, a)
+        if not tb:
+            return Factors(a, dy, transpose_left=not ta)
+        return Factors(dy, a, transpose_left=True, transpose_right=ta)
+    return None
+
+
+@matmul_op.gradient
+def _matmul_grad(op, dy):
+    """The transposed products of `matmul_grad_factors`; the vector of a matrix-vector
+    product gets a matrix-vector product back, two vectors each other times dy. Only the
+    operand gradients the walk needs are built (each reads the other operand)."""
+    a, b = op.inputs
+    ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
+    ra, rb = a.shape.rank, b.shape.rank
     if ra is None or rb is None:
         raise GraphError(f"the gradient of MatMul {op.name} needs operands of known rank")
-
-    def swap_last(t, r):
-        return transpose_op(t, perm=tuple(range(r - 2)) + (r - 1, r - 2))
-
-    ga = gb = None
     if ra == 1 and rb == 1:
-        ga = mul_op(dy, b) if want_a else None
-        gb = mul_op(dy, a) if want_b else None
-        return [ga, gb]
-    if ra >= 2 and rb == 1:  # y[m] = A[m,k] b[k]
-        if want_a:
-            ga = matmul_op(expand_dims_op(dy, axis=-1), expand_dims_op(b, axis=0))
-            ga = _ub(swap_last(ga, ga.shape.rank) if ta else ga, a)
-        if want_b:
+        return [mul_op(dy, b) if needs_grad(op, 0) else None, mul_op(dy, a) if needs_grad(op, 1) else None]
+    grads = []
+    for i, x in enumerate((a, b)):
+        if not needs_grad(op, i):
+            grads.append(None)
+            continue
+        f = matmul_grad_factors(op, i, dy)
+        if f is not None:
+            grads.append(unbroadcast(f.product(), x))
+        elif i == 1:  # y[m] = op(A)[m,k] b[k]: db = op(A)^T dy
             gb = matmul_op(a, expand_dims_op(dy, axis=-1), transpose_a=not ta)
-            gb = reshape_op(_ub(gb, expand_dims_op(b, axis=-1)) if ra > 2 else gb, _shape_of(b))
-        return [ga, gb]
-    if ra == 1 and rb >= 2:  # y[n] = a[k] B[k,n]
-        if want_b:
-            gb = matmul_op(expand_dims_op(a, axis=-1), expand_dims_op(dy, axis=-2))
-            gb = _ub(swap_last(gb, gb.shape.rank) if tb else gb, b)
-        if want_a:
+            grads.append(reshape_op(unbroadcast(gb, expand_dims_op(b, axis=-1)) if ra > 2 else gb, fwd_shape(b)))
+        else:  # y[n] = a[k] op(B)[k,n]: da = dy op(B)^T
             ga = matmul_op(expand_dims_op(dy, axis=-2), b, transpose_b=not tb)
-            ga = reshape_op(_ub(ga, expand_dims_op(a, axis=0)) if rb > 2 else ga, _shape_of(a))
-        return [ga, gb]
-    if want_a:
-        if not ta:
-            ga = matmul_op(dy, b, transpose_b=not tb)
-        else:
-            ga = matmul_op(b, dy, transpose_a=tb, transpose_b=True)
-        ga = _ub(ga, a)
-    if want_b:
-        if not tb:
-            gb = matmul_op(a, dy, transpose_a=not ta)
-        else:
-            gb = matmul_op(dy, a, transpose_a=True, transpose_b=ta)
-        gb = _ub(gb, b)
-    return [ga, gb]
-
-
-def _shape_of(t):
-    from ..gradients.util import fwd_shape  # noqa: PLC0415
-
-    return fwd_shape(t)
+            grads.append(reshape_op(unbroadcast(ga, expand_dims_op(a, axis=0)) if rb > 2 else ga, fwd_shape(a)))
+    return grads
 
 
 def _reduction(type_name, np_fn, differentiable=True):
@@ -397,10 +497,33 @@ min_op = _reduction("Min", np.min)
 
 def _broadcast_back(dy, op):
     """dy of a reduction, with the reduced axes put back and broadcast to the input's shape."""
-    from .grad_ops import broadcast_reduced_op  # noqa: PLC0415
-
-    return broadcast_reduced_op(dy, _shape_of(op.inputs[0]), axis=op.attrs.get("axis"),
+    return broadcast_reduced_op(dy, fwd_shape(op.inputs[0]), axis=op.attrs.get("axis"),
                                 keepdims=op.attrs.get("keepdims", False))
+
+
+def _broadcast_reduced_rule(dy, shape_t, *, axis, keepdims):
+    return dy.dtype, static_shape_of(shape_t)
+
+
+def _broadcast_reduced_kernel(dy, shape_v, *, axis, keepdims):
+    shape = as_shape_tuple(shape_v)
+    dy = np.asarray(dy)
+    if not keepdims:
+        axes = range(len(shape)) if axis is None else sorted(
+            a % len(shape) for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+        for a in axes:
+            dy = np.expand_dims(dy, a)
+    return np.array(np.broadcast_to(dy, shape))
+
+
+broadcast_reduced_op = define_op("BroadcastReduced", shape=_broadcast_reduced_rule, kernel=_broadcast_reduced_kernel,
+                                 cost=CHEAP, doc="Put back the axes a reduction removed and broadcast to `shape`.")
+
+
+@broadcast_reduced_op.gradient
+def _broadcast_reduced_grad(op, dy):
+    axis, keepdims = op.attrs["axis"], op.attrs["keepdims"]
+    return [sum_op(dy, axis=axis, keepdims=keepdims), None]
 
 
 @sum_op.gradient
@@ -421,8 +544,6 @@ def _prod_grad(op, dy):
 
 def _extremum_grad(op, dy):
     """The gradient goes to the elements equal to the extremum, shared among ties."""
-    from .array_ops import cast_op  # noqa: PLC0415
-
     x = op.inputs[0]
     if not x.dtype.is_floating:
         return [None]
@@ -449,8 +570,6 @@ mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel)
 
 @mean_op.gradient
 def _mean_grad(op, dy):
-    from ..gradients.util import fwd_size  # noqa: PLC0415
-
     x = op.inputs[0]
     if not x.dtype.is_floating:
         return [None]

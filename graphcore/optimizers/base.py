@@ -17,6 +17,7 @@ import numpy as np
 
 from ..control_flow import group, tuple_
 from ..errors import GraphError
+from ..gradients import gradients
 from ..graph import Tensor, get_default_graph
 from ..variables import Variable, trainable_variables
 
@@ -46,8 +47,6 @@ class Optimizer:
     def compute_gradients(self, loss, var_list=None, gate_gradients: int = GATE_OP, grad_loss=None):
         """[(gradient, variable)] for `var_list` (default: the trainable variables of
         loss's graph); a gradient is None where loss does not depend on the variable."""
-        from ..gradients import gradients  # noqa: PLC0415
-
         if gate_gradients not in (GATE_NONE, GATE_OP, GATE_GRAPH):
             raise GraphError(f"gate_gradients must be GATE_NONE, GATE_OP or GATE_GRAPH, got {gate_gradients!r}")
         if not isinstance(loss, Tensor):

@@ -95,3 +95,15 @@ def test_source_not_found():
         function(ns["made"])(np.float64(2.0))
     assert "autograph=False" in str(e.value)
     assert function(ns["made"], autograph=False)(np.float64(2.0)) == 4.0
+
+
+def fails_while_tracing(x):
+    y = x * 2
+    return y + {}["missing"]  # a Python error in the converted code
+
+
+def test_a_python_error_while_tracing_notes_the_users_line():
+    with pytest.raises(KeyError) as e:
+        function(fails_while_tracing)(np.float64(1.0))
+    line = fails_while_tracing.__code__.co_firstlineno + 2
+    assert [n.strip() for n in getattr(e.value, "__notes__", [])] == [f"in the user's code at {__file__}:{line}"]

@@ -71,9 +71,9 @@ def test_json_keeps_attr_types():
 def test_json_restores_while_contexts():
     g, _, _ = _graph()
     g2 = gc.Graph.from_json(g.to_json())
-    assert sorted(g2._while_contexts) == sorted(g._while_contexts)
-    for name, c in g._while_contexts.items():
-        c2 = g2._while_contexts[name]
+    assert sorted(g2.while_contexts) == sorted(g.while_contexts)
+    for name, c in g.while_contexts.items():
+        c2 = g2.while_contexts[name]
         assert [o.name for o in c2.enters] == sorted((o.name for o in c.enters), key=[o.name for o in c2.enters].index)
         assert [o.name for o in c2.exits] == [o.name for o in c.exits]
         assert [o.name for o in c2.next_iterations] == [o.name for o in c.next_iterations]

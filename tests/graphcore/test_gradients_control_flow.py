@@ -8,6 +8,7 @@ from executor import Session
 
 from gradcheck import check_graph_grads
 from graphcore.gradients import accumulated_tensors
+from graphcore.testing.models import rnn
 
 rng = np.random.default_rng(0)
 
@@ -44,23 +45,8 @@ def test_power_loop_with_runtime_trip_count_and_initial_value():
 
 
 def test_rnn_20_steps_against_finite_differences():
-    T, H, D = 20, 4, 3
-    g = gc.Graph()
-    with g.as_default():
-        W = gc.placeholder(gc.float64, [H, H], name="W")
-        U = gc.placeholder(gc.float64, [H, D], name="U")
-        h0 = gc.placeholder(gc.float64, [H], name="h0")
-        xs = gc.placeholder(gc.float64, [T, D], name="xs")
-
-        def body(t, h):
-            return t + 1, gc.tanh(gc.matmul(W, h) + gc.matmul(U, xs[t]))
-
-        _, h = gc.while_loop(lambda t, h: t < T, body, [gc.constant(np.int64(0)), h0])
-        loss = gc.reduce_sum(h * h)
-        grads = gc.gradients(loss, [W, U, h0])
-    feeds = {W: rng.normal(size=(H, H)) * 0.5, U: rng.normal(size=(H, D)) * 0.5, h0: rng.normal(size=H),
-             xs: rng.normal(size=(T, D))}
-    check_graph_grads(g, loss, [W, U, h0], grads, feeds)
+    m = rnn(20, 4, 3)
+    check_graph_grads(m.graph, m.loss, m.weights, m.grads, m.feeds(rng, weight_scale=0.5))
 
 
 def test_double_loop():
@@ -159,7 +145,7 @@ def test_only_needed_intermediates_are_accumulated():
 
         _, y, _ = gc.while_loop(lambda i, v, junk: i < 4, body, [0, x, x])
         dx, = gc.gradients(gc.reduce_sum(y), [x])
-    loop = next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
+    loop = next(c for c in g.while_contexts.values() if not hasattr(c, "forward"))
     acc = accumulated_tensors(loop)
     assert [t.op.type for t in acc] == ["Exp"]
     check_graph_grads(g, gc_sum(g, y), [x], [dx], {x: np.array([0.1, -0.2, 0.3])})

@@ -9,58 +9,31 @@ from executor import Session
 
 from gradcheck import check_graph_grads
 from graphcore.gradients import accumulated_tensors
+from graphcore.testing.models import rnn
 
 rng = np.random.default_rng(1)
 
 
-def _forward_loop(g):
-    return next(c for c in g._while_contexts.values() if not hasattr(c, "forward"))
-
-
-def _backward_loop(g):
-    return next(c for c in g._while_contexts.values() if hasattr(c, "forward"))
-
-
-def _rnn(T=6, H=3, D=2):
-    g = gc.Graph()
-    with g.as_default():
-        W = gc.placeholder(gc.float64, [H, H], name="W")
-        U = gc.placeholder(gc.float64, [H, D], name="U")
-        h0 = gc.placeholder(gc.float64, [H], name="h0")
-        xs = gc.placeholder(gc.float64, [T, D], name="xs")
-        n = gc.placeholder(gc.int64, [], name="n")
-
-        def body(t, h):
-            return t + 1, gc.tanh(gc.matmul(W, h) + gc.matmul(U, xs[t]))
-
-        _, h = gc.while_loop(lambda t, h: t < n, body, [gc.constant(np.int64(0)), h0])
-        loss = gc.reduce_sum(h * h)
-        grads = gc.gradients(loss, [W, U, h0])
-    feeds = {W: rng.normal(size=(H, H)) * 0.5, U: rng.normal(size=(H, D)) * 0.5, h0: rng.normal(size=H),
-             xs: rng.normal(size=(T, D)), n: T}
-    return g, (W, U, h0, xs, n), loss, grads, feeds
-
-
 def test_rnn_weights_are_one_matmul_after_the_loop_and_h_is_stored_once():
-    g, (W, U, h0, xs, n), loss, grads, feeds = _rnn()
-    check_graph_grads(g, loss, [W, U, h0], grads, feeds)
+    m = rnn(6, 3, 2, fed_steps=True)
+    check_graph_grads(m.graph, m.loss, m.weights, m.grads, m.feeds(rng, weight_scale=0.5))
     # per iteration the backward loop forms no W-sized product and keeps no W-sized sum
-    b = _backward_loop(g)
-    in_b = [op for op in g._ops if op.ctx is b]
+    in_b = [op for op in m.graph.get_operations() if op.ctx is m.backward_loop]
     sized = ([3, 3], [3, 2])
     assert not [op for op in in_b if op.type == "MatMul" and op.outputs[0].shape.dims in sized]
     assert not [op for op in in_b if op.type == "AddN"]
     # h is accumulated once (as the loop variable's start value), not also as tanh's output
-    assert sorted(t.op.type for t in accumulated_tensors(_forward_loop(g))) == ["StridedSlice", "Switch"]
+    assert sorted(t.op.type for t in accumulated_tensors(m.forward_loop)) == ["StridedSlice", "Switch"]
 
 
 def test_zero_iterations_give_zero_weight_gradients():
-    g, (W, U, h0, xs, n), loss, grads, feeds = _rnn()
-    feeds[n] = 0
-    dW, dU, dh0 = Session(g, num_threads=1).run(grads, feeds)
-    np.testing.assert_array_equal(dW, np.zeros_like(feeds[W]))
-    np.testing.assert_array_equal(dU, np.zeros_like(feeds[U]))
-    np.testing.assert_allclose(dh0, 2 * feeds[h0])
+    m = rnn(6, 3, 2, fed_steps=True)
+    feeds = m.feeds(rng, weight_scale=0.5)
+    feeds[m.n] = 0
+    dW, dU, dh0 = Session(m.graph, num_threads=1).run(m.grads, feeds)
+    np.testing.assert_array_equal(dW, np.zeros_like(feeds[m.W]))
+    np.testing.assert_array_equal(dU, np.zeros_like(feeds[m.U]))
+    np.testing.assert_allclose(dh0, 2 * feeds[m.h0])
 
 
 @pytest.mark.parametrize("ta", [False, True])

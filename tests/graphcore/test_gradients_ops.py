@@ -5,7 +5,7 @@ import pytest
 
 import graphcore as gc
 from executor import Session
-from graphcore.ops import array_ops, grad_ops, list_ops, math_ops
+from graphcore.ops import array_ops, list_ops, math_ops
 
 from gradcheck import numeric_grad
 
@@ -75,22 +75,22 @@ CASES = {
     "TensorListFromTensor": ([("f", (3, 2))], lambda x: gc.tensor_list_get_item(_list_of(x * x), 1, gc.float64, [2])),
     "TensorListGetItem": ([("f", (3, 2))], lambda x: gc.tensor_list_get_item(_list_of(x), 2, gc.float64, [2])),
     "TensorListAddN": ([("f", (3, 2)), ("f", (3, 2))],
-                       lambda a, b: gc.tensor_list_stack(grad_ops.list_add_n_op(_list_of(a), _list_of(b)), gc.float64,
+                       lambda a, b: gc.tensor_list_stack(list_ops.list_add_n_op(_list_of(a), _list_of(b)), gc.float64,
                                                          [2])),
     "TensorListGetItemGrad": ([("f", (3, 2)), ("f", (2,))],
-                              lambda x, d: gc.tensor_list_stack(grad_ops.get_item_grad_op(_list_of(x), _c(1), d),
+                              lambda x, d: gc.tensor_list_stack(list_ops.get_item_grad_op(_list_of(x), _c(1), d),
                                                                 gc.float64, [2])),
-    "BroadcastTo": ([("f", (1, 3))], lambda x: grad_ops.broadcast_to_op(x, _c([2, 2, 3]))),
-    "UnbroadcastTo": ([("f", (2, 2, 3))], lambda x: grad_ops.unbroadcast_to_op(x, _c([2, 1]))
-                      if False else grad_ops.unbroadcast_to_op(x, _c([1, 3]))),
-    "BroadcastReduced": ([("f", (2,))], lambda x: grad_ops.broadcast_reduced_op(x, _c([2, 3]), axis=1,
+    "BroadcastTo": ([("f", (1, 3))], lambda x: array_ops.broadcast_to_op(x, _c([2, 2, 3]))),
+    "UnbroadcastTo": ([("f", (2, 2, 3))], lambda x: array_ops.unbroadcast_to_op(x, _c([2, 1]))
+                      if False else array_ops.unbroadcast_to_op(x, _c([1, 3]))),
+    "BroadcastReduced": ([("f", (2,))], lambda x: math_ops.broadcast_reduced_op(x, _c([2, 3]), axis=1,
                                                                                 keepdims=False)),
-    "TileGrad": ([("f", (4, 6))], lambda x: grad_ops.tile_grad_op(x, _c([2, 3]), _c([2, 2]))),
-    "SliceGrad": ([("f", (2, 2))], lambda x: grad_ops.slice_grad_op(x, _c([4, 3]), _c([1, 1]))),
-    "StridedSliceGrad": ([("f", (2,))], lambda x: grad_ops.strided_slice_grad_op(
+    "TileGrad": ([("f", (4, 6))], lambda x: array_ops.tile_grad_op(x, _c([2, 3]), _c([2, 2]))),
+    "SliceGrad": ([("f", (2, 2))], lambda x: array_ops.slice_grad_op(x, _c([4, 3]), _c([1, 1]))),
+    "StridedSliceGrad": ([("f", (2,))], lambda x: array_ops.strided_slice_grad_op(
         x, _c([5, 4]), spec=(("slice", ("c", 1), ("c", 4), ("c", 2)), ("index", ("c", 1))))),
-    "GatherGrad": ([("f", (3, 2))], lambda x: grad_ops.gather_grad_op(x, _c([0, 2, 0]), _c([4, 2]), axis=0)),
-    "SplitByShapes": ([("f", (5, 2))], lambda x: grad_ops.split_by_shapes_op(x, _c([2, 2]), _c([3, 2]), axis=0)[1]),
+    "GatherGrad": ([("f", (3, 2))], lambda x: array_ops.gather_grad_op(x, _c([0, 2, 0]), _c([4, 2]), axis=0)),
+    "SplitByShapes": ([("f", (5, 2))], lambda x: array_ops.split_by_shapes_op(x, _c([2, 2]), _c([3, 2]), axis=0)[1]),
 }
 
 # The five primitives are checked through cond and while_loop in test_gradients_control_flow.py;

@@ -146,7 +146,7 @@ def test_cycles_only_through_next_iteration():
     with g.as_default():
         a = gc.identity(x, name="a")
         b = gc.identity(a, name="b")
-    g._update_input(a.op, 0, b)
+    g.update_input(a.op, 0, b)
     msg = _problem(g)
     assert "is on a cycle (" in msg and ("a -> b" in msg or "b -> a" in msg)
     assert "NextIteration into a Merge" in msg
@@ -155,7 +155,7 @@ def test_cycles_only_through_next_iteration():
 def test_op_in_while_frame_must_be_reached_from_an_enter():
     g, x, y = _xy()
     ctx = WhileContext(g, None, "loop", 10)
-    with g.as_default(), g._control_flow_context(ctx):
+    with g.as_default(), g.in_control_flow_context(ctx):
         g.create_op("Add", [x, y], name="stray", capture=False)
     msg = _problem(g)
     assert "op 'stray' (Add)" in msg and "built in while frame 'loop' but no Enter of that loop leads to it" in msg
@@ -210,6 +210,6 @@ def test_an_exit_must_read_the_false_output_of_a_switch():
     with g.as_default():
         r = gc.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
         merge = next(op for op in g.operations if op.type == "Merge")
-        g._update_input(r.op, 0, merge.outputs[0])
+        g.update_input(r.op, 0, merge.outputs[0])
     with pytest.raises(gc.GraphError, match="not the false output of a Switch"):
         g.validate()

@@ -9,7 +9,6 @@ import pytest
 from cli.demo import values_agree
 from samples import SAMPLES, available_samples
 
-# Samples that show a known autograph limitation (reported); they pass once it is fixed.
 CASES = [pytest.param(s, args, id=f"{s.name}-{i}") for s in available_samples() for i, args in enumerate(s.examples)]
 
 
@@ -22,16 +21,13 @@ def _run(fn, args):
 
 @pytest.mark.parametrize("sample, args", CASES)
 def test_converted_equals_plain_python(sample, args):
-    missing = sample.missing()
-    if missing:
-        pytest.skip(f"needs autograph.{', '.join(missing)}")
     converted, printed_graph = _run(sample.fn, args)
     plain, printed_py = _run(sample.python_function, args)
     assert values_agree(converted, plain, sample.tolerance), (converted, plain)
     assert printed_graph == printed_py
 
 
-@pytest.mark.parametrize("sample", [s for s in available_samples() if not s.missing()], ids=lambda s: s.name)
+@pytest.mark.parametrize("sample", available_samples(), ids=lambda s: s.name)
 def test_traced_graph_is_valid_and_round_trips(sample):
     import graphcore as gc
 
