@@ -1,0 +1,1 @@
+"""Random program generators and checkers used by the tests and `autograph fuzz`."""
