@@ -152,9 +152,10 @@ class _Builder:
         return self.rng.choice([f"{counter} == {c}", f"{counter} % 2 == {c % 2}", f"{counter} < {c}",
                                 f"{counter} >= {max(c, 1)}"])
 
-    def float_condition(self, indent: int, keyword: str = "if") -> None:
+    def float_condition(self, indent: int) -> None:
+        """`if <expression> > <threshold>:`; the probe copy records the margin instead."""
         lhs, c = self.scalar(self.live_expr(1)), self.const(-1.5, 1.5)
-        self.emit(indent, f"{keyword} {lhs} > {c}:", f"{keyword} _probe({lhs}, {c}):")
+        self.emit(indent, f"if {lhs} > {c}:", f"if _probe({lhs}, {c}):")
 
     def block(self, indent: int, depth: int, loops: list[str], size: int = 0) -> None:
         for _ in range(size or self.rng.choice([1, 1, 2])):

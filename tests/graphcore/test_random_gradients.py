@@ -11,7 +11,9 @@ import pytest
 import graphcore as gc
 from autograph.testing import random_grad_programs as rgp
 
-SEEDS = range(100)
+# the first 100 seeds, and seeds of 0..999 that found a bug the first 100 do not show
+# (a return value lost in a tensor while loop; a backward loop that never ends)
+SEEDS = [*range(100), 212, 589]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
