@@ -46,7 +46,7 @@ from ..ops.math_ops import add_op, less_op
 from ..shapes import TensorShape
 from .contraction import contract
 from .liveness import liveness
-from .util import add_grads, differentiable, zeros_like_bwd, zeros_like_fwd
+from .util import add_grads, differentiable, zeros_like_fwd, zeros_like_in_loop
 
 
 # -- the rules of the five primitives -------------------------------------------------
@@ -380,7 +380,9 @@ def while_loop_grad(w: WhileContext, exit_grads: list, wanted: set[int], walk) -
         for i, k in enumerate(active_list):
             gk = grads[i]
             with g.in_control_flow_context(b):
-                gk = zeros_like_bwd(vars_[k][0]) if gk is None else b.capture(gk)
+                # zeros computed from the loop variable itself, so they are dead when the loop ends (a
+                # constant would be a loop invariant, live in every iteration: the loop never ends)
+                gk = zeros_like_in_loop(vars_[k][0]) if gk is None else b.capture(gk)
             final = vars_[k][1](gk)
             enter_k = w.loop_merges[k].inputs[0].op
             result.append((enter_k.inputs[0], final))

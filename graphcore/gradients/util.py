@@ -23,12 +23,11 @@ def zeros_like_fwd(t: Tensor) -> Tensor:
     return list_zeros_like_fwd(t) if t.dtype is dt.variant else zeros_shaped_like(t)
 
 
-def zeros_like_bwd(t: Tensor) -> Tensor:
-    """Zeros shaped like a tensor of the backward pass (same context)."""
+def zeros_like_in_loop(t: Tensor) -> Tensor:
+    """Zeros computed from `t` (never a constant): inside a loop they are live exactly
+    when `t` is, so a loop variable's next value made of them lets the loop end."""
     if t.dtype is dt.variant:
         return list_zeros_like_op(t)
-    if t.shape.is_fully_defined():
-        return constant(np.zeros(t.shape.dims, dtype=t.dtype.np_dtype))
     return zeros_like_op(t)
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import graphcore as gc
+import executor
 from executor import Session
 
 from gradcheck import check_graph_grads
@@ -170,3 +171,15 @@ def test_second_derivative_through_nested_loops_multithreaded():
         d2, = gc.gradients(dx, [x])
     out = Session(g, num_threads=2).run([y, dx, d2], {x: 1.1})
     np.testing.assert_allclose(out, [1.1 ** 6, 6 * 1.1 ** 5, 30 * 1.1 ** 4])
+
+
+def test_gradient_of_loop_whose_new_value_ignores_the_old_one_ends():
+    """The backward loop's variable for `r` has no gradient from the body: its zeros must
+    be dead when the loop ends (a constant, live in every iteration, made it loop forever)."""
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, shape=[], name="x")
+        _, r = gc.while_loop(lambda i, r: i < 3, lambda i, r: (i + 1, x * 2.0), [np.int64(0), 0.0])
+        dx = gc.gradients(r, [x])[0]
+    with executor.deadline(10):
+        assert Session(g).run([r, dx], feed_dict={x: 0.5}) == [1.0, 2.0]
