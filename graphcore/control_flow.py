@@ -108,8 +108,10 @@ class CondContext(ControlFlowContext):
 
     def _wrap(self, outer_t: Tensor) -> Tensor:
         g = self.graph
-        with g.in_control_flow_context(self.outer):
-            op = g.create_op(cf.switch_op, [outer_t, self.pred], name="Switch", capture=False)
+        # built as any op of the outer context: in a loop body, a Switch of two loop invariants
+        # hangs on the loop's pivot, or it would be live in the iteration that ends the loop
+        with g.in_control_flow_context(self.outer), g.control_dependencies(None):
+            op = g.create_op(cf.switch_op, [outer_t, self.pred], name="Switch")
         return op.outputs[self.branch]
 
     @property
@@ -119,8 +121,8 @@ class CondContext(ControlFlowContext):
             g = self.graph
             sw = self.sibling._pred_switch if self.sibling is not None else None
             if sw is None:
-                with g.in_control_flow_context(self.outer):
-                    sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred", capture=False)
+                with g.in_control_flow_context(self.outer), g.control_dependencies(None):  # (see _wrap)
+                    sw = g.create_op(cf.switch_op, [self.pred, self.pred], name="switch_pred")
             self._pred_switch = sw
             with g.in_control_flow_context(self):
                 self._pivot = g.create_op("Identity", [sw.outputs[self.branch]],

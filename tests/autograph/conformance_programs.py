@@ -229,3 +229,12 @@ def abs_of_counter(n):
         if n == acc:
             continue
         return (acc,)
+
+
+def cond_on_invariant_in_loop_body(x, y):
+    done = not 4 <= x <= 3
+    k = 0
+    while y > 2 and k < 3:
+        k += 1
+        if done:
+            return (y,)

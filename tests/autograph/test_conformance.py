@@ -35,6 +35,8 @@ CASES = [
     (cp.tuple_first_returned_in_nested_loop, (F64(0.25), I64(2))),
     (cp.tuple_first_returned_in_nested_loop, (F64(-1.0), I64(2))),
     (cp.abs_of_counter, (I32(1),)), (cp.abs_of_counter, (I32(-2),)),
+    (cp.cond_on_invariant_in_loop_body, (F64(5.75), F64(0.75))),
+    (cp.cond_on_invariant_in_loop_body, (F64(5.75), F64(2.75))),
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
