@@ -193,6 +193,17 @@ def _raise_undefined_read(e: "gc.InvalidArgumentError") -> None:
         raise UndefinedValueError(message[len(maybe_defined.MESSAGE_PREFIX):], e) from e
 
 
+def _run_effects_before(graph: gc.Graph, token, feeds: dict) -> None:
+    """Run the effects staged so far (their chain ends at `token`); a staged failure among
+    them, earlier in program order, is raised instead."""
+    try:
+        Session(graph, num_threads=1).run([token], feed_dict=feeds)
+    except gc.InvalidArgumentError as e:
+        _raise_undefined_read(e)
+        exceptions.reraise_staged(e)
+        raise
+
+
 def _user_note(exc: BaseException) -> None:
     """Point an error raised by converted code at the user's line, not generated code."""
     for frame, lineno in reversed(list(traceback.walk_tb(exc.__traceback__))):
@@ -301,7 +312,7 @@ class Function:
             concrete = self._cache.get(key)
             traced = concrete is None
             if traced:
-                concrete = self._cache[key] = self._trace(items)
+                concrete = self._cache[key] = self._trace(items, inputs if record else None)
             if record:
                 self._note_call(traced, key)
         return concrete, inputs
@@ -322,7 +333,10 @@ class Function:
             out.append((name, v))
         return out
 
-    def _trace(self, items) -> ConcreteFunction:
+    def _trace(self, items, inputs: list | None = None) -> ConcreteFunction:
+        """Trace the function for these arguments. With `inputs` (the graph inputs' values,
+        on a call), an exception the Python raises while tracing comes after the effects
+        (prints...) that precede it in program order have run, as in Python."""
         g = gc.Graph()
         placeholders = []
         with g.as_default():
@@ -355,6 +369,8 @@ class Function:
                     out = self._invoke(fn, call_args)
                 except Exception as e:
                     _user_note(e)
+                    if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
+                        _run_effects_before(g, chain.token, dict(zip(placeholders, inputs)))
                     raise
             flat_out = _flatten(out)
             for v in flat_out:

@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from . import effects, maybe_defined
+from . import effects, exceptions, maybe_defined
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
                       is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value,
                       to_tensor, truth, zeros)
@@ -130,7 +130,10 @@ class _Branches:
             self.state.set(self.init)
             token = gc.identity(self.outer.token) if self.use_token else None
             with effects.chain_scope(token) as chain:
-                fn()
+                try:
+                    fn()
+                except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if this branch runs
+                    exceptions.stage_exception(e)
             vals = list(self.state.get())[:self.state.nouts]
             self.weak.append([is_weak(v) or is_undefined(v) for v in vals])
             self.effects += chain.effects
@@ -185,6 +188,10 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
                 state.set_raw(raw_init)  # undo what the failed trace bound
                 plan, use_token = r.plan
             continue
+        except BaseException:  # no half-built cond left behind, nor variables bound to its tensors
+            rollback(mark)
+            state.set_raw(raw_init)
+            raise
         break
     else:  # pragma: no cover
         raise StagingError(f"{location(line)}: could not stage the if statement")

@@ -16,6 +16,7 @@ import numpy as np
 
 import graphcore as gc
 
+from ..errors import UndefinedVariableError
 from . import effects
 from .staging import as_test, in_dry_run, is_tensor
 
@@ -35,11 +36,27 @@ def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
     return op
 
 
+# Python exceptions that converted code raises while tracing a branch of an `if` on a
+# tensor or a loop body on a tensor happen, in Python, only if that path runs: they are
+# staged (see `staged_on_this_path`). Refusals (AutographError, TypeError on a tensor)
+# are not: they say the program cannot be a graph at all.
+STAGED_EXCEPTIONS = (UndefinedVariableError, ArithmeticError, LookupError, ValueError, AssertionError)
+
+
+def _on_graph_path() -> bool:
+    g = gc.get_default_graph()
+    return g is not None and g.control_flow_context is not None
+
+
 def assert_stmt(test, message: Callable):
     test = as_test(test)
     if not is_tensor(test):
-        if not in_dry_run():
-            assert test, message()
+        if not test and not in_dry_run():
+            if _on_graph_path():  # a Python-false assert on a path that may not run
+                msg = message()
+                _stage_failure(gc.constant(np.bool_(False)), str(msg), AssertionError(msg))
+                return None
+            raise AssertionError(message())
         return None
     msg = message()
     return _stage_failure(test, str(msg), AssertionError(msg))
@@ -57,6 +74,11 @@ def raise_stmt(exc, cause=_NO_CAUSE):
         return  # a path of the dry run of a loop body (staging.dry_running)
     if g is None or g.control_flow_context is None:
         raise exc
+    _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
+
+
+def stage_exception(exc: BaseException) -> None:
+    """`exc`, raised while tracing a graph branch or loop body, happens when that path runs."""
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
 
 

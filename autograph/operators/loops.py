@@ -23,7 +23,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from . import effects, maybe_defined
+from . import effects, exceptions, maybe_defined
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
@@ -232,8 +232,12 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
         loop = _Loop(test, body, state, plan, use_token, line, strong)
         try:
             loop.build()
-        except Replan as r:
-            rollback(mark)
+        except BaseException as e:
+            rollback(mark)  # no half-built loop left behind, nor variables bound to its tensors
+            if not isinstance(e, Replan):
+                set_state(init)
+                raise
+            r = e
             set_state(init)  # the failed build left the variables bound to rolled-back tensors
             if r.plan is None:
                 use_token = True
@@ -405,7 +409,10 @@ class _Loop:
                 with gc.get_default_graph().control_dependencies([t.op for t in test_token]):
                     token = gc.identity(vals[token_at])
             with effects.chain_scope(token) as chain:
-                self.body()
+                try:
+                    self.body()
+                except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if an iteration runs
+                    exceptions.stage_exception(e)
             self.body_effects = chain.effects
             if chain.effects and can_chain and not self.use_token:
                 raise Replan(None)

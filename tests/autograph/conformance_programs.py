@@ -238,3 +238,34 @@ def cond_on_invariant_in_loop_body(x, y):
         k += 1
         if done:
             return (y,)
+
+
+def python_false_assert_in_untaken_branch(x):
+    for i in range(5, 6):
+        j = -1
+        for j in range(i + 1, 0, -1):
+            if i < 7 and x <= 0.0:
+                if abs(i) == 1:
+                    break
+            elif x < 1.5:
+                d = i - i // 2
+                assert j > d + j, "A2"
+        return (abs(j), i)
+
+
+def undefined_read_in_untaken_branch(y, n):
+    if y < -1:
+        best = abs(n) // 4
+    elif n * -1 == 1:
+        return 1
+    else:
+        return 2
+    return best
+
+
+def prints_before_a_python_raise(xs, d):
+    for i in range(2):
+        print("L1:", xs, i)
+    if d != 4:
+        raise ValueError("E2")
+    return d

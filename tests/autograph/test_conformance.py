@@ -37,6 +37,11 @@ CASES = [
     (cp.abs_of_counter, (I32(1),)), (cp.abs_of_counter, (I32(-2),)),
     (cp.cond_on_invariant_in_loop_body, (F64(5.75), F64(0.75))),
     (cp.cond_on_invariant_in_loop_body, (F64(5.75), F64(2.75))),
+    (cp.python_false_assert_in_untaken_branch, (F64(2.25),)),
+    (cp.python_false_assert_in_untaken_branch, (F64(1.0),)),
+    (cp.undefined_read_in_untaken_branch, (4.0, I64(1))), (cp.undefined_read_in_untaken_branch, (4.0, I64(-1))),
+    (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 3)),
+    (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 4)),
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
