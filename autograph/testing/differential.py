@@ -30,8 +30,6 @@ import io
 import itertools
 import linecache
 import re
-import signal
-import threading
 import time
 import traceback
 import warnings
@@ -41,14 +39,11 @@ from typing import Any
 import numpy as np
 
 from .random_programs import Program
+from .time_limit import Timeout, time_limit
 
 AGREE = "agree"
 KINDS = ("unexpected_error", "missed_error", "different_error", "wrong_value", "wrong_dtype_kind", "wrong_output")
 TIMEOUT_SECONDS = 20.0
-
-
-class Timeout(Exception):
-    """The call ran longer than the time limit (a converted loop that does not stop)."""
 
 
 @dataclass
@@ -118,7 +113,7 @@ def call(fn, args, timeout: float = TIMEOUT_SECONDS) -> RunResult:
     result = RunResult()
     t0 = time.perf_counter()
     try:
-        with _time_limit(timeout), contextlib.redirect_stdout(buf), warnings.catch_warnings():
+        with time_limit(timeout), contextlib.redirect_stdout(buf), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result.value = fn(*args)
     except Exception as e:  # noqa: BLE001 (any exception is a result to compare)
@@ -128,26 +123,6 @@ def call(fn, args, timeout: float = TIMEOUT_SECONDS) -> RunResult:
     result.seconds = time.perf_counter() - t0
     result.stdout = buf.getvalue()
     return result
-
-
-@contextlib.contextmanager
-def _time_limit(seconds: float):
-    """Raise Timeout in the main thread after `seconds` (the executor runs scalar graphs on
-    the calling thread, so this stops a graph loop that never ends). No limit off the main thread."""
-    if threading.current_thread() is not threading.main_thread() or not seconds:
-        yield
-        return
-
-    def on_alarm(signum, frame):
-        raise Timeout(f"no result after {seconds:g} s")
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def run_program(program: Program, timeout: float = TIMEOUT_SECONDS) -> Outcome:

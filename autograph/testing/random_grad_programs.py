@@ -24,15 +24,14 @@ import os
 import random
 import re
 import shutil
-import signal
 import sys
 import tempfile
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
+
+from .time_limit import Timeout, time_limit
 
 UNARY_FUNCS = ("tanh", "exp", "square")
 
@@ -369,30 +368,6 @@ def _fmt(value) -> str:
     return np.array2string(np.asarray(value, dtype=np.float64), precision=10) if value is not None else "None"
 
 
-class CheckTimeout(Exception):
-    """A traced computation ran past TIME_LIMIT (the plain program finishes at once)."""
-
-
-@contextmanager
-def _time_limit(seconds: float):
-    """Raise CheckTimeout in this thread after `seconds` (by SIGALRM, so only on the main
-    thread; elsewhere no limit), turning a hang of the executor into a finding."""
-    if seconds <= 0 or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise CheckTimeout(f"did not finish in {seconds:g} s (a hang?)")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
     """Compare f's value and gradients computed through the graph (autograph.value_and_grad,
     autograph.grad twice, gc.gradients twice on the traced graph) with plain Python and
@@ -410,9 +385,9 @@ def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
             problems.append(f"{what} skipped after the hang")
             return None
         try:
-            with _time_limit(TIME_LIMIT):
+            with time_limit(TIME_LIMIT):
                 return fn()
-        except CheckTimeout as e:
+        except Timeout as e:
             hung.append(what)
             problems.append(f"{what} {e}")
             return None

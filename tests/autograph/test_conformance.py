@@ -6,6 +6,7 @@ import pytest
 
 import conformance_programs as cp
 from autograph import ConversionError, StagingError, function
+from autograph.testing.differential import value_kind
 
 I64, I32, F64 = np.int64, np.int32, np.float64
 
@@ -53,16 +54,6 @@ def _run(f, args, capfd):
     return value, error, capfd.readouterr().out
 
 
-def _kind(v):
-    if isinstance(v, bool):
-        return "b"
-    if isinstance(v, int):
-        return "i"
-    if isinstance(v, float):
-        return "f"
-    return np.asarray(v).dtype.kind
-
-
 def assert_same(py, graph):
     if isinstance(py, tuple):
         assert isinstance(graph, tuple) and len(graph) == len(py)
@@ -72,7 +63,7 @@ def assert_same(py, graph):
     if py is None:
         assert graph is None
         return
-    assert graph is not None and _kind(py) == _kind(graph)
+    assert graph is not None and value_kind(py) == value_kind(graph)
     assert np.asarray(py).dtype == np.asarray(graph).dtype or not isinstance(py, np.generic)
     np.testing.assert_array_equal(np.asarray(graph), np.asarray(py))
 
