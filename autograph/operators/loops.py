@@ -366,7 +366,7 @@ class _Loop:
         it joins the planned dtype (a weak value is cast to it); else replan with the
         joined dtype when the variable held a Python number (or nothing) before the loop,
         else refuse."""
-        joined = join_kinds(entry[1], i in self.weak, natural_dtype(v), is_weak(v))
+        joined = join_kinds(entry[1], i in self.weak, natural_dtype(v), is_weak(v), strong_promote=False)
         if joined == entry[1]:
             return
         start = self.init[i]

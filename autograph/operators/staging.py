@@ -11,7 +11,7 @@ import numpy as np
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
-from graphcore.ops._helpers import is_weak, promote
+from graphcore.ops._helpers import is_python_number, is_weak, join_kinds
 
 from . import effects
 from .variables import Undefined, UndefinedReturnValue
@@ -23,10 +23,6 @@ def is_tensor(x) -> bool:
 
 def is_number(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (np.ndarray,))
-
-
-def is_python_number(x) -> bool:
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
 class TruthOnly:
@@ -87,26 +83,11 @@ def location(line: int) -> str:
     return f"{loc.filename}:{line or loc.lineno}"
 
 
-def join_kinds(da: gc.DType, weak_a: bool, db: gc.DType, weak_b: bool) -> gc.DType | None:
-    """The dtype a value of dtype `da` and one of `db` share as one variable, or None.
-    A weak value (a Python number, or a tensor computed from them only) takes the other
-    value's dtype (a float meeting an integer gives float64), as it would in an
-    operation; two weak values, or two numeric tensors, promote (float over int, wider
-    wins); bools mix with nothing."""
-    if da == db:
-        return da
-    if weak_a != weak_b and da.is_numeric and db.is_numeric:
-        weak, strong = (da, db) if weak_a else (db, da)
-        return gc.float64 if weak.is_floating and strong.is_integer else strong
-    if weak_a and weak_b:
-        return promote(da, db)
-    return None
-
-
 def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DType:
-    """The dtype two values of variable `name` share (join_kinds), or an error naming it."""
+    """The dtype two values of variable `name` share (graphcore's join_kinds: two strong
+    dtypes do not join), or an error naming it."""
     da, db = natural_dtype(a), natural_dtype(b)
-    joined = join_kinds(da, is_weak(a), db, is_weak(b))
+    joined = join_kinds(da, is_weak(a), db, is_weak(b), strong_promote=False)
     if joined is not None:
         return joined
     raise StagingError(

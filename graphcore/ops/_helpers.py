@@ -40,6 +40,23 @@ def promote(a: dt.DType, b: dt.DType) -> dt.DType | None:
     return a if _WIDTH[a.name] >= _WIDTH[b.name] else b
 
 
+def join_kinds(da: dt.DType, weak_a: bool, db: dt.DType, weak_b: bool, strong_promote: bool = True):
+    """The dtype a value of dtype `da` and one of `db` meet at (the one rule of weak typing,
+    for an op's operands and for a variable's values across branches and iterations). A
+    weak value takes the other, strong value's dtype (a float meeting an integer gives
+    float64), as numpy 2 and JAX do for Python numbers; two weak values promote; two
+    strong ones promote for an op (`promote`) but not as one variable (strong_promote
+    False: None). Bools and opaque values mix with nothing (None)."""
+    if da == db:
+        return da
+    if weak_a != weak_b and da.is_numeric and db.is_numeric:
+        weak, strong = (da, db) if weak_a else (db, da)
+        return dt.float64 if weak.is_floating and strong.is_integer else strong
+    if weak_a and weak_b or strong_promote:
+        return promote(da, db)
+    return None
+
+
 def normalize_axis(axis, rank: int | None, op_name: str):
     """Axis attr -> tuple of non-negative ints, or None for all axes."""
     if axis is None:

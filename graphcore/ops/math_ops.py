@@ -12,7 +12,7 @@ from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op, needs_grad
 from ..shapes import TensorShape, broadcast
-from ._helpers import in_graph, is_python_number, is_weak, normalize_axis, promote, reduced_shape
+from ._helpers import in_graph, is_python_number, is_weak, join_kinds, normalize_axis, reduced_shape
 from .array_ops import (as_shape_tuple, cast, cast_op, constant, expand_dims_op, fwd_shape, fwd_size, reshape_op,
                         static_shape_of, unbroadcast_to_op, zeros_like_op)
 
@@ -42,17 +42,13 @@ def weak_binary(op_name: str, x, y):
         if y.dtype.is_integer and isinstance(x, float):
             y = cast(y, dt.float64)
         x = _weak_to(x, y.dtype)
-    if x.dtype != y.dtype and x.weak != y.weak and x.dtype.is_numeric and y.dtype.is_numeric:
-        weak, strong = (x, y) if x.weak else (y, x)
-        to = dt.float64 if weak.dtype.is_floating and strong.dtype.is_integer else strong.dtype
-        x, y = (x if x.dtype == to else cast(x, to)), (y if y.dtype == to else cast(y, to))
     if x.dtype != y.dtype:
-        common = promote(x.dtype, y.dtype)
+        common = join_kinds(x.dtype, x.weak, y.dtype, y.weak)
         if common is None:
             raise GraphError(
                 f"{op_name}: the operands have dtypes {x.dtype} ({x.name}) and {y.dtype} ({y.name}), which do "
                 f"not mix; convert one with graphcore.cast so they match")
-        x, y = cast(x, common), cast(y, common)
+        x, y = (x if x.dtype == common else cast(x, common)), (y if y.dtype == common else cast(y, common))
     return x, y
 
 
