@@ -6,14 +6,10 @@ import operator
 from typing import Callable
 
 import graphcore as gc
-
-from .conditionals import if_exp
 from graphcore.errors import StagingError
 
+from .conditionals import if_exp
 from .staging import TruthOnly, as_test, is_tensor, location, truth
-
-
-_as_bool = truth
 
 
 def and_(*thunks: Callable):
@@ -51,6 +47,8 @@ def _select(v, if_true: Callable, if_false: Callable, keyword: str):
     try:
         return if_exp(truth(v), if_true, if_false)
     except StagingError as e:
+        if "in the if branch but" not in str(e):  # not the operands' dtypes: a refusal of its own
+            raise
         message = (f"{location(0)}: `{keyword}` on a tensor gives one of its operands, and these cannot be one "
                    f"graph value ({str(e).split(': ', 1)[-1].split(';')[0]}); compare explicitly (e.g. "
                    f"`(a != 0) {keyword} (b != 0)`) or give both operands one dtype.")
@@ -65,7 +63,7 @@ def _truth_of(thunk: Callable):
 def not_(x):
     x = as_test(x)
     if is_tensor(x):
-        return gc.logical_not(_as_bool(x))
+        return gc.logical_not(truth(x))
     return not x
 
 
@@ -85,8 +83,8 @@ def compare_chain(first: Callable, *ops_and_thunks):
         if result is None:
             result = r
         elif is_tensor(result) or is_tensor(r):
-            result = gc.logical_and(_as_bool(result) if is_tensor(result) else gc.constant(bool(result)),
-                                    _as_bool(r) if is_tensor(r) else gc.constant(bool(r)))
+            result = gc.logical_and(truth(result) if is_tensor(result) else gc.constant(bool(result)),
+                                    truth(r) if is_tensor(r) else gc.constant(bool(r)))
         else:
             result = result and r
         if not is_tensor(result) and not result:
