@@ -4,13 +4,18 @@ Converted code hands `if_stmt` both branches as functions and the statement's st
 (`get_state` / `set_state`, the variables' names, how many are outputs). On a tensor
 every output variable becomes a cond output:
 
+* The condition is Python's truth of the value (`if n:` tests `n != 0`).
 * Python numbers are weak: `y = 1` in one branch and a float32 tensor in the other
-  gives a float32 output; two different tensor dtypes are an error naming the variable.
+  gives a float32 output, and an output weak on both sides stays weak (Tensor.weak);
+  two different strong dtypes are an error naming the variable.
 * A variable that one branch leaves unassigned is filled with zeros there and carries a
   'defined' flag (see maybe_defined), so reading it fails at run time only when the
   branch that assigns it did not run. A generated return value (`retval_`) needs no flag:
   the `do_return` flag already says whether it is set.
-* Python containers are carried element by element (see state.FlatState).
+* Python containers are carried element by element (see state.FlatState); a dict may
+  gain keys if both branches add them.
+* A Python exception raised while tracing a branch (exceptions.STAGED_EXCEPTIONS) is
+  staged there: it fails the run only if that branch runs, as in Python.
 * The branches are first traced with a provisional plan (the true branch returns its
   values as they are, the false branch decides); when the plan has to change (a weak
   type, an undefined variable, a side effect to sequence) the partial graph is rolled
@@ -24,9 +29,9 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined
-from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special, is_tensor,
-                      is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback, same_python_value,
-                      to_tensor, truth, zeros)
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
+                      is_tensor, is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback,
+                      same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .state import FlatState, ShapeChanged, adds_keys
 from .variables import Undefined, is_undefined

@@ -2,17 +2,23 @@
 test (or the iterable) is a tensor.
 
 Every state variable of a graph loop becomes a loop variable, by a plan learnt from a
-dry run of the body (traced once outside any loop, then rolled back):
+dry run of the body (traced once outside any loop, then rolled back), corrected by the
+real body (`_Loop._next` replans when the body, on loop variables, takes a path the dry
+run on the values before the loop did not: a variable defined, retyped, opened up as a
+tuple, or made strongly typed):
 
 * Python numbers are weak: `x = 1`, then `x = x / 2` in a tensor loop is float64; a
-  tensor that changes dtype is an error naming the variable and both dtypes.
+  counter `k = 0; k += 1` stays weak (Tensor.weak) and takes the dtype of the tensors it
+  meets; a strong tensor that changes dtype is an error naming the variable and both.
 * A variable first assigned inside the loop starts as zeros (of the dtype and shape
   the body gives it) and carries a 'defined' flag (false until the body runs once), so
   reading it after a loop that ran zero times fails at run time (see maybe_defined).
 * A Python list appended to in the loop is staged as a tensor list and stacked after
   the loop; a container whose items are assigned is carried item by item (state.py).
 * A value the body leaves as it is stays outside the loop (no loop variable).
-* Print / Assert in the body are sequenced through a token loop variable (effects).
+* Print / Assert in the test and the body are sequenced through a token loop variable
+  (effects); a Python exception raised while tracing the body fails the run only if an
+  iteration runs (exceptions.STAGED_EXCEPTIONS).
 """
 from __future__ import annotations
 
