@@ -245,19 +245,6 @@ def test_fuzz_command_writes_runnable_repros(tmp_path):
         assert run.returncode == 1 and "verdict:" in run.stdout, run.stdout + run.stderr
 
 
-def test_fuzz_grads_without_the_grad_module_says_so(tmp_path):
-    from cli.main import app  # noqa: PLC0415
-
-    try:
-        import autograph.testing.random_grad_programs  # noqa: F401, PLC0415
-        pytest.skip("random_grad_programs is present")
-    except ModuleNotFoundError:
-        pass
-    result = CliRunner().invoke(app, ["fuzz", "--kind", "grads", "--n", "1", "--out", str(tmp_path)])
-    assert result.exit_code == 1
-    assert "random_grad_programs" in result.output
-
-
 def test_fuzz_grads_reports_what_run_seed_returns(tmp_path, monkeypatch):
     import types  # noqa: PLC0415
 
