@@ -14,8 +14,8 @@ import gast
 from . import analysis, runtime
 from .conversion import plain_function
 from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
-                         continue_statements, control_flow, lists, logical_expressions, match_statements,
-                         return_statements, side_effects, unsupported, variables)
+                         continue_statements, control_flow, lists, logical_expressions, loop_tests,
+                         match_statements, return_statements, side_effects, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -27,6 +27,7 @@ PASSES = [
     break_statements,         # lower jumps first: later passes only see structured loops
     continue_statements,      # before return, so a guarded `continue` does not hide a return
     return_statements,        # early returns anywhere become do_return / retval_ flags
+    loop_tests,               # a while test with `:=` becomes a flag re-tested at the body's end (no jumps left)
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
     side_effects,             # note changes to objects from outside; before lists rebinds appended names
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state

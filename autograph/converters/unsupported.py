@@ -8,8 +8,8 @@ What is rejected, and why:
   (or closure variable) would silently receive a graph tensor, or lose it.
 * `del x` of a name inside an if / while / for: the statement's state would lose a
   variable on one path only.
-* `:=` in a `while` test, in an operand of `and` / `or` or in a conditional expression:
-  those become functions (evaluated lazily, or again on every iteration), where the
+* `:=` in an operand of `and` / `or` or in a conditional expression (outside a `while`
+  test, which loop_tests handles): those become functions (evaluated lazily), where the
   name would be bound in the wrong scope.
 
 Supported on purpose (lowered like any other jump, so they behave as in Python):
@@ -100,9 +100,11 @@ class UnsupportedChecker(Converter):
                                     f"function of its own, so '{name}' would not be assigned. {advice}")
 
     def visit_While(self, node):
-        self._walrus_in(node.test, "a while test",
-                        "Assign it before the loop and again at the end of the body, and test the variable.")
-        return self._control_flow(node)
+        test, node.test = node.test, gast.Constant(value=True, kind=None)  # (loop_tests lowers its `:=`)
+        try:
+            return self._control_flow(node)
+        finally:
+            node.test = test
 
     def visit_BoolOp(self, node):
         self._walrus_in(node, "an `and` / `or`", "Assign it in a statement of its own before the expression.")

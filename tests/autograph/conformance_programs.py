@@ -269,3 +269,20 @@ def prints_before_a_python_raise(xs, d):
     if d != 4:
         raise ValueError("E2")
     return d
+
+
+def walrus_with_break_and_continue(n):
+    i = 0
+    while (j := i * 2) < n and i < 100:
+        i += 1
+        if i == 3:
+            continue
+        if j > 6:
+            break
+    return i, j
+
+
+def walrus_in_and(x):
+    if (y := x * 2) > 0 and y < 10:
+        return y
+    return -1

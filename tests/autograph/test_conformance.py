@@ -43,7 +43,8 @@ CASES = [
     (cp.undefined_read_in_untaken_branch, (4.0, I64(1))), (cp.undefined_read_in_untaken_branch, (4.0, I64(-1))),
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 3)),
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 4)),
-] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
+] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
+     for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
 def _run(f, args, capfd):
@@ -97,9 +98,9 @@ def test_raise_keeps_the_users_line():
     assert "conformance_programs.py" in "".join(getattr(e.value, "__notes__", []))
 
 
-def test_walrus_in_while_test_is_refused_with_advice():
-    with pytest.raises(ConversionError, match="'j := ...' in a while test") as e:
-        function(cp.walrus_in_while)(I64(7))
+def test_walrus_outside_a_while_test_in_and_is_refused_with_advice():
+    with pytest.raises(ConversionError, match="'y := ...' in an `and` / `or`") as e:
+        function(cp.walrus_in_and)(I64(7))
     assert e.value.lineno is not None
 
 
