@@ -36,30 +36,30 @@ kept for the frame instance's next iteration, and a frame is freed when its last
 iteration is (_cleanup, _delete_frame).
 
 The scheduling loop (_process_ready) pops a tagged node and calls the handler of its kind
-(ExecutorState._handlers). Cheap ops run inline on the scheduling thread; large numpy ops
-go to the worker pool while scheduling goes on (_run_heavy_op, _finish_async). A dead Exit
-is run where its dead input arrives instead of being queued (all it does is note itself:
-_note_dead_exit); TracedExecutorState queues it, to record its step. A run with a
-deadline ends when the loop pops the token that executor/deadline.py's watchdog puts on
-the ready queue at that time (_run_deadline).
+(ExecutorState._handlers). Cheap ops run inline on the thread that made them ready; a heavy
+op worth several hops goes to the worker pool when another is ready to run beside it, and
+the worker then runs what its outputs make ready, under the run's lock (_run_heavy_op,
+_pool_task, executor/cost.py). A dead Exit is run where its dead input arrives instead of
+being queued (all it does is note itself: _note_dead_exit); TracedExecutorState queues
+it, to record its step. A run with a deadline ends when the loop pops the token that
+executor/deadline.py's watchdog puts on the ready queue at that time (_run_deadline).
 """
 from __future__ import annotations
 
 import queue
+import threading
 from collections import deque
 
 import numpy as np
 
 from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
 
+from . import blas
+from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
 from .deadline import WATCHDOG, Deadline
-from .plan import (CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo,
-                   NodeItem)
+from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
 from .state import FrameState, IterationState, TaggedNode
 from .stats import RunStats
-
-# Inputs with at least this many elements in all make a heavy op worth a worker thread.
-POOL_THRESHOLD_ELEMENTS = 16384
 
 _NO_VALUE = object()
 
@@ -69,12 +69,16 @@ _NO_VALUE = object()
 DEADLINE = FEED + 1
 _DEADLINE_ITEM = NodeItem(-1, None, "<deadline>", DEADLINE)
 
+class _Aborted(BaseException):  # (not an Exception: kernel errors must not catch it)
+    """A pool task meets a run that has ended (failed or interrupted) meanwhile."""
+
+
 class _DeadlineReached(Exception):
     """Raised by the deadline token's handler; run() turns it into DeadlineExceededError."""
 
 
 # What an op's handler returns when its kernel went to the worker pool: the node is not
-# done until _finish_async.
+# done until the task that runs it (_pool_task) says so.
 _ASYNC = True
 
 
@@ -97,9 +101,18 @@ class ExecutorState:
         self.dead_results = [False] * len(plan.fetches)
         self.switch_preds: dict[int, bool] = {}
         self.ready: deque[TaggedNode] = deque()
-        self.completions = queue.SimpleQueue() if pool is not None else None
-        self.inflight = 0   # kernels running on the pool
         self.root: FrameState | None = None
+        # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
+        # at a time under `lock` (each lets it go while a long kernel runs).
+        self.lock = threading.Lock() if pool is not None else None
+        self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if pool is not None else None
+        self.capacity = pool.num_threads if pool is not None else 1
+        self.busy = 0          # threads running this run's nodes now
+        self.inflight = 0      # tasks on the pool not finished
+        self.heavy_waiting: list[TaggedNode] = []  # heavy ops popped, to run once no cheap one is ready
+        self.error: BaseException | None = None  # what ended the run on a worker
+        self.aborted = False
+        self.holds_blas = False
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
@@ -114,21 +127,56 @@ class ExecutorState:
         it0.outstanding_ops = len(self.plan.roots)
         alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
         try:
-            while True:
+            if self.lock is None:
                 self._process_ready()
-                if not self.inflight:
-                    break
-                self._finish_async(*self.completions.get())
+            else:
+                self._run_with_workers()
         except _DeadlineReached:
-            self.ready.clear()
+            self._abort()
             raise self._deadline_error() from None
         except BaseException:
-            self.ready.clear()
+            self._abort()
             raise
         finally:
             if alarm is not None:
                 WATCHDOG.cancel(alarm)
+            if self.holds_blas:
+                blas.release()
         return self.results
+
+    def _run_with_workers(self) -> None:
+        """The calling thread's part when the pool helps: run ready nodes; when none is left
+        but tasks are out, wait until one ends the run (or fails, or leaves work)."""
+        lock = self.lock
+        lock.acquire()
+        try:
+            while True:
+                self.busy += 1
+                try:
+                    self._process_ready()
+                finally:
+                    self.busy -= 1
+                if self.error is not None:
+                    raise self.error
+                if not self.inflight and not self.ready:
+                    return
+                lock.release()
+                try:
+                    self.wakeups.get()
+                finally:
+                    lock.acquire()
+        except _Aborted:  # a task failed while this thread ran a kernel: its error ends the run
+            raise self.error from None
+        except BaseException:
+            self._abort()  # under the lock: the pool's tasks stop at their next step
+            raise
+        finally:
+            lock.release()
+
+    def _abort(self) -> None:
+        """The run failed or was interrupted: tasks still out drop their results."""
+        self.aborted = True
+        self.ready.clear()
 
     def _process_ready(self) -> None:
         """Run ready nodes until the queue is empty: pop a tagged node, run its kind's
@@ -139,7 +187,10 @@ class ExecutorState:
         try:
             while True:  # (not `while ready:`, whose back edge CPython 3.11 never specializes)
                 if not ready:
-                    break
+                    if not self.heavy_waiting:
+                        break
+                    self._run_heavy_ops()
+                    continue
                 node = ready.popleft()
                 nodes += 1
                 if not handlers[node.item.kind](self, node):  # (True: its kernel went to the pool)
@@ -148,19 +199,17 @@ class ExecutorState:
                     it.outstanding_ops = n
                     if n == 0 and it.outstanding_frame_count == 0:
                         self._cleanup(node.frame, it.iter_id)
-                if self.inflight and not self.completions.empty():
-                    self._finish_async(*self.completions.get_nowait())
         finally:
             self.stats.nodes += nodes
 
     def _arm_deadline(self, root: FrameState, it0: IterationState):
         wake = TaggedNode(_DEADLINE_ITEM, root, it0)
-        ready, completions = self.ready, self.completions
+        ready, wakeups = self.ready, self.wakeups
 
         def at_deadline():  # on the watchdog thread
             ready.append(wake)
-            if completions is not None:  # in case the loop is waiting for a worker
-                completions.put((wake, True, None))
+            if wakeups is not None:  # in case the calling thread waits for the pool
+                wakeups.put(None)
         return WATCHDOG.arm(self.deadline.when, at_deadline)
 
     # -- the handlers: one per kind of node ------------------------------------------
@@ -201,20 +250,35 @@ class ExecutorState:
         return None
 
     def _run_heavy_op(self, node: TaggedNode):
-        """A live op whose kernel may be worth a worker thread: large inputs go to the pool."""
-        item, it = node.item, node.iteration
-        args = _take_inputs(item, it)
-        if sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
-            self.pool.submit(item.kernel, args, node, self.completions)
-            self.inflight += 1
-            self.stats.async_ops += 1
-            return _ASYNC
-        try:
-            out = item.kernel(*args)
-        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
-            self._kernel_error(node, e)
-        self._propagate_op_outputs(node, out)
-        return None
+        """A live op that may be worth another thread (in a run with a pool): it waits until
+        no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be spread."""
+        self.heavy_waiting.append(node)
+        return _ASYNC
+
+    def _run_heavy_ops(self) -> None:
+        """The heavy ops waiting, once no cheap op is ready (TensorFlow's ScheduleReady): all
+        but the first go to the pool while the run has threads to spare and each is worth
+        several hops (executor/cost.py); then the rest run here, letting the run's lock go
+        while a long kernel runs."""
+        waiting = [(node, _take_inputs(node.item, node.iteration)) for node in self.heavy_waiting]
+        self.heavy_waiting = []
+        here = waiting[:1]
+        for node, args in waiting[1:]:
+            if self.busy < self.capacity and estimate_ns(node.item.op, args) >= POOL_MIN_NS:
+                self._submit(node, args)
+            else:
+                here.append((node, args))
+        for node, args in here:
+            item = node.item
+            try:
+                if estimate_ns(item.op, args) >= UNLOCK_MIN_NS:
+                    out = self._run_unlocked(item.kernel, args)
+                else:
+                    out = item.kernel(*args)
+            except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+                self._kernel_error(node, e)
+            self._propagate_op_outputs(node, out)
+            self._node_done(node.frame, node.iteration)
 
     def _propagate_op_outputs(self, node: TaggedNode, out) -> None:
         """Send an op's outputs (`out` from its kernel; None if it ran dead) and its control output."""
@@ -355,15 +419,59 @@ class ExecutorState:
             timeout=self.deadline.seconds)
 
     # -- kernels on the pool, and errors ---------------------------------------------
-    def _finish_async(self, node: TaggedNode, ok: bool, out) -> None:
-        """A kernel the pool ran has finished: send its outputs on (or raise its error)."""
-        if node.item is _DEADLINE_ITEM:
-            return  # (that token waits in `ready` too)
-        self.inflight -= 1
-        if not ok:
-            self._kernel_error(node, out)
-        self._propagate_op_outputs(node, out)
-        self._node_done(node.frame, node.iteration)
+    def _submit(self, node: TaggedNode, args: tuple) -> None:
+        if not self.holds_blas:  # kernels now run side by side: one BLAS thread each
+            blas.hold_to_one_thread()
+            self.holds_blas = True
+        self.inflight += 1
+        self.busy += 1
+        self.stats.async_ops += 1
+        self.pool.submit(lambda: self._pool_task(node, args))
+
+    def _pool_task(self, node: TaggedNode, args: tuple) -> None:
+        """On a worker: run the kernel, then (under the lock) send its outputs on and run
+        the nodes they made ready, as the calling thread does. Errors end the run there."""
+        try:
+            out, ok = node.item.kernel(*args), True
+        except BaseException as e:  # noqa: BLE001 (reported to the calling thread)
+            out, ok = e, False
+        with self.lock:
+            nodes = self.stats.nodes
+            try:
+                if not self.aborted:
+                    if not ok:
+                        self._kernel_error(node, out)
+                    self._propagate_op_outputs(node, out)
+                    self._node_done(node.frame, node.iteration)
+                    self._process_ready()
+            except _Aborted:
+                pass
+            except BaseException as e:  # noqa: BLE001 (raised by the calling thread)
+                if self.error is None:
+                    self.error = e
+                self._abort()
+            finally:
+                self.stats.pool_nodes += 1 + self.stats.nodes - nodes
+                self.inflight -= 1
+                self.busy -= 1
+            if self.aborted or not self.inflight:
+                self.wakeups.put(None)
+
+    def _run_unlocked(self, kernel, args: tuple):
+        """kernel(*args) with the run's lock let go meanwhile (a run with a pool), so other
+        threads schedule; the calling thread is woken if it waits and nodes are ready."""
+        lock = self.lock
+        if lock is None:
+            return kernel(*args)
+        if self.ready:
+            self.wakeups.put(None)
+        lock.release()
+        try:
+            return kernel(*args)
+        finally:
+            lock.acquire()
+            if self.aborted:  # while it ran, the run failed elsewhere or was interrupted
+                raise _Aborted
 
     def _kernel_error(self, node: TaggedNode, e: BaseException):
         item, frame, it = node.item, node.frame, node.iteration
