@@ -4,8 +4,8 @@ It prunes the graph to what the fetches need, assigns every node to its static
 frame (TensorFlow's ControlFlowInfo: Enter's successors are in the Enter's frame,
 Exit's successors in the parent frame), numbers input slots and pending-count
 slots per frame, and precomputes each node's out-edges (OutEdge: the consumer, its
-slots, and what kind of arrival it is) and kernel, so the run loop does no graph
-walking at all.
+slots, and what kind of arrival it is) and kernel (for scalar arithmetic and comparisons,
+a Python operator: scalar_kernels.py), so the run loop does no graph walking at all.
 """
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from graphcore.errors import GraphError
 from graphcore.graph import Graph, Operation
+
+from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)
@@ -203,7 +205,7 @@ class ExecutionPlan:
         item.single_output = len(op.outputs) == 1
         item.cheap = d.cost == "cheap"
         if item.kind == NORMAL:
-            k = d.kernel
+            k = scalar_kernel(op) or d.kernel
             args = (runtime,) if d.uses_runtime else ()
             if args or op.attrs:
                 k = functools.partial(k, *args, **op.attrs)
