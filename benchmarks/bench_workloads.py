@@ -189,6 +189,29 @@ def branches_numpy(a, b, wa, wb, depth: int):
     return x.sum() + y.sum()
 
 
+def two_numpy_threads(n: int, depth: int, repeat: int) -> float:
+    """The same two chains on two plain Python threads, over one after the other: the best
+    any executor can do on this machine now (0.5 with two free cores)."""
+    import threading  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)
+    a, w = rng.normal(size=(n, n)), rng.normal(size=(n, n)) / np.sqrt(n)
+
+    def chain():
+        x = a
+        for _ in range(depth):
+            x = x @ w
+
+    def both():
+        ts = [threading.Thread(target=chain) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    t_both, t_one = best_of_each([both, chain], repeat)
+    return t_both / (2 * t_one)
+
+
 def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> dict:
     g, names, out = branches_graph(n, depth)
     rng = np.random.default_rng(1)
@@ -199,8 +222,12 @@ def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> d
     with blas_threads(1) as limited:
         assert np.isclose(s.run(out, feeds), branches_numpy(*values, depth))
         t_graph, t_numpy = best_of_each([lambda: s.run(out, feeds), lambda: branches_numpy(*values, depth)], repeat)
+        limit = two_numpy_threads(n, depth, repeat)
     note = f"(2 chains of {depth} matmuls {n}x{n}; BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")
-    return _report("parallel_branches", t_graph, t_numpy, note=note + f"; {os.cpu_count()} cores)")
+    figures = _report("parallel_branches", t_graph, t_numpy, note=note + f"; {os.cpu_count()} cores)")
+    print(f"  {'':18s} two plain Python threads running the chains: {limit:.2f}x (the limit on this machine now)")
+    figures["two_threads_limit"] = limit
+    return figures
 
 
 WORKLOADS = ("collatz", "nested_loops", "call", "first_call", "rnn_forward", "parallel_branches")

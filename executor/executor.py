@@ -106,8 +106,9 @@ class ExecutorState:
         # at a time under `lock` (each lets it go while a long kernel runs).
         self.lock = threading.Lock() if pool is not None else None
         self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if pool is not None else None
-        self.capacity = pool.num_threads if pool is not None else 1
-        self.busy = 0          # threads running this run's nodes now
+        # Kernels on the pool at once: one fewer than the pool's threads, as the calling
+        # thread computes too. A task gives its slot back when its kernel ends.
+        self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
         self.inflight = 0      # tasks on the pool not finished
         self.heavy_waiting: list[TaggedNode] = []  # heavy ops popped, to run once no cheap one is ready
         self.error: BaseException | None = None  # what ended the run on a worker
@@ -151,11 +152,7 @@ class ExecutorState:
         lock.acquire()
         try:
             while True:
-                self.busy += 1
-                try:
-                    self._process_ready()
-                finally:
-                    self.busy -= 1
+                self._process_ready()
                 if self.error is not None:
                     raise self.error
                 if not self.inflight and not self.ready:
@@ -256,15 +253,18 @@ class ExecutorState:
         return _ASYNC
 
     def _run_heavy_ops(self) -> None:
-        """The heavy ops waiting, once no cheap op is ready (TensorFlow's ScheduleReady): all
-        but the first go to the pool while the run has threads to spare and each is worth
-        several hops (executor/cost.py); then the rest run here, letting the run's lock go
-        while a long kernel runs."""
+        """The heavy ops waiting, once no cheap op is ready (as TensorFlow's ScheduleReady):
+        while the pool has a thread to spare, each one worth several hops (executor/cost.py)
+        goes to the pool, except one kept for this thread: the first, unless it belongs to a
+        later iteration than its loop's oldest one in flight (work ahead of the oldest
+        iteration is off the loop's critical path: the work to overlap). The rest run here,
+        letting the run's lock go while a long kernel runs."""
         waiting = [(node, _take_inputs(node.item, node.iteration)) for node in self.heavy_waiting]
         self.heavy_waiting = []
-        here = waiting[:1]
-        for node, args in waiting[1:]:
-            if self.busy < self.capacity and estimate_ns(node.item.op, args) >= POOL_MIN_NS:
+        here = []
+        for i, (node, args) in enumerate(waiting):
+            if ((i or _ahead(node)) and estimate_ns(node.item.op, args) >= POOL_MIN_NS
+                    and self.pool_slots.acquire(blocking=False)):
                 self._submit(node, args)
             else:
                 here.append((node, args))
@@ -424,7 +424,6 @@ class ExecutorState:
             blas.hold_to_one_thread()
             self.holds_blas = True
         self.inflight += 1
-        self.busy += 1
         self.stats.async_ops += 1
         self.pool.submit(lambda: self._pool_task(node, args))
 
@@ -435,6 +434,7 @@ class ExecutorState:
             out, ok = node.item.kernel(*args), True
         except BaseException as e:  # noqa: BLE001 (reported to the calling thread)
             out, ok = e, False
+        self.pool_slots.release()
         with self.lock:
             nodes = self.stats.nodes
             try:
@@ -453,7 +453,6 @@ class ExecutorState:
             finally:
                 self.stats.pool_nodes += 1 + self.stats.nodes - nodes
                 self.inflight -= 1
-                self.busy -= 1
             if self.aborted or not self.inflight:
                 self.wakeups.put(None)
 
@@ -698,6 +697,12 @@ def _merge_threshold(dst: NodeItem, it: IterationState) -> int:
     if dst.merge_back == 0:
         return dst.num_inputs
     return dst.merge_fwd if it.iter_id == 0 else dst.merge_back
+
+
+def _ahead(node: TaggedNode) -> bool:
+    """The node belongs to a later iteration than its frame's oldest one in flight."""
+    frame = node.frame
+    return node.iteration.iter_id > frame.iteration_count - frame.num_outstanding_iterations + 1
 
 
 def _take_inputs(item: NodeItem, it: IterationState) -> tuple:
