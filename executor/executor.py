@@ -77,8 +77,8 @@ class _DeadlineReached(Exception):
     """Raised by the deadline token's handler; run() turns it into DeadlineExceededError."""
 
 
-# What an op's handler returns when its kernel went to the worker pool: the node is not
-# done until the task that runs it (_pool_task) says so.
+# What a handler returns when its node is not done yet: a heavy op waiting for the ready
+# queue to empty (_run_heavy_ops), which runs it here or hands it to the pool.
 _ASYNC = True
 
 
@@ -110,7 +110,8 @@ class ExecutorState:
         # thread computes too. A task gives its slot back when its kernel ends.
         self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
         self.inflight = 0      # tasks on the pool not finished
-        self.heavy_waiting: list[TaggedNode] = []  # heavy ops popped, to run once no cheap one is ready
+        self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
+        self.caller = threading.get_ident()
         self.error: BaseException | None = None  # what ended the run on a worker
         self.aborted = False
         self.holds_blas = False
@@ -155,7 +156,7 @@ class ExecutorState:
                 self._process_ready()
                 if self.error is not None:
                     raise self.error
-                if not self.inflight and not self.ready:
+                if not self.inflight and not self.ready and not self.heavy_waiting:
                     return
                 lock.release()
                 try:
@@ -177,20 +178,20 @@ class ExecutorState:
 
     def _process_ready(self) -> None:
         """Run ready nodes until the queue is empty: pop a tagged node, run its kind's
-        handler, and unless its kernel went to the pool, count it done."""
+        handler and count the node done (unless it is a heavy op left to wait); then the
+        heavy ops that waited, and again, until nothing is left to run here."""
         ready = self.ready
         handlers = self._handlers
         nodes = 0
         try:
             while True:  # (not `while ready:`, whose back edge CPython 3.11 never specializes)
                 if not ready:
-                    if not self.heavy_waiting:
+                    if not self.heavy_waiting or self._run_heavy_ops():
                         break
-                    self._run_heavy_ops()
                     continue
                 node = ready.popleft()
                 nodes += 1
-                if not handlers[node.item.kind](self, node):  # (True: its kernel went to the pool)
+                if not handlers[node.item.kind](self, node):  # (_ASYNC: not done yet)
                     it = node.iteration  # _node_done, inline
                     n = it.outstanding_ops - 1
                     it.outstanding_ops = n
@@ -249,18 +250,19 @@ class ExecutorState:
     def _run_heavy_op(self, node: TaggedNode):
         """A live op that may be worth another thread (in a run with a pool): it waits until
         no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be spread."""
-        self.heavy_waiting.append(node)
+        self.heavy_waiting.append((node, _take_inputs(node.item, node.iteration)))
         return _ASYNC
 
-    def _run_heavy_ops(self) -> None:
-        """The heavy ops waiting, once no cheap op is ready (as TensorFlow's ScheduleReady):
-        while the pool has a thread to spare, each one worth several hops (executor/cost.py)
-        goes to the pool, except one kept for this thread: the first, unless it belongs to a
-        later iteration than its loop's oldest one in flight (work ahead of the oldest
-        iteration is off the loop's critical path: the work to overlap). The rest run here,
-        letting the run's lock go while a long kernel runs."""
-        waiting = [(node, _take_inputs(node.item, node.iteration)) for node in self.heavy_waiting]
-        self.heavy_waiting = []
+    def _run_heavy_ops(self) -> bool:
+        """The heavy ops waiting, once no cheap op is ready (as TensorFlow's ScheduleReady).
+        Each one worth several hops (executor/cost.py) goes to the pool while it has a slot,
+        except one kept for this thread: the first, unless it belongs to a later iteration
+        than its loop's oldest one in flight (work ahead of the oldest iteration is off the
+        loop's critical path: the work to overlap). The rest run here, with the run's lock
+        let go while a long kernel runs. A pool thread computes only in a slot of the pool
+        (so that the calling thread and the slots are all the threads computing): what it
+        gets none for, it leaves to the calling thread, and returns True."""
+        waiting, self.heavy_waiting = self.heavy_waiting, []
         here = []
         for i, (node, args) in enumerate(waiting):
             if ((i or _ahead(node)) and estimate_ns(node.item.op, args) >= POOL_MIN_NS
@@ -268,17 +270,26 @@ class ExecutorState:
                 self._submit(node, args)
             else:
                 here.append((node, args))
+        on_pool = threading.get_ident() != self.caller
         for node, args in here:
             item = node.item
+            long = estimate_ns(item.op, args) >= UNLOCK_MIN_NS
+            if on_pool and long and not self.pool_slots.acquire(blocking=False):
+                self.heavy_waiting.append((node, args))
+                continue
             try:
-                if estimate_ns(item.op, args) >= UNLOCK_MIN_NS:
-                    out = self._run_unlocked(item.kernel, args)
-                else:
-                    out = item.kernel(*args)
+                out = self._run_unlocked(item.kernel, args) if long else item.kernel(*args)
             except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
                 self._kernel_error(node, e)
+            finally:
+                if on_pool and long:
+                    self.pool_slots.release()
             self._propagate_op_outputs(node, out)
             self._node_done(node.frame, node.iteration)
+        if on_pool and self.heavy_waiting:
+            self.wakeups.put(None)
+            return True
+        return False
 
     def _propagate_op_outputs(self, node: TaggedNode, out) -> None:
         """Send an op's outputs (`out` from its kernel; None if it ran dead) and its control output."""
