@@ -112,6 +112,7 @@ class ExecutorState:
         self.inflight = 0      # tasks on the pool not finished
         self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
         self.caller = threading.get_ident()
+        self.caller_waits = False  # the calling thread waits on `wakeups` for the pool
         self.error: BaseException | None = None  # what ended the run on a worker
         self.aborted = False
         self.holds_blas = False
@@ -158,11 +159,13 @@ class ExecutorState:
                     raise self.error
                 if not self.inflight and not self.ready and not self.heavy_waiting:
                     return
+                self.caller_waits = True
                 lock.release()
                 try:
                     self.wakeups.get()
                 finally:
                     lock.acquire()
+                    self.caller_waits = False
         except _Aborted:  # a task failed while this thread ran a kernel: its error ends the run
             raise self.error from None
         except BaseException:
@@ -287,7 +290,7 @@ class ExecutorState:
             self._propagate_op_outputs(node, out)
             self._node_done(node.frame, node.iteration)
         if on_pool and self.heavy_waiting:
-            self.wakeups.put(None)
+            self._wake_caller()
             return True
         return False
 
@@ -465,7 +468,13 @@ class ExecutorState:
                 self.stats.pool_nodes += 1 + self.stats.nodes - nodes
                 self.inflight -= 1
             if self.aborted or not self.inflight:
-                self.wakeups.put(None)
+                self._wake_caller()
+
+    def _wake_caller(self) -> None:
+        """If the calling thread waits for the pool (_run_with_workers), wake it (under the lock)."""
+        if self.caller_waits:
+            self.caller_waits = False
+            self.wakeups.put(None)
 
     def _run_unlocked(self, kernel, args: tuple):
         """kernel(*args) with the run's lock let go meanwhile (a run with a pool), so other
@@ -474,7 +483,7 @@ class ExecutorState:
         if lock is None:
             return kernel(*args)
         if self.ready:
-            self.wakeups.put(None)
+            self._wake_caller()
         lock.release()
         try:
             return kernel(*args)
