@@ -1,18 +1,20 @@
-"""One BLAS thread per kernel while the executor runs kernels concurrently.
+"""How many threads BLAS uses now.
 
-A multithreaded BLAS starts a team of threads on every core for each large matmul; two
-matmuls running on two executor threads would then fight over the cores. While some run
-has kernels on its worker threads, BLAS is held to one thread (process-wide, as BLAS's own
-setting is); the last such run to end gives it back its former thread count. This needs
-threadpoolctl (optional: without it, BLAS is left alone).
+A multithreaded BLAS already spreads one large matmul over the cores, so the executor
+does not also run matmuls side by side then: two matmuls on two executor threads would each
+start a team of BLAS threads on every core, and one BLAS thread each loses more than the
+overlap gains (measured on the RNN of benchmarks/bench_workloads.py: with BLAS on two
+threads, 1.2x numpy inline, 2.2x with matmuls overlapped on one BLAS thread each). With BLAS
+on one thread, matmuls are what the executor's threads overlap.
+
+The count comes from threadpoolctl when it is installed (so `threadpool_limits` and
+`openblas_set_num_threads` are seen), else from the usual environment variables, else it
+is the number of cores (OpenBLAS's default).
 """
 from __future__ import annotations
 
-import threading
+import os
 
-_lock = threading.Lock()
-_users = 0
-_saved: list = []          # (library controller, its thread count before)
 _controllers: list | None = None
 
 
@@ -28,24 +30,13 @@ def _blas_controllers() -> list:
     return _controllers
 
 
-def hold_to_one_thread() -> None:
-    """BLAS on one thread until the matching `release()`."""
-    global _users
-    with _lock:
-        _users += 1
-        if _users == 1:
-            for c in _blas_controllers():
-                n = c.num_threads
-                if n != 1:
-                    _saved.append((c, n))
-                    c.set_num_threads(1)
-
-
-def release() -> None:
-    global _users
-    with _lock:
-        _users -= 1
-        if _users == 0:
-            for c, n in _saved:
-                c.set_num_threads(n)
-            _saved.clear()
+def threads() -> int:
+    """The number of threads BLAS runs a large matmul on."""
+    controllers = _blas_controllers()
+    if controllers:
+        return max(c.num_threads for c in controllers)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(var, "")
+        if value.strip().isdigit():
+            return int(value)
+    return os.cpu_count() or 1

@@ -31,3 +31,8 @@ def estimate_ns(op, args: tuple) -> float:
             cols = (b[-2] if attrs.get("transpose_b") else b[-1]) if len(b) >= 2 else 1
             return rows * k * cols * NS_PER_MULTIPLY_ADD
     return sum(getattr(x, "size", 1) for x in args) * NS_PER_ELEMENT
+
+
+def uses_blas(op) -> bool:
+    """The kernel is a BLAS call (which may use several threads by itself)."""
+    return op.type == "MatMul"

@@ -55,7 +55,7 @@ import numpy as np
 from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
 
 from . import blas
-from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
+from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns, uses_blas
 from .deadline import WATCHDOG, Deadline
 from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
 from .state import FrameState, IterationState, TaggedNode
@@ -115,7 +115,6 @@ class ExecutorState:
         self.caller_waits = False  # the calling thread waits on `wakeups` for the pool
         self.error: BaseException | None = None  # what ended the run on a worker
         self.aborted = False
-        self.holds_blas = False
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
@@ -143,8 +142,6 @@ class ExecutorState:
         finally:
             if alarm is not None:
                 WATCHDOG.cancel(alarm)
-            if self.holds_blas:
-                blas.release()
         return self.results
 
     def _run_with_workers(self) -> None:
@@ -252,8 +249,15 @@ class ExecutorState:
 
     def _run_heavy_op(self, node: TaggedNode):
         """A live op that may be worth another thread (in a run with a pool): it waits until
-        no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be spread."""
-        self.heavy_waiting.append((node, _take_inputs(node.item, node.iteration)))
+        no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be
+        spread; a matmul runs now if BLAS spreads it over the cores already (executor/blas.py)."""
+        item = node.item
+        args = _take_inputs(item, node.iteration)
+        cost = estimate_ns(item.op, args)
+        if uses_blas(item.op) and blas.threads() > 1:
+            self._run_here(node, args, cost)
+            return None
+        self.heavy_waiting.append((node, args, cost))
         return _ASYNC
 
     def _run_heavy_ops(self) -> bool:
@@ -261,38 +265,44 @@ class ExecutorState:
         Each one worth several hops (executor/cost.py) goes to the pool while it has a slot,
         except one kept for this thread: the first, unless it belongs to a later iteration
         than its loop's oldest one in flight (work ahead of the oldest iteration is off the
-        loop's critical path: the work to overlap). The rest run here, with the run's lock
-        let go while a long kernel runs. A pool thread computes only in a slot of the pool
-        (so that the calling thread and the slots are all the threads computing): what it
-        gets none for, it leaves to the calling thread, and returns True."""
+        loop's critical path: the work to overlap). The rest run here. A pool thread
+        computes only in a slot of the pool (so that the calling thread and the slots are
+        all the threads computing): what it gets none for, it leaves to the calling thread,
+        and returns True."""
         waiting, self.heavy_waiting = self.heavy_waiting, []
         here = []
-        for i, (node, args) in enumerate(waiting):
-            if ((i or _ahead(node)) and estimate_ns(node.item.op, args) >= POOL_MIN_NS
-                    and self.pool_slots.acquire(blocking=False)):
+        for i, (node, args, cost) in enumerate(waiting):
+            if (i or _ahead(node)) and cost >= POOL_MIN_NS and self.pool_slots.acquire(blocking=False):
                 self._submit(node, args)
             else:
-                here.append((node, args))
+                here.append((node, args, cost))
         on_pool = threading.get_ident() != self.caller
-        for node, args in here:
-            item = node.item
-            long = estimate_ns(item.op, args) >= UNLOCK_MIN_NS
-            if on_pool and long and not self.pool_slots.acquire(blocking=False):
-                self.heavy_waiting.append((node, args))
-                continue
-            try:
-                out = self._run_unlocked(item.kernel, args) if long else item.kernel(*args)
-            except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
-                self._kernel_error(node, e)
-            finally:
-                if on_pool and long:
+        for node, args, cost in here:
+            if not on_pool or cost < UNLOCK_MIN_NS:
+                self._run_here(node, args, cost)
+                self._node_done(node.frame, node.iteration)
+            elif self.pool_slots.acquire(blocking=False):
+                try:
+                    self._run_here(node, args, cost)
+                finally:
                     self.pool_slots.release()
-            self._propagate_op_outputs(node, out)
-            self._node_done(node.frame, node.iteration)
+                self._node_done(node.frame, node.iteration)
+            else:
+                self.heavy_waiting.append((node, args, cost))
         if on_pool and self.heavy_waiting:
             self._wake_caller()
             return True
         return False
+
+    def _run_here(self, node: TaggedNode, args: tuple, cost: float) -> None:
+        """Run a heavy op's kernel on this thread (with the run's lock let go meanwhile if it
+        is long) and send its outputs on."""
+        item = node.item
+        try:
+            out = self._run_unlocked(item.kernel, args) if cost >= UNLOCK_MIN_NS else item.kernel(*args)
+        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+            self._kernel_error(node, e)
+        self._propagate_op_outputs(node, out)
 
     def _propagate_op_outputs(self, node: TaggedNode, out) -> None:
         """Send an op's outputs (`out` from its kernel; None if it ran dead) and its control output."""
@@ -434,9 +444,6 @@ class ExecutorState:
 
     # -- kernels on the pool, and errors ---------------------------------------------
     def _submit(self, node: TaggedNode, args: tuple) -> None:
-        if not self.holds_blas:  # kernels now run side by side: one BLAS thread each
-            blas.hold_to_one_thread()
-            self.holds_blas = True
         self.inflight += 1
         self.stats.async_ops += 1
         self.pool.submit(lambda: self._pool_task(node, args))

@@ -172,6 +172,15 @@ def test_a_failing_kernel_names_op_frame_iteration_and_line_and_the_session_stil
     assert s.run(total, {x: 4, idx: 0}) == 0 + 1 + 2 + 3
 
 
+@pytest.fixture
+def one_blas_thread(monkeypatch):
+    """BLAS on one thread, as the executor sees it: matmuls are then what its threads overlap
+    (with a multithreaded BLAS they run one at a time, each on every core)."""
+    import executor.blas  # noqa: PLC0415
+
+    monkeypatch.setattr(executor.blas, "threads", lambda: 1)
+
+
 def _two_matmuls():
     g = gc.Graph()
     with g.as_default():
@@ -181,7 +190,7 @@ def _two_matmuls():
     return g, (a, b, x, y), first, second
 
 
-def test_a_failing_heavy_kernel_on_a_worker_thread_is_reported():
+def test_a_failing_heavy_kernel_on_a_worker_thread_is_reported(one_blas_thread):
     g, (a, b, x, y), first, second = _two_matmuls()
     s = Session(g, num_threads=2)
     big = np.ones((200, 100))
@@ -192,7 +201,7 @@ def test_a_failing_heavy_kernel_on_a_worker_thread_is_reported():
     assert s.last_stats.async_ops == 1
 
 
-def test_a_lone_heavy_kernel_runs_on_the_calling_thread():
+def test_a_lone_heavy_kernel_runs_on_the_calling_thread(one_blas_thread):
     # nothing else is ready beside it: a hop to a worker would only cost time
     g, (a, b, x, y), first, second = _two_matmuls()
     s = Session(g, num_threads=2)
@@ -279,7 +288,7 @@ def test_loop_variables_computed_from_invariants_alone_let_the_loop_end(capfd):
     assert capfd.readouterr().out == "invariant 1.5\n" * 3
 
 
-def test_sessions_share_one_worker_pool():
+def test_sessions_share_one_worker_pool(one_blas_thread):
     import threading as _threading
 
     g, (a, b, x, y), first, second = _two_matmuls()
@@ -303,7 +312,7 @@ def _two_chains(depth):
     return g, a, b, out
 
 
-def test_a_worker_runs_what_its_kernel_makes_ready():
+def test_a_worker_runs_what_its_kernel_makes_ready(one_blas_thread):
     # two independent chains: one goes to a worker, which goes on along it itself
     g, a, b, out = _two_chains(4)
     m = np.eye(150) * 0.5
@@ -314,10 +323,21 @@ def test_a_worker_runs_what_its_kernel_makes_ready():
     assert Session(g, num_threads=1).run(out, {a: m, b: m}) == 2 * 150 * 0.5 ** 5
 
 
-def test_a_kernel_failing_on_one_thread_ends_the_run_while_another_computes():
+def test_a_kernel_failing_on_one_thread_ends_the_run_while_another_computes(one_blas_thread):
     g, a, b, out = _two_chains(3)
     s = Session(g, num_threads=2)
     for bad in ({a: np.ones((150, 100)), b: np.eye(150)}, {a: np.eye(150), b: np.ones((150, 100))}):
         with pytest.raises(gc.ExecutionError, match="MatMul"):
             s.run(out, bad)
     assert s.run(out, {a: np.eye(150), b: np.eye(150)}) == 300.0
+
+
+def test_with_a_multithreaded_blas_matmuls_run_one_at_a_time(monkeypatch):
+    import executor.blas  # noqa: PLC0415
+
+    monkeypatch.setattr(executor.blas, "threads", lambda: 2)
+    g, (a, b, x, y), first, second = _two_matmuls()
+    s = Session(g, num_threads=2)
+    big = np.ones((150, 150))
+    assert s.run(first + second, {a: big, b: big, x: big, y: big})[0, 0] == 300.0
+    assert s.last_stats.async_ops == 0
