@@ -6,9 +6,9 @@ call, and numpy-bound ones (rnn_forward, parallel_branches).
 
 Each line gives the graph's time, plain numpy's, and their ratio (below 1: the graph is
 faster). Times are the best of --repeat runs after a warm-up run, graph and numpy taking
-turns, so a shared machine disturbs them less. rnn_forward and parallel_branches run with
-BLAS on one thread (needs threadpoolctl): the executor's threads are the parallelism
-measured, and a multithreaded BLAS on a busy machine varies by several times from run to run.
+turns, so a shared machine disturbs them less. rnn_forward runs with BLAS as it is and with
+BLAS on one thread (needs threadpoolctl), parallel_branches with BLAS on one thread: there
+the executor's threads are the parallelism measured.
 """
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def rnn_numpy(W, U, h, xs):
     return h
 
 
-def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None) -> dict:
+def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_one: bool) -> dict:
     g, (W, U, h0, xs), h = rnn_graph(T, H, B, H)
     rng = np.random.default_rng(0)
     values = [(rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
@@ -158,11 +158,11 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None) -> dic
               rng.normal(size=(B, H)).astype(np.float32), rng.normal(size=(T, B, H)).astype(np.float32)]
     feeds = dict(zip((W, U, h0, xs), values))
     s = Session(g, num_threads=threads)
-    with blas_threads(1) as limited:
+    with blas_threads(1 if blas_one else None) as limited:
         np.testing.assert_allclose(s.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
         t_graph, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
-    return _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; BLAS on 1 thread"
-                   + ("" if limited else ": not set, no threadpoolctl") + ")")
+    blas_note = ("BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")) if blas_one else "BLAS as is"
+    return _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
 
 
 def branches_graph(n: int, depth: int):
@@ -254,7 +254,9 @@ def main(argv=None) -> dict:
     if "first_call" in todo:
         figures["first_call"] = first_call(repeat)
     if "rnn_forward" in todo:
-        figures["rnn_forward"] = rnn_forward(*((5, 16, 4) if quick else (100, 256, 32)), repeat, args.threads)
+        size = (5, 16, 4) if quick else (100, 256, 32)
+        figures["rnn_forward"] = rnn_forward(*size, repeat, args.threads, blas_one=False)
+        figures["rnn_forward_blas1"] = rnn_forward(*size, repeat, args.threads, blas_one=True)
     if "parallel_branches" in todo:
         figures["parallel_branches"] = parallel_branches(*((32, 2) if quick else (512, 8)), repeat, args.threads)
     return figures
