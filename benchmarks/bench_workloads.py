@@ -223,7 +223,8 @@ def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> d
         assert np.isclose(s.run(out, feeds), branches_numpy(*values, depth))
         t_graph, t_numpy = best_of_each([lambda: s.run(out, feeds), lambda: branches_numpy(*values, depth)], repeat)
         limit = two_numpy_threads(n, depth, repeat)
-    note = f"(2 chains of {depth} matmuls {n}x{n}; BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")
+    blas_note = "BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")
+    note = f"(2 chains of {depth} matmuls {n}x{n}; {blas_note}"
     figures = _report("parallel_branches", t_graph, t_numpy, note=note + f"; {os.cpu_count()} cores)")
     print(f"  {'':18s} two plain Python threads running the chains: {limit:.2f}x (the limit on this machine now)")
     figures["two_threads_limit"] = limit
