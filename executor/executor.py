@@ -161,7 +161,7 @@ class ExecutorState:
                 try:
                     self.wakeups.get()
                 finally:
-                    lock.acquire()
+                    _relock(lock)
                     self.caller_waits = False
         except _Aborted:  # a task failed while this thread ran a kernel: its error ends the run
             raise self.error from None
@@ -495,7 +495,7 @@ class ExecutorState:
         try:
             return kernel(*args)
         finally:
-            lock.acquire()
+            _relock(lock)
             if self.aborted:  # while it ran, the run failed elsewhere or was interrupted
                 raise _Aborted
 
@@ -730,6 +730,20 @@ def _ahead(node: TaggedNode) -> bool:
     """The node belongs to a later iteration than its frame's oldest one in flight."""
     frame = node.frame
     return node.iteration.iter_id > frame.iteration_count - frame.num_outstanding_iterations + 1
+
+
+def _relock(lock: threading.Lock) -> None:
+    """Take `lock` again even if Ctrl-C comes meanwhile (then raise KeyboardInterrupt after):
+    the code around relies on holding it when it unwinds."""
+    interrupted = None
+    while True:
+        try:
+            lock.acquire()
+            break
+        except KeyboardInterrupt as e:
+            interrupted = e
+    if interrupted is not None:
+        raise interrupted
 
 
 def _take_inputs(item: NodeItem, it: IterationState) -> tuple:

@@ -341,3 +341,34 @@ def test_with_a_multithreaded_blas_matmuls_run_one_at_a_time(monkeypatch):
     big = np.ones((150, 150))
     assert s.run(first + second, {a: big, b: big, x: big, y: big})[0, 0] == 300.0
     assert s.last_stats.async_ops == 0
+
+
+def test_ctrl_c_while_the_pool_computes_leaves_the_session_usable():
+    import _thread
+    import time as _time
+
+    from graphcore.registry import define_op, get_op_def, registered_ops
+
+    if "TestInterruptMain" in registered_ops():
+        op = get_op_def("TestInterruptMain")
+    else:
+        def kernel(x):
+            if x.flat[0] < 0:
+                _thread.interrupt_main()  # Ctrl-C, wherever the calling thread is now
+                _time.sleep(0.05)
+            return x
+
+        op = define_op("TestInterruptMain", shape=lambda x: (x.dtype, x.shape), kernel=kernel)  # heavy
+        op.not_differentiable("test op")
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [None], name="x")
+        y = gc.placeholder(gc.float64, [None], name="y")
+        out = gc.reduce_sum(op(x)) + gc.reduce_sum(op(y))
+    s = Session(g, num_threads=2)
+    big, bad = np.ones(200_000), -np.ones(200_000)
+    for feeds in ({x: big, y: bad}, {x: bad, y: big}):
+        with pytest.raises(KeyboardInterrupt):
+            s.run(out, feeds)
+        assert s.run(out, {x: big, y: big}) == 400_000.0
+        assert s.last_stats.async_ops == 1  # one of the two ran on the pool
