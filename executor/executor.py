@@ -36,13 +36,16 @@ kept for the frame instance's next iteration, and a frame is freed when its last
 iteration is (_cleanup, _delete_frame).
 
 The scheduling loop (_process_ready) pops a tagged node and calls the handler of its kind
-(ExecutorState._handlers). Cheap ops run inline on the thread that made them ready; a heavy
-op worth several hops goes to the worker pool when another is ready to run beside it, and
-the worker then runs what its outputs make ready, under the run's lock (_run_heavy_op,
-_pool_task, executor/cost.py). A dead Exit is run where its dead input arrives instead of
-being queued (all it does is note itself: _note_dead_exit); TracedExecutorState queues
-it, to record its step. A run with a deadline ends when the loop pops the token that
-executor/deadline.py's watchdog puts on the ready queue at that time (_run_deadline).
+(ExecutorState._handlers). Cheap ops run inline on the thread that made them ready. With a
+pool, heavy ops wait until no cheap op is ready; then one worth several hops goes to the
+pool when another is ready beside it or it is work ahead of its loop's oldest iteration
+(a matmul only if BLAS is on one thread), and the worker runs what its outputs make ready,
+under the run's lock (_run_heavy_op, _run_heavy_ops, _pool_task, cost.py, blas.py).
+
+A dead Exit is run where its dead input arrives instead of being queued (all it does is
+note itself: _note_dead_exit); TracedExecutorState queues it, to record its step. A run
+with a deadline ends when the loop pops the token that executor/deadline.py's watchdog
+puts on the ready queue at that time (_run_deadline).
 """
 from __future__ import annotations
 
