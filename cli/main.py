@@ -277,17 +277,19 @@ def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
         raise typer.Exit(1)
 
 
-_BENCHES = ("executor", "autograph", "gradients")
+_BENCHES = ("executor", "autograph", "gradients", "workloads")
 
 
 @app.command()
 @friendly
-def bench(which: str = typer.Argument("all", help="executor | autograph | gradients | all"),
+def bench(which: str = typer.Argument("all", help="executor | autograph | gradients | workloads | all"),
           quick: bool = typer.Option(False, "--quick", help="Fewer repeats and iterations (a smoke run).")):
     """Run the benchmarks and print their figures (not part of the tests).
 
     executor: cost per loop iteration of seed 002's Fibonacci loop; autograph: first and
-    steady call of a nested function; gradients: a 100-step RNN, forward vs backward."""
+    steady call of a nested function; gradients: a 100-step RNN, forward vs backward;
+    workloads: collatz, nested loops, call overhead, first call, RNN forward and parallel
+    branches, each beside plain numpy."""
     names = _BENCHES if which == "all" else (which,)
     for name in names:
         if name not in _BENCHES:
@@ -300,10 +302,14 @@ def bench(which: str = typer.Argument("all", help="executor | autograph | gradie
             from benchmarks import bench_autograph  # noqa: PLC0415
 
             bench_autograph.main(n=4, repeats=3) if quick else bench_autograph.main()
-        else:
+        elif name == "gradients":
             from benchmarks import bench_gradients  # noqa: PLC0415
 
             bench_gradients.main(["--steps", "10", "--hidden", "16", "--inputs", "16", "--repeat", "1"] if quick else [])
+        else:
+            from benchmarks import bench_workloads  # noqa: PLC0415
+
+            bench_workloads.main(["--quick"] if quick else [])
         typer.echo("")
 
 

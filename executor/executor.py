@@ -1,309 +1,436 @@
-"""The dataflow machine: one ExecutorState per run, driven by a scheduling loop on the
-calling thread. The rules of execution (seed 002) are written once, here:
+"""The dataflow machine: one ExecutorState per run. The rules of execution (seed 002)
+are each written once, in the method named beside them:
 
-  op             fires when                         outputs
-  -------------  ---------------------------------  ------------------------------------------
-  Switch(d, p)   d and p arrived                    (false, true) both carry d; the one not
-                                                    chosen by p is dead; dead d -> both dead
-  Merge(d1..dn)  first live input (and controls),   (value, value_index); all inputs dead ->
-                 or every input dead                dead. A loop Merge counts its Enter input
-                                                    in iteration 0, its back edge after that
-  Enter(d, f)    d arrived                          d in frame f (created by its first Enter),
-                                                    iteration 0; a constant Enter's value is a
-                                                    loop invariant seen by every iteration
-  Exit(d)        d arrived                          d in the parent frame; a dead Exit is kept
-                                                    and only sent on if the frame ends dead
-  NextIteration  d arrived                          d in iteration n+1 (started on demand; at most
-                                                    parallel_iterations in flight, later ones
-                                                    wait); a dead d is dropped: the loop ends
-  any other op   all inputs (and controls) arrived  kernel(values); any dead input -> every
-                                                    output dead and the kernel does not run
+  op             fires when                             outputs
+  -------------  -------------------------------------  ------------------------------------------
+  Switch(d, p)   d and p arrived                        (false, true) both carry d; the one not
+                 (_activate_nodes, TO_OP)               chosen by p is dead; dead d -> both dead
+                                                        (_run_switch)
+  Merge(d1..dn)  first live input (and controls),       (value, value_index); all inputs dead ->
+                 or every input dead                    dead (_run_merge)
+                 (_activate_nodes, TO_MERGE; a loop
+                 Merge counts its Enter input in
+                 iteration 0, its back edge after
+                 that: _merge_threshold)
+  Enter(d, f)    d arrived                              d in frame f (created by its first Enter),
+                                                        iteration 0; a constant Enter's value is a
+                                                        loop invariant seen by every iteration
+                                                        (_run_enter, _increment_iteration)
+  Exit(d)        d arrived                              d in the parent frame; a dead Exit is kept
+                                                        and only sent on if the frame ends dead
+                                                        (_run_exit, _note_dead_exit, _delete_frame)
+  NextIteration  d arrived                              d in iteration n+1 (started on demand; at most
+                                                        parallel_iterations in flight, later ones
+                                                        wait); a dead d is dropped: the loop ends
+                                                        (_run_next_iteration, _increment_iteration)
+  any other op   all inputs (and controls) arrived      kernel(values); any dead input -> every
+                 (_activate_nodes, TO_OP)               output dead and the kernel does not run
+                                                        (_run_op)
 
-An iteration is done when its outstanding ops and child frames reach zero (and, for
-iteration 0, every Enter has arrived); its state is freed then, and a frame is freed
-when its last iteration is. Cheap ops run inline on the scheduling thread; large
-numpy ops go to the worker pool while scheduling goes on.
+Every node's outputs reach their consumers through one routine, _activate_nodes
+(TensorFlow's ActivateNodes): it counts the arrival in the consumer's pending and dead
+counts (its edge kinds are the "fires when" column) and queues the consumer's TaggedNode
+once it can run. An iteration is done when its outstanding ops and child frames reach
+zero (and, for iteration 0, every Enter has arrived: _iteration_done); its state is then
+kept for the frame instance's next iteration, and a frame is freed when its last
+iteration is (_cleanup, _delete_frame).
 
-For speed, run() handles every kind in one loop and delivers each node's last output
-itself (the activation rules of _emit, inlined); _emit delivers the other outputs and
-the rare cases. Untraced, a dead Exit is run where its dead input arrives instead of
-being queued (all it does is note itself in its frame's dead exits).
-A run with a deadline ends when the loop pops the token that executor/deadline.py's
-watchdog puts on the ready queue at that time.
+The scheduling loop (_process_ready) pops a tagged node and calls the handler of its kind
+(ExecutorState._handlers). Cheap ops run inline on the thread that made them ready. With a
+pool, heavy ops wait until no cheap op is ready; then one worth several hops goes to the
+pool when another is ready beside it or it is work ahead of its loop's oldest iteration
+(a matmul only if BLAS is on one thread), and the worker runs what its outputs make ready,
+under the run's lock (_run_heavy_op, _run_heavy_ops, _pool_task, cost.py, blas.py).
+
+A dead Exit is run where its dead input arrives instead of being queued (all it does is
+note itself: _note_dead_exit); TracedExecutorState queues it, to record its step. A run
+with a deadline ends when the loop pops the token that executor/deadline.py's watchdog
+puts on the ready queue at that time (_run_deadline).
 """
 from __future__ import annotations
 
 import queue
+import threading
 from collections import deque
 
 import numpy as np
 
 from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
 
+from . import blas
+from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns, uses_blas
 from .deadline import WATCHDOG, Deadline
-from .plan import ENTER, EXIT, FEED, MERGE, NEXT_ITERATION, NORMAL, SWITCH, ExecutionPlan, NodeItem
-from .state import FrameState, IterationState
+from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
+from .state import FrameState, IterationState, TaggedNode
 from .stats import RunStats
-
-# Inputs with at least this many elements in all make a heavy op worth a worker thread.
-POOL_THRESHOLD_ELEMENTS = 16384
 
 _NO_VALUE = object()
 
-# Not a node of the graph: the watchdog puts this token on the ready queue at the run's
-# deadline, so the loop meets it in its kind dispatch and checks no clock per node.
+# Not a node of the graph: the watchdog puts a tagged node of this kind on the ready
+# queue at the run's deadline, so the loop meets it in its kind dispatch and checks no
+# clock per node.
 DEADLINE = FEED + 1
 _DEADLINE_ITEM = NodeItem(-1, None, "<deadline>", DEADLINE)
 
+class _Aborted(BaseException):  # (not an Exception: kernel errors must not catch it)
+    """A pool task meets a run that has ended (failed or interrupted) meanwhile."""
+
+
+class _DeadlineReached(Exception):
+    """Raised by the deadline token's handler; run() turns it into DeadlineExceededError."""
+
+
+# What a handler returns when its node is not done yet: a heavy op waiting for the ready
+# queue to empty (_run_heavy_ops), which runs it here or hands it to the pool.
+_ASYNC = True
+
 
 class ExecutorState:
-    """The mutable state of one run of a plan."""
+    """The mutable state of one run of a plan (TracedExecutorState records its steps)."""
 
-    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, trace: list | None = None,
-                 deadline: Deadline | None = None):
+    # A dead Exit runs where its dead input arrives instead of being queued (see the docstring).
+    inline_dead_exits = True
+    # The handler of each kind of node, indexed by NodeItem.kind (set below the class).
+    _handlers: tuple = ()
+
+    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None):
         self.plan = plan
         self.deadline = deadline
         self.feed_values = feed_values
         self.pool = pool
-        self.trace = trace
+        self.trace: list | None = None
         self.stats = RunStats()
         self.results = [_NO_VALUE] * len(plan.fetches)
         self.dead_results = [False] * len(plan.fetches)
         self.switch_preds: dict[int, bool] = {}
-        self.ready: deque = deque()
-        self.step = 0
+        self.ready: deque[TaggedNode] = deque()
         self.root: FrameState | None = None
-        if trace is not None:
-            # Tracing only: record pending-count changes. Instance attributes shadow the
-            # methods, so an untraced run pays nothing for this.
-            self._emit = self._emit_traced
-            self._emit_control = self._emit_control_traced
+        # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
+        # at a time under `lock` (each lets it go while a long kernel runs).
+        self.lock = threading.Lock() if pool is not None else None
+        self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if pool is not None else None
+        # Kernels on the pool at once: one fewer than the pool's threads, as the calling
+        # thread computes too. A task gives its slot back when its kernel ends.
+        self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
+        self.inflight = 0      # tasks on the pool not finished
+        self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
+        self.caller = threading.get_ident()
+        self.caller_waits = False  # the calling thread waits on `wakeups` for the pool
+        self.error: BaseException | None = None  # what ended the run on a worker
+        self.aborted = False
 
-    # -- the scheduling loop ------------------------------------------------
+    # -- the run ------------------------------------------------------------------
     def run(self) -> list:
-        plan = self.plan
-        root = self.root = FrameState(plan.root, None, None)
+        """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
+        root = self.root = FrameState(self.plan.root, None, None)
         root.num_pending_inputs = 0
         it0 = root.iterations[0]
-        ready = self.ready
-        tracing = self.trace is not None
-        if tracing:
+        if self.trace is not None:
             self._trace("frame_created", frame=root.path, iteration=0)
-        for item in plan.roots:
-            ready.append((item, root, it0, False))
-        it0.outstanding_ops = len(plan.roots)
-        pool = self.pool
-        completions = queue.SimpleQueue() if pool is not None else None
-        inflight = 0
-        alarm = wake_token = None
-        if self.deadline is not None:
-            wake_token = (_DEADLINE_ITEM, root, it0, False)
-
-            def wake():  # on the watchdog thread
-                ready.append(wake_token)
-                if completions is not None:
-                    completions.put((wake_token, True, None))
-            alarm = WATCHDOG.arm(self.deadline.when, wake)
-        nodes = 0
-        emit = self._emit
-        append = ready.append
-        popleft = ready.popleft
+        for item in self.plan.roots:
+            self.ready.append(it0.tagged[item.local_id])
+        it0.outstanding_ops = len(self.plan.roots)
+        alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
         try:
-            while True:
-                while ready:
-                    tagged = popleft()
-                    item, frame, it, dead = tagged
-                    nodes += 1
-                    if tracing:
-                        self._trace_run(tagged)
-                    kind = item.kind
-                    inputs = it.inputs
-                    s = item.input_start
-                    # Each kind leaves its last output for the inline delivery below:
-                    # `edges` get (`value`, `vdead`) in (`to_frame`, `to_it`); earlier outputs
-                    # go through _emit. `ctrl` are the control edges to signal afterwards.
-                    to_frame = frame
-                    to_it = it
-                    ctrl = item.control_edges
-                    if kind == NORMAL:
-                        k = item.num_outputs - 1
-                        if dead:
-                            for j in range(k):
-                                emit(item, j, frame, it, None, True)
-                            value = None
-                            vdead = True
-                        else:
-                            n = item.num_inputs
-                            if n == 1:
-                                args = (inputs[s],)
-                                inputs[s] = None
-                            elif n == 2:
-                                args = (inputs[s], inputs[s + 1])
-                                inputs[s] = inputs[s + 1] = None
-                            else:
-                                args = inputs[s:s + n]
-                                inputs[s:s + n] = [None] * n
-                            if pool is not None and not item.cheap and \
-                                    sum(getattr(a, "size", 1) for a in args) >= POOL_THRESHOLD_ELEMENTS:
-                                pool.submit(item.kernel, args, tagged, completions)
-                                inflight += 1
-                                self.stats.async_ops += 1
-                                continue
-                            try:
-                                value = item.kernel(*args)
-                            except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
-                                self._kernel_error(tagged, e)
-                            if k > 0:
-                                for j in range(k):
-                                    emit(item, j, frame, it, value[j], False)
-                                value = value[k]
-                            vdead = False
-                    elif kind == SWITCH:
-                        k = 1
-                        if dead:
-                            emit(item, 0, frame, it, None, True)
-                            value = None
-                            vdead = True
-                        else:
-                            value, pred = inputs[s], bool(inputs[s + 1])
-                            inputs[s] = inputs[s + 1] = None
-                            if frame.parent is None:
-                                self.switch_preds[item.id] = pred
-                            emit(item, 0, frame, it, value, pred)
-                            vdead = not pred
-                    elif kind == MERGE:
-                        k = 0
-                        vdead = dead
-                        if dead:
-                            value = None
-                        else:
-                            value = inputs[s]
-                            inputs[s] = None
-                        if item.out_edges[1] or item.fetch_slots:
-                            emit(item, 0, frame, it, value, dead)
-                            k = 1
-                            if not dead:
-                                value = np.int32(inputs[s + 1])
-                    elif kind == NEXT_ITERATION:
-                        k = 0
-                        ctrl = ()
-                        value = inputs[s]
-                        inputs[s] = None
-                        vdead = False
-                        n = it.iter_id + 1
-                        if dead:
-                            k = -1  # a dead NextIteration ends the loop: nothing to deliver
-                        elif n <= frame.iteration_count:
-                            to_it = frame.iterations[n]
-                        elif frame.num_outstanding_iterations < frame.max_parallel_iterations:
-                            self._increment_iteration(frame)
-                            to_it = frame.iterations[n]
-                        else:
-                            frame.next_iter_roots.append((item, value))
-                            if tracing:
-                                self._trace("deferred", node=item.name, frame=frame.tag(n))
-                            k = -1
-                    elif kind == EXIT:
-                        k = 0
-                        value = inputs[s]
-                        inputs[s] = None
-                        vdead = False
-                        if dead:
-                            if it.iter_id == frame.iteration_count:
-                                frame.dead_exits.append(item)
-                            k = -1  # sent on only if the frame ends dead (_delete_frame)
-                            ctrl = ()
-                        else:
-                            to_frame, to_it = frame.parent, frame.parent_iter
-                    elif kind == ENTER:
-                        k = -1
-                        ctrl = ()
-                        value = inputs[s]
-                        inputs[s] = None
-                        self._enter(item, frame, it, value, dead)
-                    elif kind == FEED:
-                        k = 0
-                        value = self.feed_values[item.feed_index]
-                        vdead = False
-                    else:  # DEADLINE
-                        self._deadline_exceeded(nodes)
-                    if k >= 0:
-                        if item.fetch_slots and to_frame.parent is None:
-                            self._record(item, k, value, vdead)
-                        edges = item.out_edges[k]
-                        if edges:
-                            # activate_nodes, inline: the same rules as _emit
-                            if tracing:
-                                before = (list(to_it.pending), list(to_it.dead_count))
-                            pending = to_it.pending
-                            dead_count = to_it.dead_count
-                            slots = to_it.inputs
-                            activated = 0
-                            for dst, lid, pos, is_merge, slot in edges:
-                                if is_merge:
-                                    if vdead:
-                                        dc = dead_count[lid] + 1
-                                        dead_count[lid] = dc
-                                        if pending[lid] == 1 and dc == _merge_threshold(dst, to_it):
-                                            append((dst, to_frame, to_it, True))
-                                            activated += 1
-                                    else:
-                                        p = pending[lid]
-                                        if p & 1:
-                                            slots[pos] = value
-                                            slots[pos + 1] = slot
-                                            p -= 1
-                                            pending[lid] = p
-                                            if p == 0:
-                                                append((dst, to_frame, to_it, False))
-                                                activated += 1
-                                else:
-                                    p = pending[lid] - 1
-                                    pending[lid] = p
-                                    if vdead:
-                                        dead_count[lid] += 1
-                                        if p == 0 and dst.kind == EXIT and not tracing:
-                                            nodes += 1  # a dead Exit runs right here (see _emit)
-                                            if to_it.iter_id == to_frame.iteration_count:
-                                                to_frame.dead_exits.append(dst)
-                                            continue
-                                    else:
-                                        slots[pos] = value
-                                    if p == 0:
-                                        append((dst, to_frame, to_it, dead_count[lid] > 0))
-                                        activated += 1
-                            if activated:
-                                to_it.outstanding_ops += activated
-                            if tracing:
-                                self._trace_pending(item, to_frame, to_it, before)
-                    if ctrl:
-                        self._emit_control(item, to_frame, to_it, dead)
-                    c = it.outstanding_ops - 1
-                    it.outstanding_ops = c
-                    if c == 0 and it.outstanding_frame_count == 0:
-                        self._cleanup(frame, it.iter_id)
-                    if inflight and not completions.empty():
-                        tagged, ok, out = completions.get_nowait()
-                        if tagged is not wake_token:  # (that one waits in `ready` too)
-                            inflight -= 1
-                            self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
-                if not inflight:
-                    break
-                tagged, ok, out = completions.get()
-                if tagged is not wake_token:
-                    inflight -= 1
-                    self._finish_normal(tagged, out if ok else self._kernel_error(tagged, out))
+            if self.lock is None:
+                self._process_ready()
+            else:
+                self._run_with_workers()
+        except _DeadlineReached:
+            self._abort()
+            raise self._deadline_error() from None
         except BaseException:
-            self.ready.clear()
+            self._abort()
             raise
         finally:
             if alarm is not None:
                 WATCHDOG.cancel(alarm)
-            self.stats.nodes += nodes
         return self.results
 
-    def _deadline_exceeded(self, nodes: int):
-        """Raise DeadlineExceededError naming the innermost live frame and its iteration."""
+    def _run_with_workers(self) -> None:
+        """The calling thread's part when the pool helps: run ready nodes; when none is left
+        but tasks are out, wait until one ends the run (or fails, or leaves work)."""
+        lock = self.lock
+        lock.acquire()
+        try:
+            while True:
+                self._process_ready()
+                if self.error is not None:
+                    raise self.error
+                if not self.inflight and not self.ready and not self.heavy_waiting:
+                    return
+                self.caller_waits = True
+                lock.release()
+                try:
+                    self.wakeups.get()
+                finally:
+                    _relock(lock)
+                    self.caller_waits = False
+        except _Aborted:  # a task failed while this thread ran a kernel: its error ends the run
+            raise self.error from None
+        except BaseException:
+            self._abort()  # under the lock: the pool's tasks stop at their next step
+            raise
+        finally:
+            lock.release()
+
+    def _abort(self) -> None:
+        """The run failed or was interrupted: tasks still out drop their results."""
+        self.aborted = True
+        self.ready.clear()
+
+    def _process_ready(self) -> None:
+        """Run ready nodes until the queue is empty: pop a tagged node, run its kind's
+        handler and count the node done (unless it is a heavy op left to wait); then the
+        heavy ops that waited, and again, until nothing is left to run here."""
+        ready = self.ready
+        handlers = self._handlers
+        nodes = 0
+        try:
+            while True:  # (not `while ready:`, whose back edge CPython 3.11 never specializes)
+                if not ready:
+                    if not self.heavy_waiting or self._run_heavy_ops():
+                        break
+                    continue
+                node = ready.popleft()
+                nodes += 1
+                if not handlers[node.item.kind](self, node):  # (_ASYNC: not done yet)
+                    it = node.iteration  # _node_done, inline
+                    n = it.outstanding_ops - 1
+                    it.outstanding_ops = n
+                    if n == 0 and it.outstanding_frame_count == 0:
+                        self._cleanup(node.frame, it.iter_id)
+        finally:
+            self.stats.nodes += nodes
+
+    def _arm_deadline(self, root: FrameState, it0: IterationState):
+        wake = TaggedNode(_DEADLINE_ITEM, root, it0)
+        ready, wakeups = self.ready, self.wakeups
+
+        def at_deadline():  # on the watchdog thread
+            ready.append(wake)
+            if wakeups is not None:  # in case the calling thread waits for the pool
+                wakeups.put(None)
+        return WATCHDOG.arm(self.deadline.when, at_deadline)
+
+    # -- the handlers: one per kind of node ------------------------------------------
+    def _run_op(self, node: TaggedNode):
+        """Any op but the control-flow primitives: a dead input makes every output dead
+        and the kernel does not run; else kernel(values), inline or (a heavy op) maybe on
+        the pool."""
+        item = node.item
+        if node.is_dead:
+            self._propagate_op_outputs(node, None)
+            return None
+        if not item.cheap and self.pool is not None:
+            return self._run_heavy_op(node)
+        it = node.iteration
+        inputs = it.inputs
+        s = item.input_start
+        n = item.num_inputs
+        kernel = item.kernel  # (`item.kernel(...)` would look the slot up as a method)
+        try:
+            # Positional arguments: CPython makes the call faster than with *args.
+            if n == 2:
+                a = inputs[s]
+                b = inputs[s + 1]
+                inputs[s] = inputs[s + 1] = None
+                out = kernel(a, b)
+            elif n == 1:
+                a = inputs[s]
+                inputs[s] = None
+                out = kernel(a)
+            else:
+                out = kernel(*_take_inputs(item, it))
+        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+            self._kernel_error(node, e)
+        if item.single_output and not item.control_edges:  # the common case, without a call
+            self._activate_nodes(item, item.out_edges[0], node.frame, it, out, False)
+        else:
+            self._propagate_op_outputs(node, out)
+        return None
+
+    def _run_heavy_op(self, node: TaggedNode):
+        """A live op that may be worth another thread (in a run with a pool): it waits until
+        no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be
+        spread; a matmul runs now if BLAS spreads it over the cores already (executor/blas.py)."""
+        item = node.item
+        args = _take_inputs(item, node.iteration)
+        cost = estimate_ns(item.op, args)
+        if uses_blas(item.op) and blas.threads() > 1:
+            self._run_here(node, args, cost)
+            return None
+        self.heavy_waiting.append((node, args, cost))
+        return _ASYNC
+
+    def _run_heavy_ops(self) -> bool:
+        """The heavy ops waiting, once no cheap op is ready (as TensorFlow's ScheduleReady).
+        Each one worth several hops (executor/cost.py) goes to the pool while it has a slot,
+        except one kept for this thread: the first, unless it belongs to a later iteration
+        than its loop's oldest one in flight (work ahead of the oldest iteration is off the
+        loop's critical path: the work to overlap). The rest run here. A pool thread
+        computes only in a slot of the pool (so that the calling thread and the slots are
+        all the threads computing): what it gets none for, it leaves to the calling thread,
+        and returns True."""
+        waiting, self.heavy_waiting = self.heavy_waiting, []
+        here = []
+        for i, (node, args, cost) in enumerate(waiting):
+            if (i or _ahead(node)) and cost >= POOL_MIN_NS and self.pool_slots.acquire(blocking=False):
+                self._submit(node, args)
+            else:
+                here.append((node, args, cost))
+        on_pool = threading.get_ident() != self.caller
+        for node, args, cost in here:
+            if not on_pool or cost < UNLOCK_MIN_NS:
+                self._run_here(node, args, cost)
+                self._node_done(node.frame, node.iteration)
+            elif self.pool_slots.acquire(blocking=False):
+                try:
+                    self._run_here(node, args, cost)
+                finally:
+                    self.pool_slots.release()
+                self._node_done(node.frame, node.iteration)
+            else:
+                self.heavy_waiting.append((node, args, cost))
+        if on_pool and self.heavy_waiting:
+            self._wake_caller()
+            return True
+        return False
+
+    def _run_here(self, node: TaggedNode, args: tuple, cost: float) -> None:
+        """Run a heavy op's kernel on this thread (with the run's lock let go meanwhile if it
+        is long) and send its outputs on."""
+        item = node.item
+        try:
+            out = self._run_unlocked(item.kernel, args) if cost >= UNLOCK_MIN_NS else item.kernel(*args)
+        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
+            self._kernel_error(node, e)
+        self._propagate_op_outputs(node, out)
+
+    def _propagate_op_outputs(self, node: TaggedNode, out) -> None:
+        """Send an op's outputs (`out` from its kernel; None if it ran dead) and its control output."""
+        item, frame, it, dead = node.item, node.frame, node.iteration, node.is_dead
+        if dead:
+            for edges in item.out_edges[:item.num_outputs]:
+                self._activate_nodes(item, edges, frame, it, None, True)
+        elif item.single_output:
+            self._activate_nodes(item, item.out_edges[0], frame, it, out, False)
+        else:
+            for k in range(item.num_outputs):
+                self._activate_nodes(item, item.out_edges[k], frame, it, out[k], False)
+        if item.control_edges:
+            self._activate_nodes(item, item.control_edges, frame, it, None, dead)
+
+    def _run_switch(self, node: TaggedNode) -> None:
+        """Switch(d, p): both outputs carry d; the one p did not choose is dead."""
+        item, frame, it = node.item, node.frame, node.iteration
+        out_false, out_true = item.out_edges
+        if node.is_dead:
+            self._activate_nodes(item, out_false, frame, it, None, True)
+            self._activate_nodes(item, out_true, frame, it, None, True)
+        else:
+            inputs = it.inputs
+            s = item.input_start
+            value, pred = inputs[s], bool(inputs[s + 1])
+            inputs[s] = inputs[s + 1] = None
+            if frame.parent is None:
+                self.switch_preds[item.id] = pred  # for the message if a fetch ends up dead
+            self._activate_nodes(item, out_false, frame, it, value, pred)
+            self._activate_nodes(item, out_true, frame, it, value, not pred)
+        if item.control_edges:
+            self._activate_nodes(item, item.control_edges, frame, it, None, node.is_dead)
+
+    def _run_merge(self, node: TaggedNode) -> None:
+        """Merge: (the live input, its index), or dead if every input was dead."""
+        item, frame, it = node.item, node.frame, node.iteration
+        out_value, out_index = item.out_edges
+        if node.is_dead:
+            self._activate_nodes(item, out_value, frame, it, None, True)
+            if out_index:
+                self._activate_nodes(item, out_index, frame, it, None, True)
+        else:
+            inputs = it.inputs
+            s = item.input_start
+            value = inputs[s]
+            inputs[s] = None
+            self._activate_nodes(item, out_value, frame, it, value, False)
+            if out_index:
+                self._activate_nodes(item, out_index, frame, it, np.int32(inputs[s + 1]), False)
+        if item.control_edges:
+            self._activate_nodes(item, item.control_edges, frame, it, None, node.is_dead)
+
+    def _run_enter(self, node: TaggedNode) -> None:
+        """Enter(d, f): d in iteration 0 of child frame f (every iteration, if constant)."""
+        item, frame, it = node.item, node.frame, node.iteration
+        s = item.input_start
+        value = it.inputs[s]
+        it.inputs[s] = None
+        dead = node.is_dead
+        child = frame.children.get((item.child_frame.name, it.iter_id))
+        if child is None:
+            child = self._new_frame(item.child_frame, frame, it)
+        if item.is_constant_enter:
+            child.loop_invariants.append((item, value, dead))
+            targets = list(child.iterations.values())
+        else:
+            targets = (child.iterations[0],)
+        for ist in targets:
+            self._activate_nodes(item, item.out_edges[0], child, ist, value, dead)
+            if item.control_edges:
+                self._activate_nodes(item, item.control_edges, child, ist, None, dead)
+        child.num_pending_inputs -= 1
+        if child.num_pending_inputs == 0:  # iteration 0 may have been waiting for this Enter alone
+            first = min(child.iterations) if child.iterations else None
+            if first is not None and child.iterations[first].outstanding_ops == 0:
+                self._cleanup(child, first)
+
+    def _run_exit(self, node: TaggedNode) -> None:
+        """Exit(d): d in the parent frame; a dead d is kept (_note_dead_exit)."""
+        item, frame, it = node.item, node.frame, node.iteration
+        s = item.input_start
+        value = it.inputs[s]
+        it.inputs[s] = None
+        if node.is_dead:
+            _note_dead_exit(item, frame, it)
+            return
+        parent, parent_iter = frame.parent, frame.parent_iter
+        self._activate_nodes(item, item.out_edges[0], parent, parent_iter, value, False)
+        if item.control_edges:
+            self._activate_nodes(item, item.control_edges, parent, parent_iter, None, False)
+
+    def _run_next_iteration(self, node: TaggedNode) -> None:
+        """NextIteration(d): d in iteration n+1, started now unless parallel_iterations are
+        in flight (then deferred until one ends); a dead d ends the loop: nothing is sent."""
+        item, frame, it = node.item, node.frame, node.iteration
+        s = item.input_start
+        value = it.inputs[s]
+        it.inputs[s] = None
+        if node.is_dead:
+            return
+        n = it.iter_id + 1
+        if n <= frame.iteration_count:
+            next_it = frame.iterations[n]
+        elif frame.num_outstanding_iterations < frame.max_parallel_iterations:
+            next_it = self._increment_iteration(frame)
+        else:
+            frame.next_iteration_roots.append((item, value))
+            if self.trace is not None:
+                self._trace("deferred", node=item.name, frame=frame.tag(n))
+            return
+        self._activate_nodes(item, item.out_edges[0], frame, next_it, value, False)
+
+    def _run_feed(self, node: TaggedNode) -> None:
+        """A fed tensor: its value, in the root frame."""
+        item = node.item
+        self._activate_nodes(item, item.out_edges[0], node.frame, node.iteration,
+                             self.feed_values[item.feed_index], False)
+
+    def _run_deadline(self, node: TaggedNode) -> None:
+        """The watchdog's token: end the run (run() raises DeadlineExceededError)."""
+        raise _DeadlineReached
+
+    def _deadline_error(self) -> DeadlineExceededError:
+        """The error of a run past its deadline, naming the innermost live frame and its iteration."""
         frame, depth, stack = self.root, 0, [(self.root, 0)]
         while stack:
             f, d = stack.pop()
@@ -313,14 +440,70 @@ class ExecutorState:
         n = frame.iteration_count
         where = "in the root frame" if frame.parent is None else \
             f"in frame {frame.info.name} at iteration {n} ({frame.tag(n)})"
-        raise DeadlineExceededError(
-            f"the run exceeded its deadline of {self.deadline.seconds:g} s after {nodes} nodes, {where}; "
+        return DeadlineExceededError(
+            f"the run exceeded its deadline of {self.deadline.seconds:g} s after {self.stats.nodes} nodes, {where}; "
             "does the loop's condition ever become false?", frame=frame.tag(n), iteration=n,
             timeout=self.deadline.seconds)
 
-    # -- one node ------------------------------------------------------------
-    def _kernel_error(self, tagged, e: BaseException):
-        item, frame, it, _ = tagged
+    # -- kernels on the pool, and errors ---------------------------------------------
+    def _submit(self, node: TaggedNode, args: tuple) -> None:
+        self.inflight += 1
+        self.stats.async_ops += 1
+        self.pool.submit(lambda: self._pool_task(node, args))
+
+    def _pool_task(self, node: TaggedNode, args: tuple) -> None:
+        """On a worker: run the kernel, then (under the lock) send its outputs on and run
+        the nodes they made ready, as the calling thread does. Errors end the run there."""
+        try:
+            out, ok = node.item.kernel(*args), True
+        except BaseException as e:  # noqa: BLE001 (reported to the calling thread)
+            out, ok = e, False
+        self.pool_slots.release()
+        with self.lock:
+            nodes = self.stats.nodes
+            try:
+                if not self.aborted:
+                    if not ok:
+                        self._kernel_error(node, out)
+                    self._propagate_op_outputs(node, out)
+                    self._node_done(node.frame, node.iteration)
+                    self._process_ready()
+            except _Aborted:
+                pass
+            except BaseException as e:  # noqa: BLE001 (raised by the calling thread)
+                if self.error is None:
+                    self.error = e
+                self._abort()
+            finally:
+                self.stats.pool_nodes += 1 + self.stats.nodes - nodes
+                self.inflight -= 1
+            if self.aborted or not self.inflight:
+                self._wake_caller()
+
+    def _wake_caller(self) -> None:
+        """If the calling thread waits for the pool (_run_with_workers), wake it (under the lock)."""
+        if self.caller_waits:
+            self.caller_waits = False
+            self.wakeups.put(None)
+
+    def _run_unlocked(self, kernel, args: tuple):
+        """kernel(*args) with the run's lock let go meanwhile (a run with a pool), so other
+        threads schedule; the calling thread is woken if it waits and nodes are ready."""
+        lock = self.lock
+        if lock is None:
+            return kernel(*args)
+        if self.ready:
+            self._wake_caller()
+        lock.release()
+        try:
+            return kernel(*args)
+        finally:
+            _relock(lock)
+            if self.aborted:  # while it ran, the run failed elsewhere or was interrupted
+                raise _Aborted
+
+    def _kernel_error(self, node: TaggedNode, e: BaseException):
+        item, frame, it = node.item, node.frame, node.iteration
         op = item.op
         loc = op.location()
         cls = InvalidArgumentError if isinstance(e, InvalidArgumentError) else ExecutionError
@@ -330,158 +513,125 @@ class ExecutorState:
         err = cls(msg, op=op, frame=frame.tag(it.iter_id), iteration=it.iter_id, original=e)
         raise err from e
 
-    def _finish_normal(self, tagged, out) -> None:
-        item, frame, it, dead = tagged
-        if dead:
-            for k in range(item.num_outputs):
-                self._emit(item, k, frame, it, None, True)
-        elif item.single_output:
-            self._emit(item, 0, frame, it, out, False)
-        else:
-            for k in range(item.num_outputs):
-                self._emit(item, k, frame, it, out[k], False)
-        if item.control_edges:
-            self._emit_control(item, frame, it, dead)
-        self._node_done(frame, it)
+    # -- propagation: activate_nodes ---------------------------------------------------
+    def _activate_nodes(self, item: NodeItem, edges: tuple, frame: FrameState, it: IterationState, value,
+                        is_dead: bool) -> None:
+        """Deliver one output of `item` (`value`, or a dead token) along `edges` (OutEdges) into
+        iteration `it` of `frame`: count the arrival at each consumer and put the consumer
+        on the ready queue once it can run. The firing rules of the docstring's table:
 
-    # -- propagation ----------------------------------------------------------
-    def _emit(self, item, k: int, frame: FrameState, it: IterationState, value, dead: bool) -> None:
-        """Deliver output `k` of `item` to its consumers in (frame, it): activate_nodes.
-        Each edge is (dst, dst local id, dst input slot position, dst is a Merge, input index)."""
-        if item.fetch_slots and frame.parent is None:
-            self._record(item, k, value, dead)
-        edges = item.out_edges[k]
-        if not edges:
-            return
+          TO_OP             pending -1, dead count +1 if dead; fires at pending 0, dead if
+                            any input was dead
+          TO_MERGE          a live input: the first one is taken and clears the low bit of
+                            pending (2 per control input + 1); fires at pending 0, live.
+                            A dead input: dead count +1; fires dead when every input
+                            counted for this iteration is dead and no control is pending
+          CONTROL_TO_OP     as TO_OP, without a value
+          CONTROL_TO_MERGE  pending -2; fires live at 0, or dead at 1 if enough inputs died
+          TO_FETCH          the run's result
+        """
         pending = it.pending
-        dead_count = it.dead_count
-        inputs = it.inputs
-        ready = self.ready
-        for dst, lid, pos, is_merge, slot in edges:
-            if is_merge:
-                if dead:
-                    dc = dead_count[lid] + 1
-                    dead_count[lid] = dc
-                    if pending[lid] == 1 and dc == _merge_threshold(dst, it):
-                        ready.append((dst, frame, it, True))
-                        it.outstanding_ops += 1
-                else:
-                    p = pending[lid]
-                    if p & 1:
-                        inputs[pos] = value
-                        inputs[pos + 1] = slot
-                        p -= 1
-                        pending[lid] = p
-                        if p == 0:
-                            ready.append((dst, frame, it, False))
-                            it.outstanding_ops += 1
-            else:
+        for dst, lid, slot, kind, index in edges:
+            if kind == TO_OP:
                 p = pending[lid] - 1
                 pending[lid] = p
-                if dead:
-                    dead_count[lid] += 1
-                    if p == 0 and dst.kind == EXIT and self.trace is None:
-                        # A dead Exit only notes itself in its frame's dead exits (sent on if
-                        # the frame ends dead), so it runs right here instead of being queued.
-                        # Traced runs queue it, to record its step.
-                        self.stats.nodes += 1
-                        if it.iter_id == frame.iteration_count:
-                            frame.dead_exits.append(dst)
+                if is_dead:
+                    it.dead_count[lid] += 1
+                    if p == 0 and dst.kind == EXIT and self.inline_dead_exits:
+                        self.stats.nodes += 1  # it runs here, instead of being queued
+                        _note_dead_exit(dst, frame, it)
                         continue
                 else:
-                    inputs[pos] = value
-                if p == 0:
-                    ready.append((dst, frame, it, dead_count[lid] > 0))
-                    it.outstanding_ops += 1
-
-    def _record(self, item, k: int, value, dead: bool) -> None:
-        for pos in item.fetch_slots[k]:
-            if dead:
-                self.dead_results[pos] = True
-            else:
-                self.results[pos] = value
-
-    def _emit_control(self, item, frame: FrameState, it: IterationState, dead: bool) -> None:
-        pending = it.pending
-        dead_count = it.dead_count
-        for dst in item.control_edges:
-            lid = dst.local_id
-            if dst.kind == MERGE:
+                    it.inputs[slot] = value
+                if p:
+                    continue
+                dead = it.dead_count[lid] > 0
+            elif kind == TO_MERGE:
+                if is_dead:
+                    dc = it.dead_count[lid] + 1
+                    it.dead_count[lid] = dc
+                    if pending[lid] != 1 or dc != _merge_threshold(dst, it):
+                        continue
+                    dead = True
+                else:
+                    p = pending[lid]
+                    if not p & 1:
+                        continue  # a live input was taken already
+                    it.inputs[slot] = value
+                    it.inputs[slot + 1] = index
+                    p -= 1
+                    pending[lid] = p
+                    if p:
+                        continue  # control inputs still to come
+                    dead = False
+            elif kind == TO_FETCH:
+                if is_dead:
+                    self.dead_results[index] = True
+                else:
+                    self.results[index] = value
+                continue
+            elif kind == CONTROL_TO_OP:
+                p = pending[lid] - 1
+                pending[lid] = p
+                if is_dead:
+                    it.dead_count[lid] += 1
+                if p:
+                    continue
+                dead = it.dead_count[lid] > 0
+            else:  # CONTROL_TO_MERGE
                 p = pending[lid] - 2
                 pending[lid] = p
                 if p == 0:
-                    self.ready.append((dst, frame, it, False))
-                    it.outstanding_ops += 1
-                elif p == 1 and dead_count[lid] == _merge_threshold(dst, it):
-                    self.ready.append((dst, frame, it, True))
-                    it.outstanding_ops += 1
-            else:
-                p = pending[lid] - 1
-                pending[lid] = p
-                if dead:
-                    dead_count[lid] += 1
-                if p == 0:
-                    self.ready.append((dst, frame, it, dead_count[lid] > 0))
-                    it.outstanding_ops += 1
+                    dead = False
+                elif p == 1 and it.dead_count[lid] == _merge_threshold(dst, it):
+                    dead = True
+                else:
+                    continue
+            node = it.tagged[lid]
+            node.is_dead = dead
+            self.ready.append(node)
+            it.outstanding_ops += 1
 
-    # -- frames and iterations ---------------------------------------------------
-    def _enter(self, item, frame: FrameState, it: IterationState, value, dead: bool) -> None:
-        info = item.child_frame
-        key = (info.name, it.iter_id)
-        child = frame.children.get(key)
-        if child is None:
-            child = FrameState(info, frame, it)
-            frame.children[key] = child
-            it.outstanding_frame_count += 1
-            self.stats.frames += 1
-            self.stats.note_iterations(info.name, 1)
-            if self.trace is not None:
-                self._trace("frame_created", frame=child.path, iteration=0)
-        if item.is_constant_enter:
-            child.loop_invariants.append((item, value, dead))
-            for ist in list(child.iterations.values()):
-                self._emit(item, 0, child, ist, value, dead)
-                self._emit_control(item, child, ist, dead)
-        else:
-            ist = child.iterations[0]
-            self._emit(item, 0, child, ist, value, dead)
-            self._emit_control(item, child, ist, dead)
-        child.num_pending_inputs -= 1
-        if child.num_pending_inputs == 0:
-            first = min(child.iterations) if child.iterations else None
-            if first is not None and child.iterations[first].outstanding_ops == 0:
-                self._cleanup(child, first)
+    # -- frames and iterations ---------------------------------------------------------
+    def _new_frame(self, info: FrameInfo, parent: FrameState, parent_iter: IterationState) -> FrameState:
+        child = FrameState(info, parent, parent_iter)
+        parent.children[(info.name, parent_iter.iter_id)] = child
+        parent_iter.outstanding_frame_count += 1
+        self.stats.frames += 1
+        self.stats.note_iterations(info.name, 1)
+        if self.trace is not None:
+            self._trace("frame_created", frame=child.path, iteration=0)
+        return child
 
-    def _increment_iteration(self, frame: FrameState) -> None:
+    def _increment_iteration(self, frame: FrameState) -> IterationState:
+        """Start the frame's next iteration: it sees the loop invariants and takes the
+        deferred NextIteration values (the seed: a new iteration forgets kept dead Exits)."""
         frame.iteration_count += 1
         n = frame.iteration_count
-        ist = IterationState(n, frame.info)
+        ist = frame.new_iteration(n)
         frame.iterations[n] = ist
         frame.num_outstanding_iterations += 1
         frame.dead_exits.clear()
-        self.stats.note_iterations(frame.info.name, frame.num_outstanding_iterations)
+        if frame.num_outstanding_iterations > frame.max_iterations_seen:
+            frame.max_iterations_seen = frame.num_outstanding_iterations
+            self.stats.note_iterations(frame.info.name, frame.num_outstanding_iterations)
         if self.trace is not None:
             self._trace("iteration_created", frame=frame.tag(n), iteration=n,
                         in_flight=frame.num_outstanding_iterations)
         for item, value, dead in frame.loop_invariants:
-            self._emit(item, 0, frame, ist, value, dead)
-            self._emit_control(item, frame, ist, dead)
-        if frame.next_iter_roots:
-            roots, frame.next_iter_roots = frame.next_iter_roots, []
+            self._activate_nodes(item, item.out_edges[0], frame, ist, value, dead)
+            if item.control_edges:
+                self._activate_nodes(item, item.control_edges, frame, ist, None, dead)
+        if frame.next_iteration_roots:
+            roots, frame.next_iteration_roots = frame.next_iteration_roots, []
             for item, value in roots:
-                self._emit(item, 0, frame, ist, value, False)
+                self._activate_nodes(item, item.out_edges[0], frame, ist, value, False)
+        return ist
 
     def _node_done(self, frame: FrameState, it: IterationState) -> None:
         it.outstanding_ops -= 1
         if it.outstanding_ops == 0 and it.outstanding_frame_count == 0:
             self._cleanup(frame, it.iter_id)
-
-    def _iteration_done(self, frame: FrameState, ist: IterationState) -> bool:
-        if ist.outstanding_ops or ist.outstanding_frame_count:
-            return False
-        if ist.iter_id == 0:
-            return frame.num_pending_inputs == 0
-        return (ist.iter_id - 1) not in frame.iterations
 
     def _cleanup(self, frame: FrameState, iter_id: int) -> None:
         """Free finished iterations in order (starting deferred ones); free the frame when
@@ -489,68 +639,141 @@ class ExecutorState:
         iterations = frame.iterations
         while True:
             ist = iterations.get(iter_id)
-            if ist is None or not self._iteration_done(frame, ist):
+            if ist is None or not _iteration_done(frame, ist):
                 break
             del iterations[iter_id]
+            frame.free_iterations.append(ist)
             frame.num_outstanding_iterations -= 1
             if self.trace is not None:
                 self._trace("iteration_freed", frame=frame.tag(iter_id), iteration=iter_id)
-            if frame.next_iter_roots:
+            if frame.next_iteration_roots:
                 self._increment_iteration(frame)
             iter_id += 1
         if frame.num_pending_inputs == 0 and frame.num_outstanding_iterations == 0 and not iterations:
             self._delete_frame(frame)
 
     def _delete_frame(self, frame: FrameState) -> None:
+        """A finished frame sends its kept dead Exits to its parent and is freed."""
         parent, pit = frame.parent, frame.parent_iter
         if self.trace is not None:
             self._trace("frame_freed", frame=frame.path)
         if parent is None:
             return
         for item in frame.dead_exits:
-            self._emit(item, 0, parent, pit, None, True)
-            self._emit_control(item, parent, pit, True)
+            self._activate_nodes(item, item.out_edges[0], parent, pit, None, True)
+            self._activate_nodes(item, item.control_edges, parent, pit, None, True)
         frame.dead_exits = []
+        frame.free_iterations = []
         del parent.children[(frame.info.name, pit.iter_id)]
         pit.outstanding_frame_count -= 1
         if pit.outstanding_ops == 0 and pit.outstanding_frame_count == 0:
             self._cleanup(parent, pit.iter_id)
-
-    # -- tracing ----------------------------------------------------------------
-    def _trace_run(self, tagged) -> None:
-        item, frame, it, dead = tagged
-        if item.kind == DEADLINE:
-            return
-        self.step += 1
-        self._trace("run", step=self.step, node=item.name, type=item.op.type if item.op else "Feed",
-                    frame=frame.tag(it.iter_id), iteration=it.iter_id, dead=dead)
 
     def _trace(self, event: str, **info) -> None:
         if self.trace is not None:
             info["event"] = event
             self.trace.append(info)
 
-    def _emit_traced(self, item, k, frame, it, value, dead) -> None:
-        before = (list(it.pending), list(it.dead_count))
-        ExecutorState._emit(self, item, k, frame, it, value, dead)
-        self._trace_pending(item, frame, it, before)
 
-    def _emit_control_traced(self, item, frame, it, dead) -> None:
-        before = (list(it.pending), list(it.dead_count))
-        ExecutorState._emit_control(self, item, frame, it, dead)
-        self._trace_pending(item, frame, it, before)
+ExecutorState._handlers = (ExecutorState._run_op, ExecutorState._run_switch, ExecutorState._run_merge,
+                           ExecutorState._run_enter, ExecutorState._run_exit, ExecutorState._run_next_iteration,
+                           ExecutorState._run_feed, ExecutorState._run_deadline)
 
-    def _trace_pending(self, item, frame, it, before) -> None:
-        """One "pending" event per consumer whose pending or dead count `item` changed."""
+
+class TracedExecutorState(ExecutorState):
+    """A run that appends one dict per step to `trace`: each node run ("run"), each change
+    of a consumer's pending or dead count ("pending"), and frame and iteration events.
+    It queues dead Exits like any node, so that their steps are recorded too."""
+
+    inline_dead_exits = False
+
+    def __init__(self, plan: ExecutionPlan, feed_values: list, trace: list, pool=None,
+                 deadline: Deadline | None = None):
+        super().__init__(plan, feed_values, pool=pool, deadline=deadline)
+        self.trace = trace
+        self.step = 0
+
+    def _activate_nodes(self, item, edges, frame, it, value, is_dead) -> None:
+        before = (list(it.pending), list(it.dead_count))
+        super()._activate_nodes(item, edges, frame, it, value, is_dead)
         nodes = frame.info.nodes
         for lid, (p0, d0, p1, d1) in enumerate(zip(before[0], before[1], it.pending, it.dead_count)):
             if p0 != p1 or d0 != d1:
                 self._trace("pending", node=nodes[lid].name, source=item.name, frame=frame.tag(it.iter_id),
                             iteration=it.iter_id, pending=(p0, p1), dead_count=(d0, d1))
 
+    def _trace_run(self, node: TaggedNode) -> None:
+        if node.item.kind != DEADLINE:
+            self.step += 1
+            it = node.iteration
+            self._trace("run", step=self.step, node=node.item.name,
+                        type=node.item.op.type if node.item.op else "Feed",
+                        frame=node.frame.tag(it.iter_id), iteration=it.iter_id, dead=node.is_dead)
 
-def _merge_threshold(dst, it: IterationState) -> int:
-    """How many dead inputs make this Merge fire dead in this iteration."""
+
+def _traced(handler):
+    def run_traced(state: TracedExecutorState, node: TaggedNode):
+        state._trace_run(node)
+        return handler(state, node)
+    return run_traced
+
+
+TracedExecutorState._handlers = tuple(_traced(h) for h in ExecutorState._handlers)
+
+
+def _merge_threshold(dst: NodeItem, it: IterationState) -> int:
+    """How many dead inputs make this Merge fire dead in this iteration: in a loop, its
+    Enter inputs count in iteration 0 and its NextIteration inputs after that."""
     if dst.merge_back == 0:
         return dst.num_inputs
     return dst.merge_fwd if it.iter_id == 0 else dst.merge_back
+
+
+def _ahead(node: TaggedNode) -> bool:
+    """The node belongs to a later iteration than its frame's oldest one in flight."""
+    frame = node.frame
+    return node.iteration.iter_id > frame.iteration_count - frame.num_outstanding_iterations + 1
+
+
+def _relock(lock: threading.Lock) -> None:
+    """Take `lock` again even if Ctrl-C comes meanwhile (then raise KeyboardInterrupt after):
+    the code around relies on holding it when it unwinds."""
+    interrupted = None
+    while True:
+        try:
+            lock.acquire()
+            break
+        except KeyboardInterrupt as e:
+            interrupted = e
+    if interrupted is not None:
+        raise interrupted
+
+
+def _take_inputs(item: NodeItem, it: IterationState) -> tuple:
+    """The op's input values in this iteration, as a tuple; their slots are emptied."""
+    inputs = it.inputs
+    s = item.input_start
+    n = item.num_inputs
+    args = tuple(inputs[s:s + n])
+    inputs[s:s + n] = _NONES[:n] if n <= len(_NONES) else [None] * n
+    return args
+
+
+_NONES = (None,) * 16
+
+
+def _note_dead_exit(item: NodeItem, frame: FrameState, it: IterationState) -> None:
+    """A dead Exit is sent on only if its frame ends with it (_delete_frame): an Exit of
+    the last iteration started so far is kept; a later iteration forgets the kept ones."""
+    if it.iter_id == frame.iteration_count:
+        frame.dead_exits.append(item)
+
+
+def _iteration_done(frame: FrameState, ist: IterationState) -> bool:
+    """No op of the iteration is left to run, no child frame is alive, and (iteration 0)
+    every Enter has arrived or (later ones) the iteration before is done."""
+    if ist.outstanding_ops or ist.outstanding_frame_count:
+        return False
+    if ist.iter_id == 0:
+        return frame.num_pending_inputs == 0
+    return (ist.iter_id - 1) not in frame.iterations

@@ -3,19 +3,25 @@
 It prunes the graph to what the fetches need, assigns every node to its static
 frame (TensorFlow's ControlFlowInfo: Enter's successors are in the Enter's frame,
 Exit's successors in the parent frame), numbers input slots and pending-count
-slots per frame, and precomputes each node's out-edges and kernel, so the run loop
-does no graph walking at all.
+slots per frame, and precomputes each node's out-edges (OutEdge: the consumer, its
+slots, and what kind of arrival it is) and kernel (for scalar arithmetic and comparisons,
+a Python operator: scalar_kernels.py), so the run loop does no graph walking at all.
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from graphcore.errors import GraphError
 from graphcore.graph import Graph, Operation
 
+from .scalar_kernels import scalar_kernel
+
 # node kinds the propagation rules treat specially
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)
+# edge kinds: how an arrival counts at its consumer (executor.activate_nodes reads them)
+TO_OP, TO_MERGE, CONTROL_TO_OP, CONTROL_TO_MERGE, TO_FETCH = range(5)
 _KIND = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT_ITERATION}
 KIND_NAMES = {NORMAL: "op", SWITCH: "Switch", MERGE: "Merge", ENTER: "Enter", EXIT: "Exit",
               NEXT_ITERATION: "NextIteration", FEED: "Feed"}
@@ -40,8 +46,8 @@ class NodeItem:
         self.input_start = 0
         self.local_id = 0
         self.pending_init = 0
-        self.out_edges: tuple = ()       # per output index: tuple of (dst NodeItem, dst input index)
-        self.control_edges: tuple = ()   # dst NodeItems
+        self.out_edges: tuple = ()       # per output index: OutEdge fields (fetches included)
+        self.control_edges: tuple = ()   # OutEdge fields (while building: dst NodeItems)
         self.frame: FrameInfo | None = None
         self.child_frame: FrameInfo | None = None
         self.is_constant_enter = False
@@ -54,6 +60,23 @@ class NodeItem:
 
     def __repr__(self) -> str:
         return f"<NodeItem {self.name}>"
+
+
+class OutEdge(NamedTuple):
+    """One consumer of a node's output (or of its control output), as the run loop reads it.
+    NodeItem.out_edges hold these as plain tuples of the same fields (the loop unpacks one
+    per edge, and CPython unpacks an exact tuple faster than a subclass).
+
+    `kind` is TO_OP or TO_MERGE for data, CONTROL_TO_OP or CONTROL_TO_MERGE for a control
+    edge, TO_FETCH for a fetched root-frame output (`input_index` is then the fetch's
+    position). `slot` is where a data value goes in the consumer's iteration's input
+    slots (a Merge has two: the value and its value_index)."""
+
+    dst: NodeItem | None
+    local_id: int
+    slot: int
+    kind: int
+    input_index: int
 
 
 @dataclass(eq=False)
@@ -131,9 +154,6 @@ class ExecutionPlan:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
         self._assign_frames(feed_items)
-        for it in self.items:  # the run loop reads these flat tuples, not the items
-            it.out_edges = tuple(tuple((dst, dst.local_id, dst.input_start + (0 if dst.kind == MERGE else slot),
-                                        dst.kind == MERGE, slot) for dst, slot in e) for e in it.out_edges)
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}
         for pos, t in enumerate(self.fetches):
@@ -151,6 +171,14 @@ class ExecutionPlan:
         for it in self.items:
             fp = fetch_pos.get(it.id)
             it.fetch_slots = tuple(tuple(x) for x in fp) if fp else ()
+            fetched = it.fetch_slots or ((),) * len(it.out_edges)
+            it.out_edges = tuple(
+                tuple(_data_edge(dst, slot) for dst, slot in edges)
+                + tuple(tuple(OutEdge(None, -1, -1, TO_FETCH, pos)) for pos in fetched[k])
+                for k, edges in enumerate(it.out_edges))
+            it.control_edges = tuple(
+                tuple(OutEdge(dst, dst.local_id, -1, CONTROL_TO_MERGE if dst.kind == MERGE else CONTROL_TO_OP, -1))
+                for dst in it.control_edges)
         self.target_items = [by_op[id(op)] for op in self.targets]
         for op in needed:
             if op.type == "Placeholder":
@@ -177,7 +205,7 @@ class ExecutionPlan:
         item.single_output = len(op.outputs) == 1
         item.cheap = d.cost == "cheap"
         if item.kind == NORMAL:
-            k = d.kernel
+            k = scalar_kernel(op) or d.kernel
             args = (runtime,) if d.uses_runtime else ()
             if args or op.attrs:
                 k = functools.partial(k, *args, **op.attrs)
@@ -250,3 +278,9 @@ class ExecutionPlan:
                 f"op {dst.name} ({dst.op.type}) gets inputs from two frames, {cur.name or 'root'!r} and "
                 f"{frame.name or 'root'!r} (via {src.name}); a tensor computed inside a while loop can only "
                 "leave it through the loop's outputs, and outer tensors enter through Enter")
+
+
+def _data_edge(dst: NodeItem, index: int) -> tuple:
+    if dst.kind == MERGE:  # every input of a Merge lands in the same two slots
+        return tuple(OutEdge(dst, dst.local_id, dst.input_start, TO_MERGE, index))
+    return tuple(OutEdge(dst, dst.local_id, dst.input_start + index, TO_OP, index))

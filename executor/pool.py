@@ -1,10 +1,12 @@
 """A small pool of worker threads for heavy kernels. numpy releases the GIL inside
 large operations, so big matmuls and reductions from independent branches or loop
-iterations run in parallel while the scheduling thread goes on."""
+iterations run in parallel. A task is a run's own function: it runs the kernel and then,
+under the run's lock, sends the outputs on and runs what they made ready (executor.py)."""
 from __future__ import annotations
 
 import queue
 import threading
+from typing import Callable
 
 
 class WorkerPool:
@@ -21,24 +23,18 @@ class WorkerPool:
                 t.start()
                 self._threads.append(t)
 
-    def submit(self, kernel, args, tagged, completions: queue.SimpleQueue) -> None:
-        """Run `kernel(*args)`; put (tagged, ok, result_or_exception) on `completions`."""
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run `task()` on a worker thread; it reports its own outcome (and must not raise)."""
         if len(self._threads) < self.num_threads:
             self._start()
-        self._tasks.put((kernel, args, tagged, completions))
+        self._tasks.put(task)
 
     def _work(self) -> None:
         while True:
             task = self._tasks.get()
             if task is None:
                 return
-            kernel, args, tagged, completions = task
-            try:
-                out = kernel(*args)
-            except BaseException as e:  # noqa: BLE001 (reported to the scheduling thread)
-                completions.put((tagged, False, e))
-            else:
-                completions.put((tagged, True, out))
+            task()
 
     def shutdown(self) -> None:
         with self._lock:
@@ -54,7 +50,7 @@ _shared_lock = threading.Lock()
 def shared_pool(num_threads: int) -> WorkerPool:
     """One pool per thread count for the whole process: every Session (and so every traced
     function) shares it, so tracing many functions does not pile up idle threads. Each
-    run keeps its own completion queue, so runs never see each other's results."""
+    run keeps its own state and lock, so runs never see each other's results."""
     with _shared_lock:
         pool = _shared.get(num_threads)
         if pool is None:

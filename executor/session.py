@@ -12,7 +12,7 @@ from graphcore.errors import DeadlineExceededError, ExecutionError, GraphError
 from graphcore.graph import Graph, Operation, Tensor
 
 from .deadline import run_deadline
-from .executor import _NO_VALUE, ExecutorState
+from .executor import _NO_VALUE, ExecutorState, TracedExecutorState
 from .plan import ExecutionPlan
 from .pool import shared_pool
 
@@ -73,7 +73,10 @@ class Session:
         if deadline is not None and deadline.when <= time.monotonic():
             raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
                                         timeout=deadline.seconds)
-        state = ExecutorState(plan, feed_values, pool=self._pool, trace=trace, deadline=deadline)
+        if trace is None:
+            state = ExecutorState(plan, feed_values, pool=self._pool, deadline=deadline)
+        else:
+            state = TracedExecutorState(plan, feed_values, trace, pool=self._pool, deadline=deadline)
         results = state.run()
         self.last_stats = state.stats
         out, k = [], 0

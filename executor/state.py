@@ -1,18 +1,47 @@
 """Per-run state: one FrameState per live frame instance, one IterationState per live
-iteration (TensorFlow's vocabulary, from propagator_state.h)."""
+iteration, one TaggedNode per node of an iteration (TensorFlow's vocabulary, from
+propagator_state.h)."""
 from __future__ import annotations
 
 
+class TaggedNode:
+    """A node of the plan in one iteration of one frame instance, and whether it runs
+    dead (TensorFlow's TaggedNode: the tag is `frame.tag(iteration.iter_id)`).
+
+    Each IterationState makes one per node of its frame and keeps them, since a node
+    runs at most once per iteration: activating a node sets `is_dead` and puts this
+    object on the ready queue, and a reused IterationState reuses its tagged nodes."""
+
+    __slots__ = ("item", "frame", "iteration", "is_dead")
+
+    def __init__(self, item, frame: "FrameState", iteration: "IterationState", is_dead: bool = False):
+        self.item = item
+        self.frame = frame
+        self.iteration = iteration
+        self.is_dead = is_dead
+
+    def __repr__(self) -> str:
+        dead = " dead" if self.is_dead else ""
+        return f"<TaggedNode {self.item.name} {self.frame.tag(self.iteration.iter_id)}{dead}>"
+
+
 class IterationState:
-    """Input slots, pending counts and dead counts of one iteration of one frame."""
+    """Input slots, pending counts and dead counts of one iteration of one frame, and
+    the tagged nodes of that iteration."""
 
-    __slots__ = ("iter_id", "inputs", "pending", "dead_count", "outstanding_ops", "outstanding_frame_count")
+    __slots__ = ("iter_id", "inputs", "pending", "dead_count", "outstanding_ops", "outstanding_frame_count",
+                 "tagged")
 
-    def __init__(self, iter_id: int, frame_info):
+    def __init__(self, iter_id: int, frame: "FrameState"):
+        self.restart(iter_id, frame.info)
+        self.tagged = [TaggedNode(item, frame, self) for item in frame.info.nodes]
+
+    def restart(self, iter_id: int, info) -> None:
+        """Start as iteration `iter_id`: empty slots, the pending counts of no arrival."""
         self.iter_id = iter_id
-        self.inputs = [None] * frame_info.total_slots
-        self.pending = list(frame_info.pending_template)
-        self.dead_count = [0] * len(frame_info.nodes)
+        self.inputs = [None] * info.total_slots
+        self.pending = list(info.pending_template)
+        self.dead_count = [0] * len(info.nodes)
         self.outstanding_ops = 0
         self.outstanding_frame_count = 0
 
@@ -21,27 +50,38 @@ class FrameState:
     """One instance of a while frame (or the root), in one iteration of its parent."""
 
     __slots__ = ("info", "parent", "parent_iter", "iterations", "iteration_count", "num_outstanding_iterations",
-                 "max_parallel_iterations", "num_pending_inputs", "loop_invariants", "next_iter_roots",
-                 "dead_exits", "path", "children")
+                 "max_parallel_iterations", "num_pending_inputs", "loop_invariants", "next_iteration_roots",
+                 "dead_exits", "path", "children", "free_iterations", "max_iterations_seen")
 
     def __init__(self, info, parent: "FrameState | None", parent_iter: IterationState | None):
         self.info = info
         self.parent = parent
         self.parent_iter = parent_iter
-        self.iterations: dict[int, IterationState] = {0: IterationState(0, info)}
-        self.iteration_count = 0
-        self.num_outstanding_iterations = 1
-        self.max_parallel_iterations = max(1, info.parallel_iterations)
-        self.num_pending_inputs = info.input_count
-        self.loop_invariants: list = []   # (item, value, is_dead)
-        self.next_iter_roots: list = []   # deferred NextIteration outputs: (item, value)
-        self.dead_exits: list = []
-        self.children: dict = {}          # (frame name, parent iter id) -> FrameState
         if parent is None:
             self.path = "root"
         else:
             self.path = f"{parent.tag(parent_iter.iter_id)}/{info.name}"
+        self.iteration_count = 0
+        self.num_outstanding_iterations = 1
+        self.max_parallel_iterations = max(1, info.parallel_iterations)
+        self.num_pending_inputs = info.input_count
+        self.loop_invariants: list = []       # (item, value, is_dead) of constant Enters
+        self.next_iteration_roots: list = []  # deferred NextIteration outputs: (item, value)
+        self.dead_exits: list = []
+        self.children: dict = {}              # (frame name, parent iter id) -> FrameState
+        self.free_iterations: list = []       # finished IterationStates, for reuse
+        self.max_iterations_seen = 1          # most iterations in flight so far (for RunStats)
+        self.iterations: dict[int, IterationState] = {0: IterationState(0, self)}
 
     def tag(self, iter_id: int) -> str:
         """`root`, `root/while:3`, `root/while:3/while/while:0`."""
         return self.path if self.parent is None else f"{self.path}:{iter_id}"
+
+    def new_iteration(self, iter_id: int) -> IterationState:
+        """An IterationState for `iter_id`: a finished one of this frame instance made new
+        again (its tagged nodes kept), or a new one."""
+        if not self.free_iterations:
+            return IterationState(iter_id, self)
+        ist = self.free_iterations.pop()
+        ist.restart(iter_id, self.info)
+        return ist

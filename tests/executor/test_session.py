@@ -172,18 +172,42 @@ def test_a_failing_kernel_names_op_frame_iteration_and_line_and_the_session_stil
     assert s.run(total, {x: 4, idx: 0}) == 0 + 1 + 2 + 3
 
 
-def test_a_failing_heavy_kernel_on_a_worker_thread_is_reported():
+@pytest.fixture
+def one_blas_thread(monkeypatch):
+    """BLAS on one thread, as the executor sees it: matmuls are then what its threads overlap
+    (with a multithreaded BLAS they run one at a time, each on every core)."""
+    import executor.blas  # noqa: PLC0415
+
+    monkeypatch.setattr(executor.blas, "threads", lambda: 1)
+
+
+def _two_matmuls():
     g = gc.Graph()
     with g.as_default():
-        a = gc.placeholder(gc.float64, [None, None], name="a")
-        b = gc.placeholder(gc.float64, [None, None], name="b")
-        c = gc.matmul(a, b)
+        a, b, x, y = (gc.placeholder(gc.float64, [None, None], name=n) for n in "abxy")
+        first = gc.matmul(a, b, name="first")    # ready first: goes to the pool, the other
+        second = gc.matmul(x, y, name="second")  # one being ready beside it
+    return g, (a, b, x, y), first, second
+
+
+def test_a_failing_heavy_kernel_on_a_worker_thread_is_reported(one_blas_thread):
+    g, (a, b, x, y), first, second = _two_matmuls()
     s = Session(g, num_threads=2)
     big = np.ones((200, 100))
-    with pytest.raises(gc.ExecutionError, match="MatMul"):
-        s.run(c, {a: big, b: big})
-    assert s.run(c, {a: big, b: big.T}).shape == (200, 200)
+    with pytest.raises(gc.ExecutionError, match="first.*MatMul"):
+        s.run([first, second], {a: big, b: big, x: big, y: big.T})
+    out = s.run([first, second], {a: big, b: big.T, x: big, y: big.T})
+    assert out[0].shape == out[1].shape == (200, 200)
     assert s.last_stats.async_ops == 1
+
+
+def test_a_lone_heavy_kernel_runs_on_the_calling_thread(one_blas_thread):
+    # nothing else is ready beside it: a hop to a worker would only cost time
+    g, (a, b, x, y), first, second = _two_matmuls()
+    s = Session(g, num_threads=2)
+    big = np.ones((200, 200))
+    assert s.run(first, {a: big, b: big})[0, 0] == 200.0
+    assert s.last_stats.async_ops == 0
 
 
 def test_feeds_are_checked_and_name_the_placeholder():
@@ -264,17 +288,87 @@ def test_loop_variables_computed_from_invariants_alone_let_the_loop_end(capfd):
     assert capfd.readouterr().out == "invariant 1.5\n" * 3
 
 
-def test_sessions_share_one_worker_pool():
+def test_sessions_share_one_worker_pool(one_blas_thread):
     import threading as _threading
 
-    g = gc.Graph()
-    with g.as_default():
-        a = gc.placeholder(gc.float64, [None, None], name="a")
-        c = gc.matmul(a, a)
+    g, (a, b, x, y), first, second = _two_matmuls()
     big = np.ones((150, 150))
     before = _threading.active_count()
     for _ in range(5):
         s = Session(g, num_threads=2)
-        assert s.run(c, {a: big})[0, 0] == 150.0
+        assert s.run(first + second, {a: big, b: big, x: big, y: big})[0, 0] == 300.0
         assert s.last_stats.async_ops == 1
     assert _threading.active_count() <= max(before, 1) + 2
+
+
+def _two_chains(depth):
+    g = gc.Graph()
+    with g.as_default():
+        a, b = (gc.placeholder(gc.float64, [None, None], name=n) for n in "ab")
+        x, y = a, b
+        for _ in range(depth):
+            x, y = gc.matmul(x, a), gc.matmul(y, b)
+        out = gc.reduce_sum(x) + gc.reduce_sum(y)
+    return g, a, b, out
+
+
+def test_a_worker_runs_what_its_kernel_makes_ready(one_blas_thread):
+    # two independent chains: one goes to a worker, which goes on along it itself
+    g, a, b, out = _two_chains(4)
+    m = np.eye(150) * 0.5
+    s = Session(g, num_threads=2)
+    assert s.run(out, {a: m, b: m}) == 2 * 150 * 0.5 ** 5
+    st = s.last_stats
+    assert st.async_ops >= 1 and st.pool_nodes >= st.async_ops + 3, st
+    assert Session(g, num_threads=1).run(out, {a: m, b: m}) == 2 * 150 * 0.5 ** 5
+
+
+def test_a_kernel_failing_on_one_thread_ends_the_run_while_another_computes(one_blas_thread):
+    g, a, b, out = _two_chains(3)
+    s = Session(g, num_threads=2)
+    for bad in ({a: np.ones((150, 100)), b: np.eye(150)}, {a: np.eye(150), b: np.ones((150, 100))}):
+        with pytest.raises(gc.ExecutionError, match="MatMul"):
+            s.run(out, bad)
+    assert s.run(out, {a: np.eye(150), b: np.eye(150)}) == 300.0
+
+
+def test_with_a_multithreaded_blas_matmuls_run_one_at_a_time(monkeypatch):
+    import executor.blas  # noqa: PLC0415
+
+    monkeypatch.setattr(executor.blas, "threads", lambda: 2)
+    g, (a, b, x, y), first, second = _two_matmuls()
+    s = Session(g, num_threads=2)
+    big = np.ones((150, 150))
+    assert s.run(first + second, {a: big, b: big, x: big, y: big})[0, 0] == 300.0
+    assert s.last_stats.async_ops == 0
+
+
+def test_ctrl_c_while_the_pool_computes_leaves_the_session_usable():
+    import _thread
+    import time as _time
+
+    from graphcore.registry import define_op, get_op_def, registered_ops
+
+    if "TestInterruptMain" in registered_ops():
+        op = get_op_def("TestInterruptMain")
+    else:
+        def kernel(x):
+            if x.flat[0] < 0:
+                _thread.interrupt_main()  # Ctrl-C, wherever the calling thread is now
+                _time.sleep(0.05)
+            return x
+
+        op = define_op("TestInterruptMain", shape=lambda x: (x.dtype, x.shape), kernel=kernel)  # heavy
+        op.not_differentiable("test op")
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [None], name="x")
+        y = gc.placeholder(gc.float64, [None], name="y")
+        out = gc.reduce_sum(op(x)) + gc.reduce_sum(op(y))
+    s = Session(g, num_threads=2)
+    big, bad = np.ones(200_000), -np.ones(200_000)
+    for feeds in ({x: big, y: bad}, {x: bad, y: big}):
+        with pytest.raises(KeyboardInterrupt):
+            s.run(out, feeds)
+        assert s.run(out, {x: big, y: big}) == 400_000.0
+        assert s.last_stats.async_ops == 1  # one of the two ran on the pool

@@ -1,0 +1,267 @@
+"""The workloads of issue 10, each timed beside the same program in plain numpy in the same
+run (not a test): control-flow-bound ones (collatz, nested_loops), call overhead, the first
+call, and numpy-bound ones (rnn_forward, parallel_branches).
+
+    python benchmarks/bench_workloads.py [--quick] [--only NAME ...] [--repeat N]
+
+Each line gives the graph's time, plain numpy's, and their ratio (below 1: the graph is
+faster). Times are the best of --repeat runs after a warm-up run, graph and numpy taking
+turns, so a shared machine disturbs them less. rnn_forward runs with BLAS as it is and with
+BLAS on one thread (needs threadpoolctl), parallel_branches with BLAS on one thread: there
+the executor's threads are the parallelism measured.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import graphcore as gc  # noqa: E402
+from autograph import function  # noqa: E402
+from executor import Session  # noqa: E402
+
+
+def best_of(fn, repeat: int) -> float:
+    """The shortest of `repeat` timed calls, after one warm-up call."""
+    return best_of_each([fn], repeat)[0]
+
+
+def best_of_each(fns, repeat: int) -> list[float]:
+    """The shortest of `repeat` timed calls of each function, taking turns (so that a
+    machine busy for a while slows them alike), after one warm-up call each."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
+    return best
+
+
+def _report(name: str, graph_s: float, numpy_s: float, unit: str = "ms", note: str = "") -> dict:
+    scale = {"ms": 1e3, "us": 1e6}[unit]
+    print(f"  {name:18s} graph {graph_s * scale:9.3f} {unit}   numpy {numpy_s * scale:9.3f} {unit}   "
+          f"ratio {graph_s / numpy_s:7.2f}x{('   ' + note) if note else ''}")
+    return {"graph_s": graph_s, "numpy_s": numpy_s, "ratio": graph_s / numpy_s}
+
+
+@contextlib.contextmanager
+def blas_threads(n: int | None):
+    """BLAS on `n` threads inside the block (needs threadpoolctl; else unchanged)."""
+    try:
+        from threadpoolctl import threadpool_limits  # noqa: PLC0415
+    except ImportError:
+        yield False
+        return
+    with threadpool_limits(limits=n, user_api="blas"):
+        yield True
+
+
+# -- control flow ---------------------------------------------------------------------
+
+# The control-flow workloads start from numpy scalars, so that run as plain Python they
+# compute on numpy scalars too ("plain numpy"), as the graph does.
+
+def collatz_total(n):
+    """Collatz steps of every k in 1..n: a while in a while with an if/else."""
+    total = np.int64(0)
+    k = np.int64(1)
+    while k <= n:
+        m = k
+        while m != 1:
+            if m % 2 == 0:
+                m = m // 2
+            else:
+                m = 3 * m + 1
+            total += 1
+        k += 1
+    return total
+
+
+def nested_loops(n):
+    """`for` in `for`: n * n steps."""
+    s = np.int64(0)
+    for i in range(n):
+        for j in range(n):
+            s += i * j
+    return s
+
+
+def _control_flow(name: str, fn, arg, repeat: int) -> dict:
+    f = function(fn)
+    assert f(arg) == fn(arg), name
+    return _report(name, *best_of_each([lambda: f(arg), lambda: fn(arg)], repeat))
+
+
+def add_one(x):
+    return x + 1
+
+
+def call_overhead(repeat: int, calls: int) -> dict:
+    f = function(add_one)
+    x = np.float64(1.5)
+    f(x)
+
+    def many(g):
+        def run():
+            for _ in range(calls):
+                g(x)
+        return run
+    return _report("call (x + 1)", best_of(many(f), repeat) / calls, best_of(many(add_one), repeat) / calls, "us")
+
+
+def first_call(repeat: int) -> dict:
+    """Convert + trace + run of a function with three nested constructs (a fresh one each time)."""
+    from benchmarks.bench_autograph import nested  # noqa: PLC0415
+
+    def once():
+        function(nested)(np.int64(4))   # a new @function: converts and traces again
+    return _report("first call", best_of(once, repeat), best_of(lambda: nested(np.int64(4)), repeat),
+                   note="(numpy: the plain call)")
+
+
+# -- numpy-bound ----------------------------------------------------------------------------
+
+def rnn_graph(T: int, H: int, B: int, D: int):
+    """h_t = tanh(h_{t-1} W + x_t U), batch-major, as a graphcore while loop."""
+    g = gc.Graph()
+    with g.as_default():
+        W = gc.placeholder(gc.float32, [H, H], name="W")
+        U = gc.placeholder(gc.float32, [D, H], name="U")
+        h0 = gc.placeholder(gc.float32, [B, H], name="h0")
+        xs = gc.placeholder(gc.float32, [T, B, D], name="xs")
+        _, h = gc.while_loop(lambda t, h: t < T,
+                             lambda t, h: (t + 1, gc.tanh(gc.matmul(h, W) + gc.matmul(xs[t], U))),
+                             [gc.constant(np.int64(0)), h0])
+    return g, (W, U, h0, xs), h
+
+
+def rnn_numpy(W, U, h, xs):
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ W + xs[t] @ U)
+    return h
+
+
+def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_one: bool) -> dict:
+    g, (W, U, h0, xs), h = rnn_graph(T, H, B, H)
+    rng = np.random.default_rng(0)
+    values = [(rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
+              (rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
+              rng.normal(size=(B, H)).astype(np.float32), rng.normal(size=(T, B, H)).astype(np.float32)]
+    feeds = dict(zip((W, U, h0, xs), values))
+    s = Session(g, num_threads=threads)
+    with blas_threads(1 if blas_one else None) as limited:
+        np.testing.assert_allclose(s.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
+        t_graph, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
+    blas_note = ("BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")) if blas_one else "BLAS as is"
+    return _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
+
+
+def branches_graph(n: int, depth: int):
+    """Two independent chains of `depth` matmuls (n x n, float64), summed at the end."""
+    g = gc.Graph()
+    with g.as_default():
+        a = gc.placeholder(gc.float64, [n, n], name="a")
+        b = gc.placeholder(gc.float64, [n, n], name="b")
+        wa = gc.placeholder(gc.float64, [n, n], name="wa")
+        wb = gc.placeholder(gc.float64, [n, n], name="wb")
+        x, y = a, b
+        for _ in range(depth):
+            x = gc.matmul(x, wa)
+            y = gc.matmul(y, wb)
+        out = gc.reduce_sum(x) + gc.reduce_sum(y)
+    return g, (a, b, wa, wb), out
+
+
+def branches_numpy(a, b, wa, wb, depth: int):
+    x, y = a, b
+    for _ in range(depth):
+        x = x @ wa
+        y = y @ wb
+    return x.sum() + y.sum()
+
+
+def two_numpy_threads(n: int, depth: int, repeat: int) -> float:
+    """The same two chains on two plain Python threads, over one after the other: the best
+    any executor can do on this machine now (0.5 with two free cores)."""
+    import threading  # noqa: PLC0415
+
+    rng = np.random.default_rng(2)
+    a, w = rng.normal(size=(n, n)), rng.normal(size=(n, n)) / np.sqrt(n)
+
+    def chain():
+        x = a
+        for _ in range(depth):
+            x = x @ w
+
+    def both():
+        ts = [threading.Thread(target=chain) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    t_both, t_one = best_of_each([both, chain], repeat)
+    return t_both / (2 * t_one)
+
+
+def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> dict:
+    g, names, out = branches_graph(n, depth)
+    rng = np.random.default_rng(1)
+    values = [rng.normal(size=(n, n)), rng.normal(size=(n, n)),
+              rng.normal(size=(n, n)) / np.sqrt(n), rng.normal(size=(n, n)) / np.sqrt(n)]
+    feeds = dict(zip(names, values))
+    s = Session(g, num_threads=threads)
+    with blas_threads(1) as limited:
+        assert np.isclose(s.run(out, feeds), branches_numpy(*values, depth))
+        t_graph, t_numpy = best_of_each([lambda: s.run(out, feeds), lambda: branches_numpy(*values, depth)], repeat)
+        limit = two_numpy_threads(n, depth, repeat)
+    blas_note = "BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")
+    note = f"(2 chains of {depth} matmuls {n}x{n}; {blas_note}"
+    figures = _report("parallel_branches", t_graph, t_numpy, note=note + f"; {os.cpu_count()} cores)")
+    print(f"  {'':18s} two plain Python threads running the chains: {limit:.2f}x (the limit on this machine now)")
+    figures["two_threads_limit"] = limit
+    return figures
+
+
+WORKLOADS = ("collatz", "nested_loops", "call", "first_call", "rnn_forward", "parallel_branches")
+
+
+def main(argv=None) -> dict:
+    np.seterr(over="ignore")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
+    ap.add_argument("--only", nargs="*", choices=WORKLOADS, default=None)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=None, help="the Session's num_threads (default: cores)")
+    args = ap.parse_args(argv)
+    quick, repeat = args.quick, (1 if args.quick else args.repeat)
+    todo = args.only or WORKLOADS
+    print(f"workloads beside plain numpy, best of {repeat} ({os.cpu_count()} cores)")
+    figures = {}
+    if "collatz" in todo:
+        figures["collatz"] = _control_flow("collatz", collatz_total, np.int64(5 if quick else 100), repeat)
+    if "nested_loops" in todo:
+        figures["nested_loops"] = _control_flow("nested_loops", nested_loops, np.int64(4 if quick else 100), repeat)
+    if "call" in todo:
+        figures["call"] = call_overhead(repeat, 10 if quick else 2000)
+    if "first_call" in todo:
+        figures["first_call"] = first_call(repeat)
+    if "rnn_forward" in todo:
+        size = (5, 16, 4) if quick else (100, 256, 32)
+        figures["rnn_forward"] = rnn_forward(*size, repeat, args.threads, blas_one=False)
+        figures["rnn_forward_blas1"] = rnn_forward(*size, repeat, args.threads, blas_one=True)
+    if "parallel_branches" in todo:
+        figures["parallel_branches"] = parallel_branches(*((32, 2) if quick else (512, 8)), repeat, args.threads)
+    return figures
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Python operators as kernels on numpy scalars, with numpy's semantics kept.
+
+`a + b` on two numpy scalars costs about a twentieth of `np.add(a, b)` (numpy's scalar
+operators skip the ufunc machinery) and gives the same value of the same dtype, with one
+difference: on integer overflow the operator warns (or raises, under
+`np.errstate(over="raise")`) where the ufunc wraps around silently. So:
+
+- comparisons, logical ops and float arithmetic use the operator whenever both inputs
+  are numpy scalars of the op's dtype: no difference at all;
+- integer +, - and * use it only when both inputs are small enough that the result
+  cannot overflow, and // and % only for a positive divisor (no overflow, no division by
+  zero); otherwise, and for anything that is not a numpy scalar of the op's dtype (an
+  array, a Python number), the op's own kernel runs.
+
+`scalar_kernel(op)` gives the faster kernel for an op, or None.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+_COMPARISONS = {"Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt,
+                "GreaterEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne}
+_LOGICAL = {"LogicalAnd": operator.and_, "LogicalOr": operator.or_}
+_FLOAT_ARITHMETIC = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
+                     "FloorDiv": operator.floordiv, "Mod": operator.mod}
+_INT_SUM = {"Add": operator.add, "Sub": operator.sub}
+_INT_DIVISION = {"FloorDiv": operator.floordiv, "Mod": operator.mod}
+
+# graphcore's numeric dtypes
+_FLOATS = (np.float32, np.float64)
+_INTS = (np.int32, np.int64)
+
+
+def scalar_kernel(op):
+    """A kernel for `op` that runs a Python operator on numpy scalars (see the module
+    docstring), falling back to the op's own kernel; None if the op has none such."""
+    if op.attrs or not op.inputs or op.op_def.uses_runtime:
+        return None
+    fallback = op.op_def.kernel
+    t = op.inputs[0].dtype.np_dtype
+    if t is None or any(x.dtype.np_dtype != t for x in op.inputs):
+        return None
+    T = t.type
+    name = op.type
+    if name == "LogicalNot" and T is np.bool_:
+        return _unary(operator.invert, fallback, T)   # ~ on a numpy bool is `not`
+    if len(op.inputs) != 2:
+        return None
+    if name in _COMPARISONS:
+        return _exact(_COMPARISONS[name], fallback, T)
+    if name in _LOGICAL and T is np.bool_:
+        return _exact(_LOGICAL[name], fallback, T)
+    if name in _FLOAT_ARITHMETIC and T in _FLOATS:
+        return _exact(_FLOAT_ARITHMETIC[name], fallback, T)
+    if T in _INTS:
+        bits = np.iinfo(T).bits
+        if name in _INT_SUM:  # |a|, |b| < 2**(bits - 2): |a ± b| < 2**(bits - 1)
+            return _bounded(_INT_SUM[name], fallback, T, 2 ** (bits - 2))
+        if name == "Mul":     # |a|, |b| < 2**((bits - 1) // 2): |a * b| < 2**(bits - 1)
+            return _bounded(operator.mul, fallback, T, 2 ** ((bits - 1) // 2))
+        if name in _INT_DIVISION:
+            return _positive_divisor(_INT_DIVISION[name], fallback, T)
+    return None
+
+
+def _exact(fast, fallback, T):
+    def kernel(a, b):
+        if type(a) is T and type(b) is T:
+            return fast(a, b)
+        return fallback(a, b)
+    return kernel
+
+
+def _unary(fast, fallback, T):
+    def kernel(a):
+        if type(a) is T:
+            return fast(a)
+        return fallback(a)
+    return kernel
+
+
+def _bounded(fast, fallback, T, bound):
+    """Only for |a|, |b| < bound, where the result cannot overflow."""
+    low = -bound
+
+    def kernel(a, b):
+        if type(a) is T and type(b) is T and low < a < bound and low < b < bound:
+            return fast(a, b)
+        return fallback(a, b)
+    return kernel
+
+
+def _positive_divisor(fast, fallback, T):
+    def kernel(a, b):
+        if type(a) is T and type(b) is T and b > 0:
+            return fast(a, b)
+        return fallback(a, b)
+    return kernel
