@@ -25,7 +25,7 @@ from typing import List, Optional
 import typer
 
 from .loading import CliError, Target, load_target, parse_args
-from .render import format_value, show_code, show_text, table
+from .render import Column, format_value, show_code, show_text, table
 from .trace_format import format_trace
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -99,12 +99,15 @@ FORMATS = ("text", "dot", "svg", "png", "json")
 @friendly
 def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
-          format: str = typer.Option("text", "--format", "-f", help="text, dot, svg, png or json."),  # noqa: A002
+          format: Optional[str] = typer.Option(  # noqa: A002
+              None, "--format", "-f", help="text, dot, svg, png or json (default: from the -o suffix, else text)."),
           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
           dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
           plain: bool = typer.Option(False, "--plain", help="No colours.")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
+    if format is None:
+        format = format_for_path(output)  # noqa: A001
     if format not in FORMATS:
         raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
     target, values = _target_and_args(spec, args, dtype, static)
@@ -127,6 +130,21 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         typer.echo(f"wrote {output} ({len(g)} ops)")
     else:
         show_text(text, plain or format != "json", "json")
+
+
+# file suffix -> --format, for `-o fib.png` without `-f`
+SUFFIX_FORMATS = {".txt": "text", ".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".json": "json"}
+
+
+def format_for_path(path: Optional[str]) -> str:
+    """The format a file name asks for (`fib.png` -> png); text for stdout or no suffix."""
+    if path is None:
+        return "text"
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix and suffix not in SUFFIX_FORMATS:
+        raise CliError(f"-o {path}: cannot tell the format from {suffix!r}; give --format "
+                       f"({', '.join(FORMATS)}) or a file ending in {', '.join(SUFFIX_FORMATS)}")
+    return SUFFIX_FORMATS.get(suffix, "text")
 
 
 def render_graphviz(dot_text: str, fmt: str) -> bytes:
@@ -267,10 +285,11 @@ def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
 
         rows = demo_rows(samples, progress=step)
         progress.update(task, completed=total)
-    cols = ["sample", "args", "result", "agrees", "ops", "converted ms", "plain ms"]
+    cols = [Column("sample"), Column("args", squeeze=True), Column("result", squeeze=True),
+            Column("ok"), Column("ops", "right"), Column("graph ms", "right"), Column("py ms", "right")]
     body = [[r.sample, r.args, r.result if not r.error else r.error, "yes" if r.agrees else "NO",
              str(r.ops), f"{r.converted_ms:.2f}", f"{r.plain_ms:.3f}"] for r in rows]
-    table("autograph demo: every sample, converted to a graph and as plain Python", cols, body, plain)
+    table("every sample, as a graph and as plain Python", cols, body, plain)
     agree = sum(r.agrees for r in rows)
     typer.echo(f"{agree} of {len(rows)} runs agree")
     if agree != len(rows):

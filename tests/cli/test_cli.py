@@ -73,6 +73,22 @@ def test_graph_svg_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+@pytest.mark.parametrize("name, start", [("fib.png", b"\x89PNG\r\n\x1a\n"), ("fib.svg", b"<?xml"),
+                                         ("fib.dot", b"digraph"), ("fib.gv", b"digraph"), ("fib.json", b"{"),
+                                         ("fib.txt", b"%"), ("fib", b"%")])
+def test_graph_format_from_the_output_suffix(tmp_path, name, start):
+    path = tmp_path / name
+    assert ok("graph", FIB, "2", "-o", path).startswith(f"wrote {path}")
+    assert path.read_bytes().startswith(start)
+
+
+def test_graph_unknown_suffix_asks_for_a_format(tmp_path):
+    r = invoke("graph", FIB, "2", "-o", tmp_path / "fib.gif")
+    assert r.exit_code == 1 and "cannot tell the format from '.gif'" in r.output
+    assert not (tmp_path / "fib.gif").exists()
+
+
 def test_graph_svg_without_dot_says_how_to_install(monkeypatch):
     import cli.main
 
@@ -230,11 +246,41 @@ def test_grad_reports_unknown_wrt_or_missing_feature(tmp_path):
 def test_demo_table():
     r = invoke("demo", "--plain", "--only", "collatz", "--only", "print_loop")
     assert r.exit_code == 0, r.output
-    assert "sample" in r.output and "agrees" in r.output and "converted ms" in r.output
+    assert "sample" in r.output and " ok " in r.output and "graph ms" in r.output
     rows = [l for l in r.output.splitlines() if l.startswith(("collatz ", "print_loop "))]
     assert len(rows) == 5 and all(" yes " in l for l in rows)
     assert "5 of 5 runs agree" in r.output
     assert "step 0 value" not in r.output  # the samples' prints are captured, not shown
+
+
+def _demo_lines(*extra):
+    r = invoke("demo", "--only", "fibonacci", "--only", "newton_sqrt", "--only", "rnn_adam",
+               "--only", "binary_search", *extra)
+    assert r.exit_code == 0, r.output
+    return r.output.splitlines()
+
+
+@pytest.mark.parametrize("extra", [(), ("--plain",)])
+def test_demo_fits_80_columns_without_wrapping_inside_values(extra):
+    lines = _demo_lines(*extra)  # CliRunner's output is not a terminal: 80 columns, as in a pipe
+    assert max(len(l) for l in lines) <= 80, "\n".join(lines)
+    lines = [l.strip() for l in lines]
+    fib50 = [l for l in lines if l.split()[:2] == ["fibonacci", "50"]]
+    assert len(fib50) == 1 and "12586269025" in fib50[0]  # one line, the number whole
+    assert any("1.41421" in l for l in lines if l.startswith("newton_sqrt"))
+    rnn = [l for l in lines if l.startswith("rnn_adam")]
+    assert len(rnn) == 1 and ("…" in rnn[0] or "..." in rnn[0])  # a long argument ends in an ellipsis
+    # every row is one line: as many rows as examples
+    assert len([l for l in lines if l.split() and l.split()[0] in
+                ("fibonacci", "newton_sqrt", "rnn_adam", "binary_search")]) == 3 + 3 + 1 + 4
+
+
+def test_demo_numbers_are_right_aligned():
+    lines = _demo_lines("--plain")
+    header = next(l for l in lines if l.startswith("sample"))
+    end = header.index("graph ms") + len("graph ms")
+    rows = [l for l in lines if l.startswith("fibonacci")]
+    assert all(l[end - 1] != " " and l[end] == " " for l in rows)  # numbers end under the header's end
 
 
 def test_demo_unknown_sample():
