@@ -151,6 +151,11 @@ class ConcreteFunction:
         self._lock = threading.Lock()
 
     @property
+    def outputs(self) -> list:
+        """The graph tensors the function returns, in order (what a run fetches)."""
+        return list(self._fetches)
+
+    @property
     def session(self) -> Session:
         with self._lock:
             if self._session is None:

@@ -104,6 +104,10 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
           dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
+          depth: Optional[int] = typer.Option(None, "--depth", min=0, metavar="N",
+                                              help="Pictures: draw loops and branches nested N deep as one node."),
+          effects: bool = typer.Option(False, "--effects", help="Pictures: show the effects token's chain."),
+          legend: bool = typer.Option(True, "--legend/--no-legend", help="Pictures: the legend of the primitives."),
           plain: bool = typer.Option(False, "--plain", help="No colours.")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
     if format is None:
@@ -111,9 +115,14 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     if format not in FORMATS:
         raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
     target, values = _target_and_args(spec, args, dtype, static)
-    g = target.function.get_concrete_function(*values).graph
+    concrete = target.function.get_concrete_function(*values)
+    g = concrete.graph
+
+    def picture():
+        return g.to_dot(fetches=concrete.outputs, show_effects=effects, depth=depth, legend=legend)
+
     if format in ("svg", "png"):
-        data = render_graphviz(g.to_dot(), format)
+        data = render_graphviz(picture(), format)
         if output is None:
             if format == "png":
                 raise CliError("PNG is binary: give a file with -o graph.png")
@@ -123,7 +132,7 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                 f.write(data)
             typer.echo(f"wrote {output} ({len(g)} ops)")
         return
-    text = {"text": str, "dot": lambda x: x.to_dot(), "json": lambda x: x.to_json()}[format](g)
+    text = {"text": str, "dot": lambda x: picture(), "json": lambda x: x.to_json()}[format](g)
     if output is not None:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)

@@ -735,9 +735,9 @@ class Graph:
         """The listing of graphcore/printer.py, one line per op."""
         return _installed["format"](self)
 
-    def to_dot(self) -> str:
-        """Graphviz DOT text (graphcore/dot.py)."""
-        return _installed["to_dot"](self)
+    def to_dot(self, **options) -> str:
+        """Graphviz DOT text (graphcore/dot.py: fetches=, show_effects=, depth=, legend=)."""
+        return _installed["to_dot"](self, **options)
 
     def to_json(self) -> str:
         """A graph file that `Graph.from_json` loads (graphcore/serialization)."""
