@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import graphviz
 
-from .printer import context_chain, format_value, tensor_type
+from .printer import context_chain, format_graph, format_value, summarize_graph, tensor_type
 
 # type -> node attributes; everything else is a rounded box
 NODE_STYLES: dict[str, dict[str, str]] = {
@@ -327,3 +327,35 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
 def to_dot(graph, name: str = "G", **options) -> str:
     """The graph as Graphviz DOT text (render with `dot -Tsvg`); options as build_digraph."""
     return build_digraph(graph, name=name, **options).source
+
+
+# a notebook renders graphs up to this many ops in full; larger ones collapse nested loops
+NOTEBOOK_FULL_OPS = 150
+
+
+def render_svg(graph, **options) -> str | None:
+    """The picture as SVG text, or None when Graphviz's `dot` program is not installed."""
+    try:
+        return build_digraph(graph, **options).pipe(format="svg", encoding="utf-8")
+    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+        return None
+
+
+def mimebundle(graph, title: str = "", fetches: Iterable = (), include=None, exclude=None) -> dict[str, str]:
+    """What a notebook shows for a graph (IPython's `_repr_mimebundle_`): the SVG picture
+    when Graphviz is there (large graphs with nested loops collapsed), and always the
+    text listing under a one-line title."""
+    text = (title + "\n" if title else "") + format_graph(graph)
+    bundle = {"text/plain": text.rstrip("\n")}
+    wanted = (include is None or "image/svg+xml" in include) and not (exclude and "image/svg+xml" in exclude)
+    if wanted and len(graph):
+        depth = None if len(graph) <= NOTEBOOK_FULL_OPS else 1
+        svg = render_svg(graph, fetches=list(fetches), depth=depth)
+        if svg is not None:
+            bundle["image/svg+xml"] = svg
+    return bundle
+
+
+def graph_repr(graph) -> str:
+    """`<Graph: 27 ops, 1 while loop>`."""
+    return f"<Graph: {summarize_graph(graph)}>"
