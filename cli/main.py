@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 import os
 import shutil
 import sys
@@ -26,7 +27,7 @@ import typer
 
 from .loading import CliError, Target, load_target, parse_args
 from .render import Column, format_value, show_code, show_text, table
-from .trace_format import format_trace
+from .trace_format import LEGEND, TraceWriter
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Convert Python functions to dataflow graphs, look at them, run them and trace them.")
@@ -41,6 +42,15 @@ def _fail(message: str, code: int = 1):
     raise typer.Exit(code)
 
 
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer)
+        pass
+
+
 def friendly(fn):
     """Report expected failures in one line (no traceback) with a non-zero exit."""
 
@@ -50,6 +60,9 @@ def friendly(fn):
             return fn(*args, **kwargs)
         except typer.Exit:
             raise
+        except BrokenPipeError:  # `autograph trace ... | head`: the reader has what it wanted
+            _quiet_stdout()
+            raise typer.Exit(0) from None
         except CliError as e:
             _fail(str(e))
         except Exception as e:  # noqa: BLE001 (errors of the user's program: one line each)
@@ -214,17 +227,47 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
           pending: bool = typer.Option(True, "--pending/--no-pending", help="Show pending-count changes."),
+          limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Show at most N steps."),
+          frame: Optional[str] = typer.Option(None, "--frame", metavar="NAME",
+                                              help="Only steps in this frame (while, root/while, root/while:3; "
+                                                   "wildcards allowed)."),
+          op: Optional[str] = typer.Option(None, "--op", metavar="NAME",
+                                           help="Only steps of this node or op type (while/Merge, Switch, 'while/*')."),
+          format: str = typer.Option("text", "--format", "-f",  # noqa: A002
+                                     help="text, or json: one event per line, for tools."),
+          legend: bool = typer.Option(True, "--legend/--no-legend", help="Text: explain the notation first."),
           dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
-    """The executor's run, step by step (one thread, so it is reproducible)."""
+    """The executor's run, step by step (one thread, so it is reproducible), streamed as it runs."""
+    if format not in ("text", "json"):
+        raise CliError(f"--format {format}: use text or json")
     target, values = _target_and_args(spec, args, dtype, static)
-    events: list[dict] = []
-    result = target.function.traced_call(*values, trace=events)
-    n_ops = len(target.function.get_concrete_function(*values).graph)
-    typer.echo(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
-               f"{n_ops} ops, num_threads=1")
-    typer.echo(format_trace(events, show_pending=pending), nl=False)
-    typer.echo(f"result: {format_value(result)}")
+    concrete = target.function.get_concrete_function(*values)
+    feeds = _feeds_by_name(target, concrete, values)
+    out = sys.stdout
+    writer = TraceWriter(out.write, graph=concrete.graph, feeds=feeds, fmt=format, show_pending=pending,
+                         limit=limit, frame=frame, op=op)
+    if format == "text":
+        out.write(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
+                  f"{len(concrete.graph)} ops, num_threads=1\n")
+        if legend:
+            out.write(LEGEND + "\n")
+    result = target.function.traced_call(*values, trace=writer)
+    writer.close()
+    if format == "text":
+        out.write(f"result: {format_value(result)}\n")
+    else:
+        out.write(json.dumps({"event": "result", "value": format_value(result)}) + "\n")
+
+
+def _feeds_by_name(target: Target, concrete, values: list) -> dict:
+    """{placeholder name: value} for the arguments that became graph inputs."""
+    import numpy as np  # noqa: PLC0415
+
+    names = list(inspect.signature(target.python_function).parameters)
+    by_name = dict(zip(names, values))
+    return {p.op.name: by_name[p.op.name] for p in concrete.inputs
+            if p.op.name in by_name and isinstance(by_name[p.op.name], (np.ndarray, np.generic))}
 
 
 # -- grad ------------------------------------------------------------------------------------

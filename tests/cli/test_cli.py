@@ -189,7 +189,92 @@ def test_trace_of_the_fibonacci_loop():
 
 def test_trace_without_pending_counts():
     out = ok("trace", "count_to_ten", "8", "--no-pending")
-    assert "pending" not in out and "+ iteration 2 of root/while created" in out
+    assert not any(l.startswith(" " * 9 + "pending  ") for l in out.splitlines())
+    assert "+ iteration 2 of root/while created" in out
+
+
+def _steps(out: str) -> list[str]:
+    return [l for l in out.splitlines() if l.startswith("step ")]
+
+
+def test_trace_starts_with_a_legend():
+    lines = ok("trace", "fibonacci", "2").splitlines()
+    assert lines[1].startswith("legend: ") and any("pred=True → :1 live, :0 dead" in l for l in lines[1:6])
+    assert "legend" not in ok("trace", "fibonacci", "2", "--no-legend")
+
+
+def test_trace_says_what_switch_merge_and_feeds_did():
+    steps = _steps(ok("trace", "fibonacci", "2"))
+
+    def step(node, it):
+        (line,) = [l for l in steps if l.split()[2] == node and f"iter {it} " in l]
+        return line
+
+    assert step("while/Switch", 0).endswith("live  pred=True → :1 live, :0 dead")  # 1 < 2: the body runs
+    assert step("while/Switch", 1).endswith("live  pred=False → :0 live, :1 dead")  # 2 < 2 is false: exit
+    assert step("while/Merge", 0).endswith("input 0 (while/Enter) arrived")
+    assert step("while/Merge", 1).endswith("input 1 (while/NextIteration) arrived")
+    assert step("feed:n:0", 0).endswith("value 2")
+    assert step("Const_1", 0).endswith("value 1")
+
+
+def test_trace_filters():
+    out = ok("trace", "collatz", "27", "--limit", "5")
+    assert len(_steps(out)) == 5 and "more step(s) not shown (--limit 5)" in out
+    assert out.splitlines()[-1] == "result: 111"
+    out = ok("trace", "collatz", "6", "--op", "Switch", "--no-pending")
+    assert _steps(out) and all(l.split()[3] == "Switch" for l in _steps(out))
+    out = ok("trace", "collatz", "6", "--op", "while/cond/*")
+    assert _steps(out) and all(l.split()[2].startswith("while/cond/") for l in _steps(out))
+    out = ok("trace", "collatz", "6", "--frame", "root/while:2")
+    assert _steps(out) and all(" root/while:2 " in l for l in _steps(out))
+    out = ok("trace", "collatz", "6", "--frame", "root")
+    assert _steps(out) and all(l.split()[4] == "root" for l in _steps(out))
+    everything = _steps(ok("trace", "collatz", "6"))
+    in_loop = _steps(ok("trace", "collatz", "6", "--frame", "while"))
+    assert len(in_loop) + len(_steps(out)) == len(everything)
+
+
+def test_trace_json_is_one_event_per_line():
+    out = ok("trace", "fibonacci", "2", "--format", "json")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1] == {"event": "result", "value": "1"}
+    assert events[-2]["event"] == "summary" and events[-2]["steps"] == sum(e["event"] == "run" for e in events)
+    switches = [e for e in events if e.get("type") == "Switch" and e["node"] == "while/Switch"]
+    assert [e["switch"] for e in switches] == [{"live": 1, "pred": True}, {"live": 0, "pred": False}]
+    assert any(e.get("merge") == {"input": 1, "from": "while/NextIteration"} for e in events)
+    assert {"step", "node", "type", "frame", "iteration", "dead"} <= set(switches[0])
+    limited = [json.loads(l) for l in ok("trace", "fibonacci", "2", "-f", "json", "--limit", "3").splitlines()]
+    assert sum(e["event"] == "run" for e in limited) == 3
+    bad = invoke("trace", "fibonacci", "2", "-f", "html")
+    assert bad.exit_code == 1 and "use text or json" in bad.output
+
+
+def test_trace_streams_each_step_as_the_next_begins():
+    from cli.trace_format import TraceWriter
+
+    written = []
+    w = TraceWriter(written.append)
+    run = {"event": "run", "step": 1, "node": "a", "type": "Const", "frame": "root", "iteration": 0, "dead": False}
+    w.append(run)
+    w.append({"event": "pending", "node": "b", "source": "a", "frame": "root", "iteration": 0, "pending": (1, 0)})
+    assert written == []  # the step may still get events
+    w.append(dict(run, step=2, node="b"))
+    assert len(written) == 2 and written[0].startswith("step 1") and len(w.step) == 1  # only the open step is kept
+    w.close()
+    assert written[-1].startswith("2 steps")
+
+
+def test_broken_pipe_exits_quietly():
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "from cli.main import app; app()", "trace", "collatz", "27"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().startswith(b"trace of collatz(27)")
+    p.stdout.close()  # as `| head -1` does
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 0 and err == b""
 
 
 # -- grad ---------------------------------------------------------------------------------------
