@@ -29,10 +29,34 @@ from .loading import CliError, Target, load_target, parse_args
 from .render import Column, format_value, show_code, show_text, table
 from .trace_format import LEGEND, TraceWriter
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Convert Python functions to dataflow graphs, look at them, run them and trace them.")
 
+# commands that take ARGS let `-0.5` through as an argument (a negative number, not an option);
+# parse_args refuses any other word that starts with `-`
+WITH_ARGS = {"ignore_unknown_options": True}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        try:
+            v = version("autograph-v1")
+        except PackageNotFoundError:  # pragma: no cover (not installed: run from the source tree)
+            v = "unknown"
+        typer.echo(f"autograph {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(_: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit.")):
+    """Convert Python functions to dataflow graphs, look at them, run them and trace them."""
+
 ARGS_HELP = "Arguments as Python literals (27, 3.5, [1, 2, 3], True) or NAME=VALUE."
+DTYPE_META = "[float32|float64|int32|int64|bool]"
 DTYPE_HELP = "dtype of the numeric arguments (float32, float64, int32, int64, bool), or NAME=DTYPE for one."
 STATIC_HELP = "Keep this argument a Python value (part of the trace) instead of a graph input."
 
@@ -108,14 +132,15 @@ def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The fil
 FORMATS = ("text", "dot", "svg", "png", "json")
 
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
           format: Optional[str] = typer.Option(  # noqa: A002
-              None, "--format", "-f", help="text, dot, svg, png or json (default: from the -o suffix, else text)."),
+              None, "--format", "-f", metavar="[text|dot|svg|png|json]",
+              help="The output format (default: from the -o suffix, else text)."),
           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
-          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
           depth: Optional[int] = typer.Option(None, "--depth", min=0, metavar="N",
                                               help="Pictures: draw loops and branches nested N deep as one node."),
@@ -187,12 +212,12 @@ def render_graphviz(dot_text: str, fmt: str) -> bytes:
 
 # -- run --------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
         check: bool = typer.Option(False, "--check", help="Also run the plain Python and compare."),
-        dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+        dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
         static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
         timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
                                                 help="End the graph run if it takes longer (a loop that never ends).")):
@@ -222,7 +247,7 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
 # -- trace --------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
@@ -233,10 +258,10 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                                    "wildcards allowed)."),
           op: Optional[str] = typer.Option(None, "--op", metavar="NAME",
                                            help="Only steps of this node or op type (while/Merge, Switch, 'while/*')."),
-          format: str = typer.Option("text", "--format", "-f",  # noqa: A002
+          format: str = typer.Option("text", "--format", "-f", metavar="[text|json]",  # noqa: A002
                                      help="text, or json: one event per line, for tools."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Text: explain the notation first."),
-          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
     """The executor's run, step by step (one thread, so it is reproducible), streamed as it runs."""
     if format not in ("text", "json"):
@@ -272,12 +297,12 @@ def _feeds_by_name(target: Target, concrete, values: list) -> dict:
 
 # -- grad ------------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
          args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
          wrt: List[str] = typer.Option(..., "--wrt", help="The argument to differentiate with respect to."),
-         dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+         dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
     """The function's value and its gradient with respect to --wrt arguments."""
     import autograph  # noqa: PLC0415
@@ -304,6 +329,25 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         grads = (grads,)
     for w, gv in zip(wrt, grads):
         typer.echo(f"d/d{w}: {format_value(gv)}")
+
+
+# -- samples ------------------------------------------------------------------------------------
+
+@app.command("samples")
+@friendly
+def samples_command(plain: bool = typer.Option(False, "--plain", help="Plain text table.")):
+    """List the samples (each usable by name: `autograph run collatz 27`)."""
+    from samples import available_samples  # noqa: PLC0415
+
+    rows = [[s.name, ", ".join(_short_args(a) for a in s.examples[:1]), s.description] for s in available_samples()]
+    table("the samples: autograph run NAME ARGS, autograph graph NAME ARGS ...",
+          [Column("name"), Column("e.g.", squeeze=True), Column("what it shows", squeeze=True)], rows, plain)
+
+
+def _short_args(args: tuple) -> str:
+    from .demo import _short  # noqa: PLC0415
+
+    return " ".join(_short(a).replace(" ", "") for a in args)
 
 
 # -- demo ---------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ SIDE_BY_SIDE_WIDTH = 140
 
 def console(plain: bool = False) -> Console:
     """A console on the current stdout (looked up now, so test runners can capture it)."""
-    return Console(file=sys.stdout, no_color=plain, highlight=False, soft_wrap=plain,
+    # no_color None: rich then honours $NO_COLOR
+    return Console(file=sys.stdout, no_color=True if plain else None, highlight=False, soft_wrap=plain,
                    force_terminal=None if not plain else False)
 
 

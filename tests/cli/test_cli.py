@@ -373,6 +373,45 @@ def test_demo_unknown_sample():
     assert r.exit_code == 1 and "no sample named nope" in r.output
 
 
+# -- manners ----------------------------------------------------------------------------------
+
+def test_help_version_and_samples():
+    assert "Usage: " in ok("-h") and "Commands" in ok("-h") and " run [OPTIONS]" in ok("run", "-h")
+    assert ok("--version").startswith("autograph 0.")
+    lines = ok("samples", "--plain").splitlines()
+    assert max(len(l) for l in lines) <= 80
+    assert any(l.startswith("collatz ") and "27" in l for l in lines)
+    assert any(l.startswith("fibonacci ") for l in lines)
+
+
+def test_negative_numbers_are_arguments_and_unknown_options_are_refused():
+    out = _grad_output("power_loop", "-0.5", "3", "--wrt", "x")
+    assert out == {"value": -0.125, "d/dx": pytest.approx(0.75)}
+    assert ok("run", "gcd", "-12", "8").strip() in ("4", "-4")
+    r = invoke("run", "collatz", "--bogus", "3")
+    assert r.exit_code != 0 and "no such option: --bogus" in r.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "collatz", "1.5", "--dtype", "int32"], "argument n: 1.5 is not a whole number; int32 would truncate"),
+    (["run", "collatz", "99999999999", "--dtype", "int32"], "argument n: 99999999999 does not fit in int32"),
+    (["run", "bubble_sort", "[1.5, 2]", "--dtype", "int64"], "argument values: 1.5 is not a whole number"),
+    (["run", "newton_sqrt", "1e39", "--dtype", "float32"], "argument x: 1e+39 does not fit in float32"),
+])
+def test_a_value_the_dtype_cannot_hold_is_refused(args, message):
+    r = invoke(*args)
+    assert r.exit_code == 1 and message in r.output
+    assert ok("run", "collatz", "6.0", "--dtype", "int64").strip() == "8"  # a whole float is fine
+
+
+def test_no_color_is_honoured(monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    coloured = ok("convert", COLLATZ)
+    assert "\x1b[" in coloured
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[3" not in ok("convert", COLLATZ)  # no colour codes (bold and the like may stay)
+
+
 # -- loading helpers ----------------------------------------------------------------------------
 
 def test_split_spec_and_parse_args():
