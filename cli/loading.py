@@ -186,7 +186,7 @@ def _exact(value, npd, what: str):
                            f"float dtype")
         return npd(int(value))
     if kind == "f":
-        if abs(float(value)) > np.finfo(npd).max and not np.isinf(float(value)):
+        if abs(float(value)) > float(np.finfo(npd).max) and not np.isinf(float(value)):
             raise CliError(f"{what}: {value!r} does not fit in {name}")
         return npd(value)
     return npd(value)
