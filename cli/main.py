@@ -18,6 +18,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -61,9 +62,27 @@ DTYPE_HELP = "dtype of the numeric arguments (float32, float64, int32, int64, bo
 STATIC_HELP = "Keep this argument a Python value (part of the trace) instead of a graph input."
 
 
-def _fail(message: str, code: int = 1):
+# exit codes: what was typed is wrong (as click's own usage errors), or the user's program failed
+EXIT_USAGE = 2
+EXIT_PROGRAM = 1
+
+
+def _fail(message: str, code: int = EXIT_USAGE):
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def one_line(e: BaseException) -> str:
+    """`ValueError: x must not be positive (raised by the graph at bad.py:7)`: the first line
+    of the message, and the user's file:line from the exception's notes if it lacks one."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    text = f"{type(e).__name__}: {first}" if first else type(e).__name__
+    for note in getattr(e, "__notes__", None) or []:
+        note = note.strip()
+        m = re.search(r"([\w.-]+\.py):(\d+)", note)
+        if m and f"{m.group(1)}:{m.group(2)}" not in text:
+            return f"{text} ({note})"
+    return text
 
 
 def _quiet_stdout() -> None:
@@ -76,7 +95,8 @@ def _quiet_stdout() -> None:
 
 
 def friendly(fn):
-    """Report expected failures in one line (no traceback) with a non-zero exit."""
+    """Report expected failures in one line (no traceback): exit 2 for what was typed (as
+    click's usage errors), 1 for an error of the user's program, 0 on a closed pipe."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -88,14 +108,9 @@ def friendly(fn):
             _quiet_stdout()
             raise typer.Exit(0) from None
         except CliError as e:
-            _fail(str(e))
+            _fail(str(e), EXIT_USAGE)
         except Exception as e:  # noqa: BLE001 (errors of the user's program: one line each)
-            from graphcore.errors import AutographError  # noqa: PLC0415
-
-            first = str(e).splitlines()[0] if str(e) else ""
-            if isinstance(e, AutographError):
-                _fail(f"{type(e).__name__}: {first}")
-            _fail(f"{type(e).__name__}: {first}", code=2)
+            _fail(one_line(e), EXIT_PROGRAM)
 
     return wrapper
 

@@ -85,7 +85,7 @@ def test_graph_format_from_the_output_suffix(tmp_path, name, start):
 
 def test_graph_unknown_suffix_asks_for_a_format(tmp_path):
     r = invoke("graph", FIB, "2", "-o", tmp_path / "fib.gif")
-    assert r.exit_code == 1 and "cannot tell the format from '.gif'" in r.output
+    assert r.exit_code == 2 and "cannot tell the format from '.gif'" in r.output
     assert not (tmp_path / "fib.gif").exists()
 
 
@@ -94,14 +94,14 @@ def test_graph_svg_without_dot_says_how_to_install(monkeypatch):
 
     monkeypatch.setattr(cli.main.shutil, "which", lambda name: None)
     r = invoke("graph", FIB, "2", "-f", "svg")
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert "apt-get install graphviz" in r.output and "--format dot" in r.output
     assert ok("graph", FIB, "2", "-f", "dot").startswith("digraph")
 
 
 def test_graph_bad_format():
     r = invoke("graph", FIB, "2", "-f", "gif")
-    assert r.exit_code == 1 and "use one of text, dot, svg, png, json" in r.output
+    assert r.exit_code == 2 and "use one of text, dot, svg, png, json" in r.output
 
 
 # -- run ----------------------------------------------------------------------------------
@@ -150,17 +150,29 @@ def test_bad_input_is_one_line_without_traceback(args, message):
     assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1
 
 
+def test_an_error_of_the_users_program_keeps_its_line_and_exits_1(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text("import autograph\n\n\n@autograph.function\ndef f(x):\n    if x > 0:\n"
+                 "        raise ValueError('x must not be positive')\n    return x\n")
+    r = invoke("run", f"{f}:f", "3")
+    assert r.exit_code == 1 and "Traceback" not in r.output
+    assert r.output.strip() == "error: ValueError: x must not be positive (raised by the graph at bad.py:7)"
+    assert ok("run", f"{f}:f", "-3").strip() == "-3"
+    usage = invoke("run", f"{f}:f")  # a usage error: 2, as click's own
+    assert usage.exit_code == 2 and "needs 1 argument(s)" in usage.output
+
+
 def test_file_without_a_single_function(tmp_path):
     f = tmp_path / "two.py"
     f.write_text("import autograph\n\n@autograph.function\ndef a(x):\n    return x\n\n"
                  "@autograph.function\ndef b(x):\n    return x\n")
     r = invoke("run", f, "1")
-    assert r.exit_code == 1 and "several functions (a, b)" in r.output
+    assert r.exit_code == 2 and "several functions (a, b)" in r.output
     assert ok("run", f"{f}:b", "5").strip() == "5"
     bad = tmp_path / "bad.py"
     bad.write_text("def f(:\n")
     r = invoke("run", f"{bad}:f", "1")
-    assert r.exit_code == 1 and "syntax error" in r.output
+    assert r.exit_code == 2 and "syntax error" in r.output
 
 
 def test_plain_function_is_converted(tmp_path):
@@ -247,7 +259,7 @@ def test_trace_json_is_one_event_per_line():
     limited = [json.loads(l) for l in ok("trace", "fibonacci", "2", "-f", "json", "--limit", "3").splitlines()]
     assert sum(e["event"] == "run" for e in limited) == 3
     bad = invoke("trace", "fibonacci", "2", "-f", "html")
-    assert bad.exit_code == 1 and "use text or json" in bad.output
+    assert bad.exit_code == 2 and "use text or json" in bad.output
 
 
 def test_trace_streams_each_step_as_the_next_begins():
@@ -322,7 +334,7 @@ def test_grad_with_respect_to_two_arguments(tmp_path):
 
 def test_grad_reports_unknown_wrt_or_missing_feature(tmp_path):
     r = invoke("grad", "newton_sqrt", "2.0", "--wrt", "y")
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert "value_and_grad is not available" in r.output or "has no parameter 'y'" in r.output
 
 
@@ -370,7 +382,7 @@ def test_demo_numbers_are_right_aligned():
 
 def test_demo_unknown_sample():
     r = invoke("demo", "--only", "nope")
-    assert r.exit_code == 1 and "no sample named nope" in r.output
+    assert r.exit_code == 2 and "no sample named nope" in r.output
 
 
 # -- manners ----------------------------------------------------------------------------------
@@ -400,7 +412,7 @@ def test_negative_numbers_are_arguments_and_unknown_options_are_refused():
 ])
 def test_a_value_the_dtype_cannot_hold_is_refused(args, message):
     r = invoke(*args)
-    assert r.exit_code == 1 and message in r.output
+    assert r.exit_code == 2 and message in r.output
     assert ok("run", "collatz", "6.0", "--dtype", "int64").strip() == "8"  # a whole float is fine
 
 
@@ -449,4 +461,4 @@ def test_bench_quick_prints_each_figure():
     assert "steady-state call" in r.output
     assert "forward + gradient" in r.output and "ratio" in r.output
     bad = invoke("bench", "nope")
-    assert bad.exit_code == 1 and "no benchmark named nope" in bad.output
+    assert bad.exit_code == 2 and "no benchmark named nope" in bad.output
