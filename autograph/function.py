@@ -151,6 +151,11 @@ class ConcreteFunction:
         self._lock = threading.Lock()
 
     @property
+    def outputs(self) -> list:
+        """The graph tensors the function returns, in order (what a run fetches)."""
+        return list(self._fetches)
+
+    @property
     def session(self) -> Session:
         with self._lock:
             if self._session is None:
@@ -181,8 +186,19 @@ class ConcreteFunction:
         """Run the graph with one value per graph input, in order."""
         return self._run_flat(list(input_values))
 
+    def signature_text(self) -> str:
+        """`fibonacci(n: int64[]) -> int64[]`."""
+        args = ", ".join(f"{t.op.name}: {t.dtype}{t.shape}" for t in self.inputs)
+        outs = [f"{t.dtype}{t.shape}" for t in self._fetches]
+        ret = outs[0] if len(outs) == 1 else f"({', '.join(outs)})"
+        return f"{self.name}({args}) -> {ret}"
+
     def __repr__(self) -> str:
-        return f"<ConcreteFunction {self.name} inputs={[t.name for t in self.inputs]}>"
+        return f"<ConcreteFunction {self.signature_text()}: {gc.printer.summarize_graph(self.graph)}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """In a notebook: the graph's picture with its results marked, and its listing."""
+        return gc.dot.mimebundle(self.graph, repr(self), fetches=self._fetches, include=include, exclude=exclude)
 
 
 def _raise_undefined_read(e: "gc.InvalidArgumentError") -> None:
@@ -422,6 +438,21 @@ class Function:
     @property
     def trace_count(self) -> int:
         return len(self._cache)
+
+    def __repr__(self) -> str:
+        params = ", ".join(self._signature.parameters)
+        traces = self.trace_count
+        return f"<Function {self.__name__}({params}): {traces} trace{'' if traces == 1 else 's'}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """In a notebook: the latest traced graph (see ConcreteFunction), or the short repr
+        before the first call."""
+        with self._lock:
+            latest = list(self._cache.values())[-1] if self._cache else None
+        if latest is None:
+            return {"text/plain": repr(self) + "\n(not traced yet: call it, or get_concrete_function(...))"}
+        return gc.dot.mimebundle(latest.graph, f"{self!r}, the latest:\n{latest!r}", fetches=latest._fetches,
+                                 include=include, exclude=exclude)
 
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True):

@@ -42,15 +42,26 @@ def _converted(f):
         return f
 
 
-def _as_differentiable(v):
-    """Python numbers at the differentiated positions become float64 graph inputs."""
-    if isinstance(v, bool):
-        return v
+def _not_differentiable(name: str, dtype) -> TypeError:
+    return TypeError(f"grad: argument {name} is {dtype}; a gradient with respect to an integer or bool is "
+                     f"not defined (it would be 0); pass a float, e.g. np.float64(3) or x.astype(np.float64)")
+
+
+def _as_differentiable(v, name: str):
+    """Python numbers at the differentiated positions become float64 graph inputs; a
+    numpy integer or bool there is an error (its gradient would silently be 0)."""
+    if isinstance(v, (bool, np.bool_)):
+        raise _not_differentiable(name, "a bool")
     if isinstance(v, (int, float)):
         return np.float64(v)
-    if isinstance(v, np.ndarray) and v.dtype.kind in "iu":
-        return v.astype(np.float64)
+    if isinstance(v, (np.generic, np.ndarray)) and v.dtype.kind in "iub":
+        raise _not_differentiable(name, f"a numpy {v.dtype}")
     return v
+
+
+def _arg_name(sig: inspect.Signature, i: int) -> str:
+    names = list(sig.parameters)
+    return f"{i} ({names[i]})" if i < len(names) else str(i)
 
 
 def value_and_grad(f, argnums=0):
@@ -59,7 +70,8 @@ def value_and_grad(f, argnums=0):
     gradients). Control flow on tensors in `f` is converted as by `@function`; the
     traced graph is cached by the arguments' dtypes and shapes.
 
-    Raises GraphError when f's output is not a scalar."""
+    Raises GraphError when f's output is not a scalar, and TypeError when a differentiated
+    argument is a numpy integer or bool (pass a float; a Python int becomes float64)."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     target = f.bound_python_function if isinstance(f, Function) else f
@@ -71,6 +83,9 @@ def value_and_grad(f, argnums=0):
         if not isinstance(out, gc.Tensor):
             out = gc.constant(out, dtype=gc.float64)
         xs = [args[i] for i in nums]
+        for i, x in zip(nums, xs):
+            if isinstance(x, gc.Tensor) and not x.dtype.is_differentiable:
+                raise _not_differentiable(_arg_name(sig, i), f"a tensor of {x.dtype}")
         tensors = [x for x in xs if isinstance(x, gc.Tensor)]
         found = iter(gc.gradients(out, tensors) if tensors else [])
         grads = []
@@ -91,7 +106,7 @@ def value_and_grad(f, argnums=0):
         for i in nums:
             if i >= len(args):
                 raise TypeError(f"argnums {i} is out of range for {len(args)} positional arguments")
-            args[i] = _as_differentiable(args[i])
+            args[i] = _as_differentiable(args[i], _arg_name(sig, i))
         return compiled(*args, **kwargs)
 
     run.get_concrete_function = lambda *a, **k: compiled.get_concrete_function(*a, **k)

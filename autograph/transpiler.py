@@ -158,9 +158,28 @@ def convert(fn):
     return new
 
 
+class PythonSource(str):
+    """Python source text: a plain `str` that a notebook shows highlighted (and IPython's
+    terminal shows as the code, not as a quoted string with `\\n`)."""
+
+    __slots__ = ()
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        bundle = {"text/plain": str(self).rstrip("\n")}
+        try:
+            from pygments import highlight  # noqa: PLC0415 (pygments comes with rich)
+            from pygments.formatters import HtmlFormatter  # noqa: PLC0415
+            from pygments.lexers import PythonLexer  # noqa: PLC0415
+        except ImportError:  # pragma: no cover
+            return bundle
+        bundle["text/html"] = highlight(str(self), PythonLexer(), HtmlFormatter(noclasses=True, nowrap=False))
+        return bundle
+
+
 def to_code(fn) -> str:
-    """The converted source of `fn` (what runs when it is traced)."""
+    """The converted source of `fn` (what runs when it is traced), as a str that
+    notebooks display as highlighted Python."""
     plain = plain_function(getattr(fn, "python_function", fn))
     if plain is None:
         raise _not_convertible(fn)
-    return _converted(plain).source
+    return PythonSource(_converted(plain).source)

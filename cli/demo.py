@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .render import format_value
+from .render import format_value, short_value
 
 
 def values_agree(a, b, rtol: float | None = None) -> bool:
@@ -67,7 +67,7 @@ def run_sample(sample, args) -> DemoRow:
         plain, t_plain, out_plain = _time_call(sample.python_function, args)
         ops = len(sample.fn.get_concrete_function(*args).graph.get_operations())
         agrees = values_agree(converted, plain, sample.tolerance) and out_conv == out_plain
-        return DemoRow(sample.name, arg_text, format_value(converted), agrees, ops, t_conv, t_plain)
+        return DemoRow(sample.name, arg_text, short_value(converted), agrees, ops, t_conv, t_plain)
     except Exception as e:  # noqa: BLE001 (one failing sample must not stop the demo)
         msg = str(e).splitlines()[0] if str(e) else ""
         return DemoRow(sample.name, arg_text, "", False, 0, 0.0, 0.0, error=f"{type(e).__name__}: {msg}")
@@ -78,8 +78,8 @@ def _short(v) -> str:
         inner = ", ".join(_short(e) for e in v)
         return f"({inner})" if isinstance(v, tuple) else f"[{inner}]"
     if isinstance(v, np.ndarray) and v.size > 6:
-        return f"<{v.dtype}{list(v.shape)}>"
-    return format_value(v)
+        return f"<{v.dtype}{list(v.shape)}>".replace(" ", "")
+    return short_value(v)
 
 
 def demo_rows(samples, progress=None) -> list[DemoRow]:

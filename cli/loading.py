@@ -153,15 +153,16 @@ def parse_literal(text: str, what: str):
 
 def to_graph_value(value, dtype: str | None, what: str):
     """Numbers -> numpy scalars, lists/tuples of numbers -> numpy arrays (graph inputs);
-    anything else (strings, None, dicts) stays Python."""
+    anything else (strings, None, dicts) stays Python. A value the dtype cannot hold
+    exactly (1.5 as int32, 2**40 as int32) is refused, never truncated or wrapped."""
     npd = _DTYPES[dtype] if dtype else None
     if isinstance(value, (bool, int, float)):
         if npd is None:
             npd = np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) else np.float64
-        return npd(value)
+        return _exact(value, npd, what)
     if isinstance(value, (list, tuple)):
         try:
-            arr = np.array(value, dtype=npd)
+            arr = np.array(value, dtype=npd) if npd is None else _exact_array(value, npd, what)
         except (ValueError, TypeError, OverflowError) as e:
             raise CliError(f"{what}: {value!r} is not a rectangular list of numbers ({e})") from None
         if arr.dtype.kind not in "biuf":
@@ -170,6 +171,41 @@ def to_graph_value(value, dtype: str | None, what: str):
             arr = arr.astype(np.int64)
         return arr
     return value
+
+
+def _exact(value, npd, what: str):
+    kind = np.dtype(npd).kind
+    name = np.dtype(npd).name
+    if kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            raise CliError(f"{what}: {value!r} is not a whole number; {name} would truncate it (give a float "
+                           f"dtype, or a whole number)")
+        info = np.iinfo(npd)
+        if not info.min <= value <= info.max:
+            raise CliError(f"{what}: {value!r} does not fit in {name} ({info.min}..{info.max}); use int64 or a "
+                           f"float dtype")
+        return npd(int(value))
+    if kind == "f":
+        if abs(float(value)) > float(np.finfo(npd).max) and not np.isinf(float(value)):
+            raise CliError(f"{what}: {value!r} does not fit in {name}")
+        return npd(value)
+    return npd(value)
+
+
+def _exact_array(value, npd, what: str) -> np.ndarray:
+    natural = np.array(value)
+    if natural.dtype.kind in "biuf":
+        for x in natural.reshape(-1).tolist():
+            _exact(x, npd, what)
+    return natural.astype(npd)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list[str] | None = None) -> list:
@@ -188,6 +224,8 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
     keywords: dict[str, Any] = {}
     positional: list = []
     for text in args:
+        if text.startswith("-") and not _is_number(text):
+            raise CliError(f"no such option: {text} (see --help)")
         key, sep, rest = text.partition("=")
         if sep and key in names:
             name, text = key, rest

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -25,24 +27,76 @@ from typing import List, Optional
 import typer
 
 from .loading import CliError, Target, load_target, parse_args
-from .render import format_value, show_code, show_text, table
-from .trace_format import format_trace
+from .render import Column, format_value, show_code, show_text, table
+from .trace_format import LEGEND, TraceWriter
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Convert Python functions to dataflow graphs, look at them, run them and trace them.")
 
+# commands that take ARGS let `-0.5` through as an argument (a negative number, not an option);
+# parse_args refuses any other word that starts with `-`
+WITH_ARGS = {"ignore_unknown_options": True}
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+        try:
+            v = version("autograph-v1")
+        except PackageNotFoundError:  # pragma: no cover (not installed: run from the source tree)
+            v = "unknown"
+        typer.echo(f"autograph {v}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(_: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit.")):
+    """Convert Python functions to dataflow graphs, look at them, run them and trace them."""
+
 ARGS_HELP = "Arguments as Python literals (27, 3.5, [1, 2, 3], True) or NAME=VALUE."
+DTYPE_META = "[float32|float64|int32|int64|bool]"
 DTYPE_HELP = "dtype of the numeric arguments (float32, float64, int32, int64, bool), or NAME=DTYPE for one."
 STATIC_HELP = "Keep this argument a Python value (part of the trace) instead of a graph input."
 
 
-def _fail(message: str, code: int = 1):
+# exit codes: what was typed is wrong (as click's own usage errors), or the user's program failed
+EXIT_USAGE = 2
+EXIT_PROGRAM = 1
+
+
+def _fail(message: str, code: int = EXIT_USAGE):
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
 
 
+def one_line(e: BaseException) -> str:
+    """`ValueError: x must not be positive (raised by the graph at bad.py:7)`: the first line
+    of the message, and the user's file:line from the exception's notes if it lacks one."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    text = f"{type(e).__name__}: {first}" if first else type(e).__name__
+    for note in getattr(e, "__notes__", None) or []:
+        note = note.strip()
+        m = re.search(r"([\w.-]+\.py):(\d+)", note)
+        if m and f"{m.group(1)}:{m.group(2)}" not in text:
+            return f"{text} ({note})"
+    return text
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into a closed pipe is silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (a test runner's buffer)
+        pass
+
+
 def friendly(fn):
-    """Report expected failures in one line (no traceback) with a non-zero exit."""
+    """Report expected failures in one line (no traceback): exit 2 for what was typed (as
+    click's usage errors), 1 for an error of the user's program, 0 on a closed pipe."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -50,15 +104,13 @@ def friendly(fn):
             return fn(*args, **kwargs)
         except typer.Exit:
             raise
+        except BrokenPipeError:  # `autograph trace ... | head`: the reader has what it wanted
+            _quiet_stdout()
+            raise typer.Exit(0) from None
         except CliError as e:
-            _fail(str(e))
+            _fail(str(e), EXIT_USAGE)
         except Exception as e:  # noqa: BLE001 (errors of the user's program: one line each)
-            from graphcore.errors import AutographError  # noqa: PLC0415
-
-            first = str(e).splitlines()[0] if str(e) else ""
-            if isinstance(e, AutographError):
-                _fail(f"{type(e).__name__}: {first}")
-            _fail(f"{type(e).__name__}: {first}", code=2)
+            _fail(one_line(e), EXIT_PROGRAM)
 
     return wrapper
 
@@ -95,22 +147,35 @@ def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The fil
 FORMATS = ("text", "dot", "svg", "png", "json")
 
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
-          format: str = typer.Option("text", "--format", "-f", help="text, dot, svg, png or json."),  # noqa: A002
+          format: Optional[str] = typer.Option(  # noqa: A002
+              None, "--format", "-f", metavar="[text|dot|svg|png|json]",
+              help="The output format (default: from the -o suffix, else text)."),
           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
-          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
+          depth: Optional[int] = typer.Option(None, "--depth", min=0, metavar="N",
+                                              help="Pictures: draw loops and branches nested N deep as one node."),
+          effects: bool = typer.Option(False, "--effects", help="Pictures: show the effects token's chain."),
+          legend: bool = typer.Option(True, "--legend/--no-legend", help="Pictures: the legend of the primitives."),
           plain: bool = typer.Option(False, "--plain", help="No colours.")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
+    if format is None:
+        format = format_for_path(output)  # noqa: A001
     if format not in FORMATS:
         raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
     target, values = _target_and_args(spec, args, dtype, static)
-    g = target.function.get_concrete_function(*values).graph
+    concrete = target.function.get_concrete_function(*values)
+    g = concrete.graph
+
+    def picture():
+        return g.to_dot(fetches=concrete.outputs, show_effects=effects, depth=depth, legend=legend)
+
     if format in ("svg", "png"):
-        data = render_graphviz(g.to_dot(), format)
+        data = render_graphviz(picture(), format)
         if output is None:
             if format == "png":
                 raise CliError("PNG is binary: give a file with -o graph.png")
@@ -120,13 +185,28 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                 f.write(data)
             typer.echo(f"wrote {output} ({len(g)} ops)")
         return
-    text = {"text": str, "dot": lambda x: x.to_dot(), "json": lambda x: x.to_json()}[format](g)
+    text = {"text": str, "dot": lambda x: picture(), "json": lambda x: x.to_json()}[format](g)
     if output is not None:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
         typer.echo(f"wrote {output} ({len(g)} ops)")
     else:
         show_text(text, plain or format != "json", "json")
+
+
+# file suffix -> --format, for `-o fib.png` without `-f`
+SUFFIX_FORMATS = {".txt": "text", ".dot": "dot", ".gv": "dot", ".svg": "svg", ".png": "png", ".json": "json"}
+
+
+def format_for_path(path: Optional[str]) -> str:
+    """The format a file name asks for (`fib.png` -> png); text for stdout or no suffix."""
+    if path is None:
+        return "text"
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix and suffix not in SUFFIX_FORMATS:
+        raise CliError(f"-o {path}: cannot tell the format from {suffix!r}; give --format "
+                       f"({', '.join(FORMATS)}) or a file ending in {', '.join(SUFFIX_FORMATS)}")
+    return SUFFIX_FORMATS.get(suffix, "text")
 
 
 def render_graphviz(dot_text: str, fmt: str) -> bytes:
@@ -147,12 +227,12 @@ def render_graphviz(dot_text: str, fmt: str) -> bytes:
 
 # -- run --------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
         check: bool = typer.Option(False, "--check", help="Also run the plain Python and compare."),
-        dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+        dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
         static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
         timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
                                                 help="End the graph run if it takes longer (a loop that never ends).")):
@@ -182,32 +262,62 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
 # -- trace --------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
           pending: bool = typer.Option(True, "--pending/--no-pending", help="Show pending-count changes."),
-          dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+          limit: Optional[int] = typer.Option(None, "--limit", min=0, metavar="N", help="Show at most N steps."),
+          frame: Optional[str] = typer.Option(None, "--frame", metavar="NAME",
+                                              help="Only steps in this frame (while, root/while, root/while:3; "
+                                                   "wildcards allowed)."),
+          op: Optional[str] = typer.Option(None, "--op", metavar="NAME",
+                                           help="Only steps of this node or op type (while/Merge, Switch, 'while/*')."),
+          format: str = typer.Option("text", "--format", "-f", metavar="[text|json]",  # noqa: A002
+                                     help="text, or json: one event per line, for tools."),
+          legend: bool = typer.Option(True, "--legend/--no-legend", help="Text: explain the notation first."),
+          dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
-    """The executor's run, step by step (one thread, so it is reproducible)."""
+    """The executor's run, step by step (one thread, so it is reproducible), streamed as it runs."""
+    if format not in ("text", "json"):
+        raise CliError(f"--format {format}: use text or json")
     target, values = _target_and_args(spec, args, dtype, static)
-    events: list[dict] = []
-    result = target.function.traced_call(*values, trace=events)
-    n_ops = len(target.function.get_concrete_function(*values).graph)
-    typer.echo(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
-               f"{n_ops} ops, num_threads=1")
-    typer.echo(format_trace(events, show_pending=pending), nl=False)
-    typer.echo(f"result: {format_value(result)}")
+    concrete = target.function.get_concrete_function(*values)
+    feeds = _feeds_by_name(target, concrete, values)
+    out = sys.stdout
+    writer = TraceWriter(out.write, graph=concrete.graph, feeds=feeds, fmt=format, show_pending=pending,
+                         limit=limit, frame=frame, op=op)
+    if format == "text":
+        out.write(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
+                  f"{len(concrete.graph)} ops, num_threads=1\n")
+        if legend:
+            out.write(LEGEND + "\n")
+    result = target.function.traced_call(*values, trace=writer)
+    writer.close()
+    if format == "text":
+        out.write(f"result: {format_value(result)}\n")
+    else:
+        out.write(json.dumps({"event": "result", "value": format_value(result)}) + "\n")
+
+
+def _feeds_by_name(target: Target, concrete, values: list) -> dict:
+    """{placeholder name: value} for the arguments that became graph inputs."""
+    import numpy as np  # noqa: PLC0415
+
+    names = list(inspect.signature(target.python_function).parameters)
+    by_name = dict(zip(names, values))
+    return {p.op.name: by_name[p.op.name] for p in concrete.inputs
+            if p.op.name in by_name and isinstance(by_name[p.op.name], (np.ndarray, np.generic))}
 
 
 # -- grad ------------------------------------------------------------------------------------
 
-@app.command()
+@app.command(context_settings=WITH_ARGS)
 @friendly
 def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
          args: Optional[List[str]] = typer.Argument(None, help=ARGS_HELP),
          wrt: List[str] = typer.Option(..., "--wrt", help="The argument to differentiate with respect to."),
-         dtype: Optional[List[str]] = typer.Option(None, help=DTYPE_HELP),
+         dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
     """The function's value and its gradient with respect to --wrt arguments."""
     import autograph  # noqa: PLC0415
@@ -234,6 +344,25 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         grads = (grads,)
     for w, gv in zip(wrt, grads):
         typer.echo(f"d/d{w}: {format_value(gv)}")
+
+
+# -- samples ------------------------------------------------------------------------------------
+
+@app.command("samples")
+@friendly
+def samples_command(plain: bool = typer.Option(False, "--plain", help="Plain text table.")):
+    """List the samples (each usable by name: `autograph run collatz 27`)."""
+    from samples import available_samples  # noqa: PLC0415
+
+    rows = [[s.name, ", ".join(_short_args(a) for a in s.examples[:1]), s.description] for s in available_samples()]
+    table("the samples: autograph run NAME ARGS, autograph graph NAME ARGS ...",
+          [Column("name"), Column("e.g.", squeeze=True), Column("what it shows", squeeze=True)], rows, plain)
+
+
+def _short_args(args: tuple) -> str:
+    from .demo import _short  # noqa: PLC0415
+
+    return " ".join(_short(a).replace(" ", "") for a in args)
 
 
 # -- demo ---------------------------------------------------------------------------------------
@@ -267,10 +396,11 @@ def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
 
         rows = demo_rows(samples, progress=step)
         progress.update(task, completed=total)
-    cols = ["sample", "args", "result", "agrees", "ops", "converted ms", "plain ms"]
+    cols = [Column("sample"), Column("args", squeeze=True), Column("result", squeeze=True),
+            Column("ok"), Column("ops", "right"), Column("graph ms", "right"), Column("py ms", "right")]
     body = [[r.sample, r.args, r.result if not r.error else r.error, "yes" if r.agrees else "NO",
              str(r.ops), f"{r.converted_ms:.2f}", f"{r.plain_ms:.3f}"] for r in rows]
-    table("autograph demo: every sample, converted to a graph and as plain Python", cols, body, plain)
+    table("every sample, as a graph and as plain Python", cols, body, plain)
     agree = sum(r.agrees for r in rows)
     typer.echo(f"{agree} of {len(rows)} runs agree")
     if agree != len(rows):

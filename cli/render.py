@@ -2,9 +2,12 @@
 values printed compactly. Every function also has a plain-text mode (`--plain`)."""
 from __future__ import annotations
 
+import shutil
 import sys
+from dataclasses import dataclass
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
@@ -15,7 +18,8 @@ SIDE_BY_SIDE_WIDTH = 140
 
 def console(plain: bool = False) -> Console:
     """A console on the current stdout (looked up now, so test runners can capture it)."""
-    return Console(file=sys.stdout, no_color=plain, highlight=False, soft_wrap=plain,
+    # no_color None: rich then honours $NO_COLOR
+    return Console(file=sys.stdout, no_color=True if plain else None, highlight=False, soft_wrap=plain,
                    force_terminal=None if not plain else False)
 
 
@@ -70,20 +74,80 @@ def show_text(text: str, plain: bool, lexer: str | None = None) -> None:
     console().print(Syntax(text.rstrip(), lexer, word_wrap=True))
 
 
-def table(title: str, columns: list[str], rows: list[list[str]], plain: bool) -> None:
-    """A table: rich box drawing, or aligned plain columns."""
+def short_value(v, digits: int = 6) -> str:
+    """A value for a table cell: floats to `digits` significant digits, arrays on one line."""
+    if isinstance(v, (float, np.floating)):
+        text = repr(float(v))
+        return text if len(text) <= digits + 4 else f"{float(v):.{digits}g}"
+    if isinstance(v, np.ndarray):
+        with np.printoptions(precision=digits - 2, threshold=12, edgeitems=3, suppress=True):
+            return " ".join(np.array2string(v, separator=", ", max_line_width=10_000).split())
+    if isinstance(v, tuple):
+        return "(" + ", ".join(short_value(x, digits) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(short_value(x, digits) for x in v) + "]"
+    return format_value(v)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column: `justify` "left" or "right"; a `squeeze` column gives up width
+    (its cells end in an ellipsis) when the table would not fit, the others never do."""
+    header: str
+    justify: str = "left"
+    squeeze: bool = False
+
+
+def terminal_width(default: int = 80) -> int:
+    """The width to fit: the terminal's, else $COLUMNS, else 80 (a pipe)."""
+    return shutil.get_terminal_size((default, 24)).columns
+
+
+def fit_widths(columns: list[Column], rows: list[list[str]], budget: int) -> list[int]:
+    """Column widths whose sum fits `budget`: the natural widths, the squeezable columns
+    cut (the widest first, never below their header or 6) until the total fits."""
+    widths = [max([len(c.header)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
+    while sum(widths) > budget:
+        cands = [i for i, c in enumerate(columns) if c.squeeze and widths[i] > max(len(c.header), 6)]
+        if not cands:
+            break
+        i = max(cands, key=lambda k: widths[k])
+        widths[i] -= 1
+    return widths
+
+
+def _cut(text: str, width: int, ellipsis: str) -> str:
+    return text if len(text) <= width else text[: max(width - len(ellipsis), 0)] + ellipsis
+
+
+def table(title: str, columns: list, rows: list[list[str]], plain: bool, width: int | None = None) -> None:
+    """A table that fits the terminal (80 columns in a pipe): rich box drawing, or aligned
+    plain columns. Cells never wrap; squeezable columns end in an ellipsis instead."""
+    columns = [c if isinstance(c, Column) else Column(c) for c in columns]
+    width = width or terminal_width()
     if plain:
-        widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)]
+        widths = fit_widths(columns, rows, width - 2 * (len(columns) - 1))
         out = sys.stdout
-        out.write(f"{title}\n")
-        out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip() + "\n")
+        out.write(f"{_cut(title, width, '...')}\n")
+
+        def line(cells):
+            return "  ".join(_cut(x, w, "...").rjust(w) if c.justify == "right" else _cut(x, w, "...").ljust(w)
+                             for c, x, w in zip(columns, cells, widths)).rstrip() + "\n"
+
+        out.write(line([c.header for c in columns]))
         out.write("  ".join("-" * w for w in widths) + "\n")
         for r in rows:
-            out.write("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip() + "\n")
+            out.write(line(r))
         return
-    t = Table(title=title)
-    for i, c in enumerate(columns):
-        t.add_column(c, overflow="fold", no_wrap=i == 0)
+    # rich, no outer edge: each column has one space of padding each side, and one
+    # character separates neighbours
+    widths = fit_widths(columns, rows, width - 3 * len(columns) + 1)
+    t = Table(title=title, box=box.SIMPLE_HEAVY, show_edge=False, padding=(0, 1))
+    for c, w in zip(columns, widths):
+        t.add_column(c.header, justify=c.justify, no_wrap=True, overflow="ellipsis",
+                     min_width=None if c.squeeze else w, max_width=w)
     for r in rows:
         t.add_row(*r)
-    console().print(t)
+    con = console()
+    con.width = width
+    con.print(t)

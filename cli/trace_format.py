@@ -1,35 +1,146 @@
 """The executor's trace as a step-by-step account, in the manner of the walk-through of
-seed 002:
+seed 002 (the article "rules of execution" in ../shared/seeds):
 
-    step 11  while/Merge            Merge          root/while:0   iter 0  live
-             pending  while/Less 2 -> 1
+    step 16  while/Switch    Switch   root/while:0   iter 0  live  pred=True → :1 live, :0 dead
+             pending  while/Exit 1 -> 0, dead 0 -> 1  (ready)
              + iteration 1 of root/while created (2 in flight)
 
 Each step is one node taken from the ready queue: the node, its frame and iteration,
-and whether its token was live or dead; below it, the pending counts it changed in
-its consumers (dead counts too), and the frames and iterations created and freed.
+whether its token was live or dead, and what the step means where the events imply it:
+for a Switch which output was live (so the predicate), for a Merge which input arrived,
+for a fed argument or a constant its value. Below it come the pending counts it changed
+in its consumers (dead counts too), and the frames and iterations created and freed.
+
+The executor records node names, frames, iterations and pending/dead counts, not the
+values computed; what is shown beyond that is read off the events and the graph here.
+`TraceWriter` is a sink for the executor (it has `append`): it prints each step as soon
+as the next begins, so a long run is streamed in constant memory.
 """
 from __future__ import annotations
 
+import fnmatch
+import json
 from dataclasses import dataclass
+from typing import Callable
+
+from .render import format_value
+
+LEGEND = """\
+legend: one step = one node taken from the ready queue, in its frame and iteration
+        (root/while:3 is iteration 3 of loop `while`); live or dead is its token
+        pending A -> B: inputs the consumer still waits for; dead: its dead inputs
+        (ready): the consumer can run; + created, - freed: frames and iterations
+        Switch: pred=True → :1 live, :0 dead; Merge: which input arrived"""
 
 
 @dataclass
 class TraceSummary:
-    steps: int
-    frames_created: int
-    iterations_created: int
-    dead_steps: int
+    steps: int = 0
+    frames_created: int = 0
+    iterations_created: int = 0
+    dead_steps: int = 0
+
+    def add(self, e: dict) -> None:
+        kind = e["event"]
+        if kind == "run":
+            self.steps += 1
+            self.dead_steps += bool(e.get("dead"))
+        elif kind == "frame_created":
+            self.frames_created += 1
+        elif kind == "iteration_created":
+            self.iterations_created += 1
+
+    def text(self) -> str:
+        return (f"{self.steps} steps ({self.dead_steps} on dead tokens), {self.frames_created} frame(s) and "
+                f"{self.iterations_created} extra iteration(s) created")
 
 
 def summarize(events: list[dict]) -> TraceSummary:
-    runs = [e for e in events if e["event"] == "run"]
-    return TraceSummary(
-        steps=len(runs),
-        frames_created=sum(1 for e in events if e["event"] == "frame_created"),
-        iterations_created=sum(1 for e in events if e["event"] == "iteration_created"),
-        dead_steps=sum(1 for e in runs if e.get("dead")),
-    )
+    s = TraceSummary()
+    for e in events:
+        s.add(e)
+    return s
+
+
+def short_value(v, width: int = 24) -> str:
+    text = format_value(v)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class StepAnnotator:
+    """What a step means, read off its events and the graph: a Switch's live output and
+    predicate, the input a Merge took, the value of a feed or a constant."""
+
+    def __init__(self, graph=None, feeds: dict | None = None):
+        self.ops = {op.name: op for op in graph.get_operations()} if graph is not None else {}
+        self.feeds = feeds or {}  # placeholder name -> value
+        self.arrived: dict[tuple[str, str], str] = {}  # (Merge, frame tag) -> the live input's node
+
+    def note_pending(self, e: dict) -> None:
+        op = self.ops.get(e["node"])
+        d0, d1 = e.get("dead_count", (0, 0))
+        if op is not None and op.type == "Merge" and d0 == d1 and e["pending"][0] != e["pending"][1]:
+            self.arrived.setdefault((e["node"], e["frame"]), e["source"])
+
+    def annotate(self, run: dict, after: list[dict]) -> dict:
+        """Facts for the step `run` (followed by its events `after`), as JSON-ready keys."""
+        node, kind = run["node"], run.get("type", "")
+        facts: dict = {}
+        if kind == "Feed":
+            name = node.split(":")[1] if node.startswith("feed:") else node
+            if name in self.feeds:
+                facts["value"] = short_value(self.feeds[name])
+        op = self.ops.get(node)
+        if op is None:
+            return facts
+        if op.type == "Const" and not run.get("dead"):
+            facts["value"] = short_value(op.attrs.get("value"))
+        elif op.type == "Switch":
+            if run.get("dead"):
+                facts["switch"] = {"live": None}
+            else:
+                live = self._switch_live_port(op, after)
+                if live is not None:
+                    facts["switch"] = {"live": live, "pred": bool(live)}
+        elif op.type == "Merge":
+            source = self.arrived.pop((node, run["frame"]), None)
+            if not run.get("dead") and source is not None:
+                index = next((i for i, t in enumerate(op.inputs) if t.op.name == source), None)
+                facts["merge"] = {"input": index, "from": source}
+        return facts
+
+    def _switch_live_port(self, op, after: list[dict]) -> int | None:
+        """The output a (live) Switch sent its value to: a consumer of that port got a live
+        token (its pending count fell), a consumer of the other a dead one."""
+        ports: dict[str, set] = {}
+        for t in op.outputs:
+            for c in t.consumers():
+                ports.setdefault(c.name, set()).add(t.value_index)
+        for e in after:
+            if e["event"] != "pending" or e.get("source") != op.name or len(ports.get(e["node"], ())) != 1:
+                continue
+            (port,) = ports[e["node"]]
+            d0, d1 = e.get("dead_count", (0, 0))
+            dead = d1 != d0
+            return 1 - port if dead else port
+        return None
+
+
+def describe(facts: dict) -> str:
+    """The facts of a step as text: `pred=True → :1 live, :0 dead`, `input 1 (x) arrived`."""
+    parts = []
+    if "value" in facts:
+        parts.append(f"value {facts['value']}")
+    sw = facts.get("switch")
+    if sw is not None:
+        if sw["live"] is None:
+            parts.append("dead input → :0 and :1 dead")
+        else:
+            parts.append(f"pred={sw['pred']} → :{sw['live']} live, :{1 - sw['live']} dead")
+    mg = facts.get("merge")
+    if mg is not None:
+        parts.append(f"input {mg['input']} ({mg['from']}) arrived")
+    return "; ".join(parts)
 
 
 def _pending_text(e: dict) -> str:
@@ -44,14 +155,16 @@ def _pending_text(e: dict) -> str:
     return f"{e['node']} {', '.join(parts)}{ready}"
 
 
-def format_event(e: dict, name_width: int = 24, type_width: int = 14, frame_width: int = 16) -> str | None:
+def format_event(e: dict, name_width: int = 24, type_width: int = 14, frame_width: int = 16,
+                 facts: dict | None = None) -> str | None:
     """One event as text (None for events shown elsewhere)."""
     kind = e["event"]
     pad = " " * 9
     if kind == "run":
         state = "dead" if e.get("dead") else "live"
+        note = describe(facts or {})
         return (f"step {e['step']:<3} {e['node']:<{name_width}} {e.get('type', ''):<{type_width}} "
-                f"{e['frame']:<{frame_width}} iter {e['iteration']}  {state}")
+                f"{e['frame']:<{frame_width}} iter {e['iteration']}  {state}" + (f"  {note}" if note else ""))
     if kind == "pending":
         return f"{pad}pending  {_pending_text(e)}"
     if kind == "frame_created":
@@ -68,26 +181,136 @@ def format_event(e: dict, name_width: int = 24, type_width: int = 14, frame_widt
     return f"{pad}{kind} " + ", ".join(f"{k}={v}" for k, v in e.items() if k != "event")
 
 
-def format_trace(events: list[dict], show_pending: bool = True) -> str:
-    """The whole trace, one line per event (pending-count lines optional)."""
-    runs = [e for e in events if e["event"] == "run"]
-    name_w = max([len(e["node"]) for e in runs] + [12])
-    type_w = max([len(e.get("type", "")) for e in runs] + [6])
-    frame_w = max([len(e["frame"]) for e in runs] + [6])
-    lines = []
-    step_frame = None
-    for e in events:
-        if e["event"] == "run":
-            step_frame = e["frame"]
+def frame_matches(pattern: str, tag: str) -> bool:
+    """`--frame`: the tag (`root/while:3/inner:0`), the path without iterations
+    (`root/while/inner`) or the innermost frame's name (`inner`), shell wildcards allowed."""
+    path = "/".join(part.rsplit(":", 1)[0] for part in tag.split("/"))
+    last = path.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(x, pattern) for x in (tag, path, last))
+
+
+def op_matches(pattern: str, e: dict) -> bool:
+    """`--op`: the node's name or its op type, shell wildcards allowed."""
+    return fnmatch.fnmatchcase(e["node"], pattern) or fnmatch.fnmatchcase(e.get("type", ""), pattern)
+
+
+class TraceWriter:
+    """A sink for the executor's trace (it has `append`): groups each step with the events
+    that follow it, annotates it, filters it and writes it at once.
+
+    Args:
+      write: where each line goes (text) or each JSON object (json), newline included.
+      graph, feeds: the traced graph and {placeholder name: value}, for the annotations.
+      fmt: "text" or "json" (one event per line, the step's facts as keys of its run event).
+      show_pending: text only: include the pending-count lines.
+      limit: show at most this many steps (the run goes on; the summary counts them all).
+      frame, op: show only steps whose frame / node match (see frame_matches, op_matches).
+    """
+
+    def __init__(self, write: Callable[[str], object], graph=None, feeds: dict | None = None, fmt: str = "text",
+                 show_pending: bool = True, limit: int | None = None, frame: str | None = None,
+                 op: str | None = None):
+        self.write = write
+        self.fmt = fmt
+        self.show_pending = show_pending
+        self.limit, self.frame, self.op = limit, frame, op
+        self.annotator = StepAnnotator(graph, feeds)
+        self.summary = TraceSummary()
+        self.shown = 0
+        self.hidden_by_limit = 0
+        self.step: list[dict] = []  # the current step's run event and what followed it
+        self.before_first: list[dict] = []  # frame events before the first step
+        names = [op.name for op in graph.get_operations()] if graph is not None else []
+        types = [op.type for op in graph.get_operations()] if graph is not None else []
+        self.name_w = min(max([len(n) for n in names] + [12]), 32)
+        self.type_w = min(max([len(t) for t in types] + [6]), 16)
+        self.frame_w = min(max([_frame_tag_width(graph)] + [6]), 32) if graph is not None else 16
+
+    # the executor calls this for every event, in order
+    def append(self, e: dict) -> None:
+        self.summary.add(e)
         if e["event"] == "pending":
-            if not show_pending:
-                continue
-            if e["frame"] != step_frame:  # e.g. a NextIteration feeding the next iteration
-                e = dict(e, node=f"{e['node']} (in {e['frame']})")
-        line = format_event(e, name_w, type_w, frame_w)
+            self.annotator.note_pending(e)
+        if e["event"] == "run":
+            self._flush()
+            self.step = [e]
+        elif self.step:
+            self.step.append(e)
+        else:
+            self._emit_loose(e)
+
+    def close(self) -> None:
+        """Write the last step and, in text, what the filters left out and the summary."""
+        self._flush()
+        if self.fmt == "json":
+            self.write(json.dumps({"event": "summary", **self.summary.__dict__}) + "\n")
+            return
+        if self.hidden_by_limit:
+            self.write(f"... {self.hidden_by_limit} more step(s) not shown (--limit {self.limit})\n")
+        self.write(self.summary.text() + "\n")
+
+    def _wanted(self, run: dict) -> bool:
+        if self.frame is not None and not frame_matches(self.frame, run["frame"]):
+            return False
+        return self.op is None or op_matches(self.op, run)
+
+    def _emit_loose(self, e: dict) -> None:
+        if self.frame is None and self.op is None:
+            self._write_event(e, None)
+
+    def _flush(self) -> None:
+        if not self.step:
+            return
+        run, after = self.step[0], self.step[1:]
+        self.step = []
+        facts = self.annotator.annotate(run, after)
+        if not self._wanted(run):
+            return
+        if self.limit is not None and self.shown >= self.limit:
+            self.hidden_by_limit += 1
+            return
+        self.shown += 1
+        self._write_event(run, facts)
+        for e in after:
+            if e["event"] == "pending" and e["frame"] != run["frame"] and self.fmt == "text":
+                e = dict(e, node=f"{e['node']} (in {e['frame']})")  # e.g. a NextIteration feeding the next iteration
+            self._write_event(e, None)
+
+    def _write_event(self, e: dict, facts: dict | None) -> None:
+        if self.fmt == "json":
+            out = dict(e)
+            if facts:
+                out.update(facts)
+            self.write(json.dumps(out, default=str) + "\n")
+            return
+        if e["event"] == "pending" and not self.show_pending:
+            return
+        line = format_event(e, self.name_w, self.type_w, self.frame_w, facts)
         if line is not None:
-            lines.append(line.rstrip())
-    s = summarize(events)
-    lines.append(f"{s.steps} steps ({s.dead_steps} on dead tokens), {s.frames_created} frame(s) and "
-                 f"{s.iterations_created} extra iteration(s) created")
-    return "\n".join(lines) + "\n"
+            self.write(line.rstrip() + "\n")
+
+
+def _frame_tag_width(graph) -> int:
+    """How wide a frame tag gets: `root/while:00/inner:00` for the deepest loop."""
+    from graphcore.printer import context_chain  # noqa: PLC0415
+
+    widest = len("root")
+    for op in graph.get_operations():
+        chain = [c for c in context_chain(op.ctx) if c.is_while]
+        widest = max(widest, len("root") + sum(len(c.name.rsplit("/", 1)[-1]) + 4 for c in chain))
+    return widest
+
+
+def format_trace(events: list[dict], show_pending: bool = True, graph=None, feeds: dict | None = None) -> str:
+    """The whole trace, one line per event (pending-count lines optional), as one string."""
+    lines: list[str] = []
+    writer = TraceWriter(lines.append, graph=graph, feeds=feeds, show_pending=show_pending)
+    if graph is None:  # widths from the events themselves
+        runs = [e for e in events if e["event"] == "run"]
+        writer.name_w = max([len(e["node"]) for e in runs] + [12])
+        writer.type_w = max([len(e.get("type", "")) for e in runs] + [6])
+        writer.frame_w = max([len(e["frame"]) for e in runs] + [6])
+    for e in events:
+        writer.append(e)
+    writer.close()
+    return "".join(lines)

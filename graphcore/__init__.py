@@ -28,7 +28,8 @@ from .graph import install as _install
 
 # the functions over graphs behind Graph's shortcut methods (see graph.py's docstring)
 _install(op_def=get_op_def, constant=constant, validate=_validate.validate_graph, format=_printer.format_graph,
-         to_dot=_dot.to_dot, to_json=_serialization.to_json, from_json=_serialization.from_json)
+         to_dot=_dot.to_dot, to_json=_serialization.to_json, from_json=_serialization.from_json,
+         repr=_dot.graph_repr, mimebundle=_dot.mimebundle)
 from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
 
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)

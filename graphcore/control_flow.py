@@ -150,6 +150,7 @@ class WhileContext(ControlFlowContext):
         self.switches: list[Operation] = []
         self.loop_cond: Operation | None = None
         self.maximum_iterations = None
+        self.loop_var_names: list[str] = []  # one per Merge, as the user wrote them (for pictures)
 
     def _forget(self, gone_ids) -> None:
         """Besides the captures, drop removed ops from the loop's lists (a loop variable
@@ -442,6 +443,7 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
         g.add_while_context(ctx)
         ctx.maximum_iterations = maximum_iterations
         ctx.has_counter = counter
+        ctx.loop_var_names = (["iteration counter"] if counter else []) + list(names)  # for pictures
         init = list(flat)
         all_shapes = list(shapes)
         if counter:

@@ -1,108 +1,361 @@
-"""Graphviz DOT for a graph: a picture of its control flow (render with `dot -Tsvg`).
+"""Pictures of a graph, built with the `graphviz` package's Digraph (render with `dot`).
 
-One cluster per while frame and per cond branch, nested as built; the control-flow
-primitives have their own shapes and colours (Switch a diamond, Merge an inverted
-triangle, Enter a house, Exit an inverted house, NextIteration a double octagon,
-LoopCond a hexagon); control edges are dashed, loop back edges bold.
+One cluster per while frame and per cond branch, nested as built and titled with the
+user's line ("while loop (fibonacci.py:15)", "if (collatz.py:7): true branch"). The
+control-flow primitives have their own shapes and colours, shown in a legend (Switch a
+diamond, Merge an inverted triangle, Enter a house, Exit an inverted house,
+NextIteration a double octagon, LoopCond a hexagon). A loop's Enter, Merge, Switch,
+NextIteration and Exit carry the name of the Python variable they hold. Switch outputs
+are labelled T (green) and F (red); control edges are dashed, loop back edges bold.
+Fetched outputs point at a "result" node. The internal effects token (which orders
+prints and asserts) is hidden unless asked for. `depth=N` draws every frame or branch
+nested N deep as one node. Each node has a tooltip (in SVG) with its attributes, output
+types, context and source line.
+
+    dot = build_digraph(graph, fetches=[y], depth=1)   # a graphviz.Digraph
+    dot.pipe(format="svg")                             # or graph.to_dot() for the text
 """
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, Iterable
 
-from .printer import context_chain, format_value, tensor_type
+import graphviz
 
-# type -> node attributes; everything else is a plain box
-NODE_STYLES = {
-    "Switch": 'shape=diamond, style=filled, fillcolor="#f4a261"',
-    "Merge": 'shape=invtriangle, style=filled, fillcolor="#8ecae6"',
-    "Enter": 'shape=house, style=filled, fillcolor="#90be6d"',
-    "Exit": 'shape=invhouse, style=filled, fillcolor="#f94144", fontcolor=white',
-    "NextIteration": 'shape=doubleoctagon, style=filled, fillcolor="#b5179e", fontcolor=white',
-    "LoopCond": 'shape=hexagon, style=filled, fillcolor="#f9c74f"',
-    "Placeholder": 'shape=ellipse, style=filled, fillcolor="#ffffb3"',
-    "Const": 'shape=box, style="rounded,filled", fillcolor="#eeeeee", fontsize=10',
+from .printer import context_chain, format_graph, format_value, summarize_graph, tensor_type
+
+# type -> node attributes; everything else is a rounded box
+NODE_STYLES: dict[str, dict[str, str]] = {
+    "Switch": {"shape": "diamond", "style": "filled", "fillcolor": "#f4a261"},
+    "Merge": {"shape": "invtriangle", "style": "filled", "fillcolor": "#8ecae6"},
+    "Enter": {"shape": "house", "style": "filled", "fillcolor": "#90be6d"},
+    "Exit": {"shape": "invhouse", "style": "filled", "fillcolor": "#f94144", "fontcolor": "white"},
+    "NextIteration": {"shape": "doubleoctagon", "style": "filled", "fillcolor": "#b5179e", "fontcolor": "white"},
+    "LoopCond": {"shape": "hexagon", "style": "filled", "fillcolor": "#f9c74f"},
+    "Placeholder": {"shape": "ellipse", "style": "filled", "fillcolor": "#ffffb3"},
+    "Const": {"shape": "box", "style": "rounded,filled", "fillcolor": "#eeeeee", "fontsize": "10"},
 }
-_DEFAULT_NODE = 'shape=box, style="rounded"'
+_DEFAULT_NODE = {"shape": "box", "style": "rounded"}
 _CLUSTER_STYLE = {
-    "while": 'style="rounded,filled"; fillcolor="#eef6ff"; color="#1d3557";',
-    "true": 'style="rounded,dashed"; color="#2a9d8f";',
-    "false": 'style="rounded,dashed"; color="#e76f51";',
+    "while": {"style": "rounded,filled", "fillcolor": "#eef6ff", "color": "#1d3557"},
+    "true": {"style": "rounded,dashed", "color": "#2a9d8f"},
+    "false": {"style": "rounded,dashed", "color": "#e76f51"},
 }
+_COLLAPSED_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": "#dde7f3"}
+_TRUE_COLOR, _FALSE_COLOR = "#2a9d8f", "#e76f51"
+
+# the legend: the five v1 primitives (and LoopCond), what each does
+LEGEND = (
+    ("Switch", "Switch: passes its input to T or F by the predicate; the other output is dead"),
+    ("Merge", "Merge: forwards the first live input"),
+    ("Enter", "Enter: into a loop frame"),
+    ("Exit", "Exit: out of a loop frame"),
+    ("NextIteration", "NextIteration: to the next iteration"),
+    ("LoopCond", "LoopCond: the loop's predicate"),
+)
+
+# ops that only carry the effects token along (hidden unless show_effects)
+_TOKEN_CARRIERS = frozenset({"Enter", "Merge", "Switch", "Exit", "NextIteration", "Identity"})
+EFFECTS_TOKEN_NAME = "effects"
 
 
-def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+def _esc(s: str) -> str:
+    """Text for a DOT label or tooltip: backslashes kept literal, lines joined by \\n."""
+    return s.replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _node_label(op) -> str:
-    base = op.name.rsplit("/", 1)[-1]
-    lines = [op.name] if base.startswith(op.type) and op.type not in ("Const", "Enter") else [op.name, op.type]
-    if op.type == "Const":
-        lines[-1] = f"Const {format_value(op.attrs.get('value'))}"[:40]
-    elif op.type == "Enter":
-        lines[-1] = f"Enter {op.attrs.get('frame_name')}" + (" (const)" if op.attrs.get("is_constant") else "")
+def _var_label(name: str) -> str:
+    """A loop variable's name as the converter gave it: `'n'` -> n."""
+    if name.startswith("whether '") and name.endswith("' is defined"):
+        return f"{name[9:-12]} defined?"
+    if len(name) >= 2 and name[0] == name[-1] == "'":
+        return name[1:-1]
+    internal = name.startswith(("loop_vars[", "retval_", "do_return", "<")) or "effects" in name or "side-effect" in name
+    return "" if internal else name
+
+
+def loop_variable_names(graph) -> dict[str, str]:
+    """op name -> the Python variable a loop op carries (its Enter, Merge, Switch,
+    NextIteration and Exit), where the loop was told the names; a constant Enter of a
+    placeholder is named after the placeholder."""
+    out: dict[str, str] = {}
+    for ctx in _contexts(graph):
+        names = getattr(ctx, "loop_var_names", None) or []
+        merges = getattr(ctx, "loop_merges", [])
+        lists = [merges, getattr(ctx, "switches", []), getattr(ctx, "next_iterations", []),
+                 getattr(ctx, "exits", [])]
+        for k, name in enumerate(names):
+            label = _var_label(name)
+            if not label:
+                continue
+            for each in lists:
+                if k < len(each):
+                    out[each[k].name] = label
+            if k < len(merges) and merges[k].inputs:
+                out.setdefault(merges[k].inputs[0].op.name, label)  # the Enter
+    for op in graph.get_operations():
+        if op.type == "Enter" and op.name not in out and op.inputs and op.inputs[0].op.type == "Placeholder":
+            out[op.name] = op.inputs[0].op.name
+    return out
+
+
+def _contexts(graph) -> list:
+    seen: dict[int, Any] = {}
+    for op in graph.get_operations():
+        for c in context_chain(op.ctx):
+            seen.setdefault(id(c), c)
+    return list(seen.values())
+
+
+def effects_ops(graph) -> set[str]:
+    """Names of the ops that only carry the effects token (the Const `effects` and the
+    Enter/Merge/Switch/Identity/NextIteration/Exit chain fed by it)."""
+    hidden: set[str] = set()
+    for op in graph.get_operations():  # creation order: a carrier's input 0 comes first
+        if op.type == "Const" and op.name == EFFECTS_TOKEN_NAME and not op.inputs:
+            hidden.add(op.name)
+        elif op.type in _TOKEN_CARRIERS and op.inputs and op.inputs[0].op.name in hidden:
+            hidden.add(op.name)
+    return hidden
+
+
+def context_title(ctx) -> str:
+    """`while loop (fibonacci.py:15)`, `if (collatz.py:7): true branch`."""
+    where = _context_source(ctx)
+    at = f" ({where})" if where else ""
+    if ctx.is_while:
+        return f"while loop{at}"
+    return f"if{at}: {'true' if getattr(ctx, 'branch', 1) else 'false'} branch"
+
+
+def _context_source(ctx) -> str:
+    candidates = []
+    if ctx.is_while:
+        candidates = list(getattr(ctx, "loop_merges", [])) + list(getattr(ctx, "enters", []))
+        if getattr(ctx, "loop_cond", None) is not None:
+            candidates.append(ctx.loop_cond)
+    else:
+        pred = getattr(ctx, "pred", None)
+        if pred is not None:
+            candidates.append(pred.op)
+    for op in candidates:
+        if op.source is not None:
+            return str(op.source)
+    return ""
+
+
+def _node_label(op, var: str | None) -> str:
+    if var and op.type in ("Enter", "Merge", "Switch", "Exit", "NextIteration"):
+        lines = [f"{op.type} {var}"]
+    else:
+        base = op.name.rsplit("/", 1)[-1]
+        lines = [op.name] if base.startswith(op.type) and op.type not in ("Const", "Enter") else [op.name, op.type]
+        if op.type == "Const":
+            lines[-1] = f"Const {format_value(op.attrs.get('value'))}"[:40]
+        elif op.type == "Enter":
+            lines[-1] = f"Enter {op.attrs.get('frame_name')}" + (" (const)" if op.attrs.get("is_constant") else "")
     if op.outputs:
         lines.append(tensor_type(op.outputs[0]))
-    return "\n".join(lines)
+    return _esc("\n".join(lines))
 
 
-def to_dot(graph, name: str = "G") -> str:
-    """The graph as Graphviz DOT text (render with `dot -Tsvg`)."""
+def op_tooltip(op) -> str:
+    """What a tooltip shows: name and type, attributes, output types, context, source line."""
+    lines = [f"{op.name} = {op.type}"]
+    lines += [f"{k} = {format_value(v)}"[:120] for k, v in op.attrs.items()]
+    lines += [f"output {t.value_index}: {tensor_type(t)}" for t in op.outputs]
+    chain = context_chain(op.ctx)
+    if chain:
+        lines.append("in " + " / ".join(context_title(c) for c in chain))
+    if op.source is not None:
+        lines.append(f"line {op.source}")
+    return _esc("\n".join(lines))
+
+
+def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: bool = False,
+                  depth: int | None = None, legend: bool = True) -> graphviz.Digraph:
+    """The picture of `graph` as a graphviz.Digraph (see the module docstring).
+
+    Args:
+      fetches: tensors to mark as results (a "result" node points at each).
+      show_effects: draw the effects-token chain too.
+      depth: draw each frame or cond branch nested `depth` deep (0 = outermost) as one node.
+      legend: add the legend of the control-flow primitives used (if any).
+    """
     ops = graph.get_operations()
-    # clusters: one per context object, nested by ctx.outer
+    hidden = set() if show_effects else effects_ops(graph)
+    ops = [op for op in ops if op.name not in hidden]
+    var_names = loop_variable_names(graph)
+
+    # contexts, nested by ctx.outer; an op's place is its innermost context
     children: dict[int, list] = {}
     ctx_ops: dict[int, list] = {}
     ctxs: dict[int, Any] = {}
+    level: dict[int, int] = {}
     root_ops = []
     for op in ops:
         chain = context_chain(op.ctx)
         if not chain:
             root_ops.append(op)
             continue
-        for outer, inner in zip([None] + chain[:-1], chain):
+        for i, (outer, inner) in enumerate(zip([None] + chain[:-1], chain)):
             if id(inner) not in ctxs:
                 ctxs[id(inner)] = inner
+                level[id(inner)] = i
                 children.setdefault(id(outer) if outer is not None else 0, []).append(inner)
         ctx_ops.setdefault(id(chain[-1]), []).append(op)
-    out = [f"digraph {_q(name)} {{",
-           '  graph [rankdir=TB, fontname="Helvetica", compound=true];',
-           '  node [fontname="Helvetica", fontsize=11];',
-           '  edge [fontname="Helvetica", fontsize=9];']
 
-    def node(op, indent):
-        style = NODE_STYLES.get(op.type, _DEFAULT_NODE)
-        out.append(f"{indent}{_q(op.name)} [label={_q(_node_label(op))}, {style}];")
+    # with a depth, every op inside a collapsed context is drawn as that context's node
+    node_of: dict[str, str] = {op.name: op.name for op in ops}
+    collapsed: dict[int, str] = {}
+    if depth is not None:
+        for op in ops:
+            for c in context_chain(op.ctx):
+                if level[id(c)] >= depth:
+                    collapsed.setdefault(id(c), f"collapsed_{len(collapsed)}_{c.name}")
+                    node_of[op.name] = collapsed[id(c)]
+                    break
+        # a constant (hoisted out of the loop) that only a collapsed node uses goes inside it
+        users: dict[str, set] = {}
+        for op in ops:
+            for t in op.inputs:
+                users.setdefault(t.op.name, set()).add(node_of[op.name])
+        for op in ops:
+            if op.type == "Const" and len(users.get(op.name, ())) == 1:
+                (only,) = users[op.name]
+                if only.startswith("collapsed_"):
+                    node_of[op.name] = only
+
+    dot = graphviz.Digraph(name=name)
+    dot.attr("graph", rankdir="TB", fontname="Helvetica", compound="true")
+    dot.attr("node", fontname="Helvetica", fontsize="11")
+    dot.attr("edge", fontname="Helvetica", fontsize="9")
+
+    fetched = {t.op.name for t in fetches}
+
+    def add_node(g, op):
+        attrs = dict(NODE_STYLES.get(op.type, _DEFAULT_NODE))
+        if op.name in fetched:
+            attrs["penwidth"] = "2.5"
+        g.node(op.name, label=_node_label(op, var_names.get(op.name)), tooltip=op_tooltip(op), **attrs)
+
+    def add_collapsed(g, ctx):
+        inner = [op for op in ops if node_of[op.name] == collapsed[id(ctx)]]
+        kinds = Counter(op.type for op in inner)
+        summary = ", ".join(f"{n} {t}" for t, n in kinds.most_common())
+        label = f"{context_title(ctx)}\n{len(inner)} ops"
+        g.node(collapsed[id(ctx)], label=_esc(label), tooltip=_esc(f"{context_title(ctx)}: {summary}"),
+               **_COLLAPSED_STYLE)
 
     counter = [0]
 
-    def cluster(ctx, indent):
+    def add_cluster(g, ctx):
+        if id(ctx) in collapsed:
+            add_collapsed(g, ctx)
+            return
         counter[0] += 1
         kind = "while" if ctx.is_while else ("true" if getattr(ctx, "branch", 1) else "false")
-        label = f"while frame {ctx.name}" if ctx.is_while else f"{ctx.name}: {kind} branch"
-        out.append(f"{indent}subgraph cluster_{counter[0]} {{")
-        out.append(f"{indent}  label={_q(label)}; {_CLUSTER_STYLE[kind]}")
-        for op in ctx_ops.get(id(ctx), []):
-            node(op, indent + "  ")
-        for sub in children.get(id(ctx), []):
-            cluster(sub, indent + "  ")
-        out.append(f"{indent}}}")
+        with g.subgraph(name=f"cluster_{counter[0]}") as c:
+            c.attr(label=_esc(context_title(ctx)), tooltip=_esc(f"{context_title(ctx)}, frame {ctx.name}"),
+                   **_CLUSTER_STYLE[kind])
+            for op in ctx_ops.get(id(ctx), []):
+                if node_of[op.name] == op.name:
+                    add_node(c, op)
+            for sub in children.get(id(ctx), []):
+                add_cluster(c, sub)
 
     for op in root_ops:
-        node(op, "  ")
+        if node_of[op.name] == op.name:
+            add_node(dot, op)
     for ctx in children.get(0, []):
-        cluster(ctx, "  ")
+        add_cluster(dot, ctx)
+
+    seen_edges: set[tuple[str, str, str]] = set()
+
+    def edge(tail: str, head: str, key: str = "", **attrs):
+        if tail == head or (tail, head, key) in seen_edges:
+            return
+        seen_edges.add((tail, head, key))
+        dot.edge(tail, head, **attrs)
+
     for op in ops:
+        head = node_of[op.name]
         for t in op.inputs:
-            attrs = []
+            if t.op.name not in node_of:
+                continue  # a hidden token carrier
+            tail = node_of[t.op.name]
+            if tail != t.op.name or head != op.name:  # an edge into or out of a collapsed node
+                edge(tail, head)
+                continue
+            attrs: dict[str, str] = {}
             if t.op.type == "Switch":
-                attrs.append(f"taillabel={_q('T' if t.value_index else 'F')}")
+                taken = bool(t.value_index)
+                attrs.update(label="T" if taken else "F", fontcolor=_TRUE_COLOR if taken else _FALSE_COLOR,
+                             color=_TRUE_COLOR if taken else _FALSE_COLOR)
             elif t.value_index:
-                attrs.append(f"taillabel={_q(str(t.value_index))}")
+                attrs["label"] = str(t.value_index)
             if t.op.type == "NextIteration" and op.type == "Merge":
-                attrs.append('style=bold, color="#b5179e", constraint=false')
-            suffix = f" [{', '.join(attrs)}]" if attrs else ""
-            out.append(f"  {_q(t.op.name)} -> {_q(op.name)}{suffix};")
+                attrs.update(style="bold", color="#b5179e", constraint="false")
+            edge(tail, head, f"{t.value_index}", **attrs)
         for c in op.control_inputs:
-            out.append(f'  {_q(c.name)} -> {_q(op.name)} [style=dashed, color="#777777", arrowhead=odot];')
-    out.append("}")
-    return "\n".join(out) + "\n"
+            if c.name in node_of:
+                edge(node_of[c.name], head, "^", style="dashed", color="#777777", arrowhead="odot")
+
+    for i, t in enumerate(fetches):
+        if t.op.name not in node_of:
+            continue
+        label = "result" if len(fetched) == 1 and i == 0 else f"result {i}"
+        dot.node(f"result_{i}", label=label, shape="cds", style="filled", fillcolor="#ffd166",
+                 tooltip=_esc(f"fetched: {t.name} {tensor_type(t)}"))
+        dot.edge(node_of[t.op.name], f"result_{i}", label=str(t.value_index) if t.value_index else None,
+                 penwidth="2")
+
+    used = {op.type for op in ops}
+    if legend and used & {k for k, _ in LEGEND}:
+        with dot.subgraph(name="cluster_legend") as lg:
+            lg.attr(label="legend", style="rounded", color="#999999", fontsize="10")
+            prev = None
+            for kind, text in LEGEND:
+                key = f"legend_{kind}"
+                lg.node(key, label=kind, tooltip=_esc(text), fontsize="9", **NODE_STYLES[kind])
+                if prev is not None:
+                    lg.edge(prev, key, style="invis")
+                prev = key
+    return dot
+
+
+def to_dot(graph, name: str = "G", **options) -> str:
+    """The graph as Graphviz DOT text (render with `dot -Tsvg`); options as build_digraph."""
+    return build_digraph(graph, name=name, **options).source
+
+
+# a notebook renders graphs up to this many ops in full; larger ones collapse nested loops
+NOTEBOOK_FULL_OPS = 150
+
+
+def render_svg(graph, **options) -> str | None:
+    """The picture as SVG text, or None when Graphviz's `dot` program is not installed."""
+    try:
+        return build_digraph(graph, **options).pipe(format="svg", encoding="utf-8")
+    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+        return None
+
+
+def mimebundle(graph, title: str = "", fetches: Iterable = (), include=None, exclude=None) -> dict[str, str]:
+    """What a notebook shows for a graph (IPython's `_repr_mimebundle_`): the SVG picture
+    when Graphviz is there (large graphs with nested loops collapsed), and always the
+    text listing under a one-line title."""
+    text = (title + "\n" if title else "") + format_graph(graph)
+    bundle = {"text/plain": text.rstrip("\n")}
+    wanted = (include is None or "image/svg+xml" in include) and not (exclude and "image/svg+xml" in exclude)
+    if wanted and len(graph):
+        depth = None if len(graph) <= NOTEBOOK_FULL_OPS else 1
+        svg = render_svg(graph, fetches=list(fetches), depth=depth)
+        if svg is not None:
+            bundle["image/svg+xml"] = svg
+    return bundle
+
+
+def graph_repr(graph) -> str:
+    """`<Graph: 27 ops, 1 while loop>`."""
+    return f"<Graph: {summarize_graph(graph)}>"

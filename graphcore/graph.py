@@ -735,9 +735,17 @@ class Graph:
         """The listing of graphcore/printer.py, one line per op."""
         return _installed["format"](self)
 
-    def to_dot(self) -> str:
-        """Graphviz DOT text (graphcore/dot.py)."""
-        return _installed["to_dot"](self)
+    def __repr__(self) -> str:
+        """`<Graph: 27 ops, 1 while loop>`."""
+        return _installed["repr"](self) if "repr" in _installed else f"<Graph: {len(self._ops)} ops>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        """In a notebook: the picture (SVG, with Graphviz) and the listing (graphcore/dot.py)."""
+        return _installed["mimebundle"](self, repr(self), include=include, exclude=exclude)
+
+    def to_dot(self, **options) -> str:
+        """Graphviz DOT text (graphcore/dot.py: fetches=, show_effects=, depth=, legend=)."""
+        return _installed["to_dot"](self, **options)
 
     def to_json(self) -> str:
         """A graph file that `Graph.from_json` loads (graphcore/serialization)."""

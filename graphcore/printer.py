@@ -121,3 +121,17 @@ def format_graph(graph) -> str:
     if not ops:
         return "# empty graph\n"
     return "\n".join(format_op(op) for op in ops) + "\n"
+
+
+def summarize_graph(graph) -> str:
+    """`27 ops, 1 while loop, 2 conds` (a cond counts once for its two branches)."""
+    loops, conds = set(), set()
+    for op in graph.get_operations():
+        for c in context_chain(op.ctx):
+            (loops if c.is_while else conds).add(c.name)
+    parts = [f"{len(graph)} op" + ("" if len(graph) == 1 else "s")]
+    if loops:
+        parts.append(f"{len(loops)} while loop" + ("" if len(loops) == 1 else "s"))
+    if conds:
+        parts.append(f"{len(conds)} cond" + ("" if len(conds) == 1 else "s"))
+    return ", ".join(parts)
