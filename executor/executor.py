@@ -58,7 +58,7 @@ import numpy as np
 from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
 
 from . import blas
-from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns, uses_blas
+from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
 from .deadline import WATCHDOG, Deadline
 from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
 from .state import FrameState, IterationState, TaggedNode
@@ -112,6 +112,9 @@ class ExecutorState:
         # Kernels on the pool at once: one fewer than the pool's threads, as the calling
         # thread computes too. A task gives its slot back when its kernel ends.
         self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
+        # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at a
+        # time, inline (executor/blas.py says why).
+        self.blas_spreads = pool is not None and blas.threads() > 1
         self.inflight = 0      # tasks on the pool not finished
         self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
         self.caller = threading.get_ident()
@@ -222,7 +225,7 @@ class ExecutorState:
         if node.is_dead:
             self._propagate_op_outputs(node, None)
             return None
-        if not item.cheap and self.pool is not None:
+        if not item.cheap and self.pool is not None and not (item.uses_blas and self.blas_spreads):
             return self._run_heavy_op(node)
         it = node.iteration
         inputs = it.inputs
@@ -253,14 +256,10 @@ class ExecutorState:
     def _run_heavy_op(self, node: TaggedNode):
         """A live op that may be worth another thread (in a run with a pool): it waits until
         no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be
-        spread; a matmul runs now if BLAS spreads it over the cores already (executor/blas.py)."""
+        spread. (A matmul does not come here if BLAS spreads it over the cores already.)"""
         item = node.item
         args = _take_inputs(item, node.iteration)
-        cost = estimate_ns(item.op, args)
-        if uses_blas(item.op) and blas.threads() > 1:
-            self._run_here(node, args, cost)
-            return None
-        self.heavy_waiting.append((node, args, cost))
+        self.heavy_waiting.append((node, args, estimate_ns(item.op, args)))
         return _ASYNC
 
     def _run_heavy_ops(self) -> bool:

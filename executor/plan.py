@@ -16,6 +16,7 @@ from typing import NamedTuple
 from graphcore.errors import GraphError
 from graphcore.graph import Graph, Operation
 
+from .cost import uses_blas
 from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
@@ -32,7 +33,8 @@ class NodeItem:
 
     __slots__ = ("id", "op", "name", "kind", "kernel", "num_outputs", "num_inputs", "input_start", "local_id",
                  "pending_init", "out_edges", "control_edges", "frame", "child_frame", "is_constant_enter",
-                 "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls")
+                 "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls",
+                 "uses_blas")
 
     def __init__(self, id_: int, op: Operation | None, name: str, kind: int):
         self.id = id_
@@ -52,6 +54,7 @@ class NodeItem:
         self.child_frame: FrameInfo | None = None
         self.is_constant_enter = False
         self.cheap = True
+        self.uses_blas = False         # a BLAS call: a multithreaded BLAS spreads it by itself
         self.merge_fwd = 0
         self.merge_back = 0
         self.fetch_slots: tuple = ()     # per output index: tuple of fetch positions
@@ -204,6 +207,7 @@ class ExecutionPlan:
         item.num_outputs = len(op.outputs)
         item.single_output = len(op.outputs) == 1
         item.cheap = d.cost == "cheap"
+        item.uses_blas = uses_blas(op)
         if item.kind == NORMAL:
             k = scalar_kernel(op) or d.kernel
             args = (runtime,) if d.uses_runtime else ()
