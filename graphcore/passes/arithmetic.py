@@ -38,7 +38,7 @@ def _simplify(op):
     if t in ("Mul", "Add") and len(ins) == 2:
         unit = 1 if t == "Mul" else 0
         for x, c in ((ins[0], ins[1]), (ins[1], ins[0])):
-            if not broadcast_keeps(x, c, out):
+            if c.op.type != "Const" or not broadcast_keeps(x, c, out):
                 continue
             if _is_const(c, unit, negative_zero=(t == "Add" and not _is_int(x))):
                 return "same", x
@@ -46,7 +46,7 @@ def _simplify(op):
                 return "zeros", x
     if t in ("Sub", "RealDiv") and len(ins) == 2:
         x, c = ins
-        if broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
+        if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
             return "same", x
         if t == "Sub" and x is c and _is_int(x) and out.dtype == x.dtype:
             return "zeros", x
@@ -57,10 +57,13 @@ def _simplify(op):
     return None
 
 
+_TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"})
+
+
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     for op in graph.get_operations():
-        if op not in graph or op.control_inputs or op.op_def.stateful:
+        if op.type not in _TYPES or op.control_inputs:
             continue
         if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
             continue

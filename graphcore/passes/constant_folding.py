@@ -83,7 +83,9 @@ def run(graph: Graph, state: PassState) -> int:
     ops = graph.get_operations()
     pos = {id(o): i for i, o in enumerate(ops)}
     for op in ops:
-        if op not in graph or op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+        if not (op.type in SHAPE_ONLY or (op.inputs and all(t.op.type == "Const" for t in op.inputs))):
+            continue
+        if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
             continue
         if op.op_def.kernel is None:
             continue

@@ -53,7 +53,7 @@ def _dead_region(switch: Operation, untaken, protected: set[int]):
     return list(dead.values()), live_inputs
 
 
-def _fold_switch(graph: Graph, state: PassState, sw: Operation) -> bool:
+def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]) -> bool:
     pred = const_value(sw.inputs[1])
     if pred is None or sw.inputs[1].op.control_inputs:
         return False
@@ -76,13 +76,7 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation) -> bool:
     for m, live in merges.values():
         src = data if live is taken else live
         state.replace(m.outputs[0], src)
-    for m, _ in merges.values():
-        if m in graph:
-            graph.erase_op(m)
-    for op in reversed(graph.get_operations()):
-        if any(op is d for d in dead) and op in graph:
-            graph.erase_op(op, cascade=True)
-    state.erase_if_unused(sw)
+    erased.update(id(op) for op in graph.erase_ops([m for m, _ in merges.values()] + dead))
     return True
 
 
@@ -102,11 +96,12 @@ def _removable_identity(op: Operation) -> bool:
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
+    erased: set[int] = set()
     for op in graph.get_operations():
-        if op not in graph:
+        if id(op) in erased:
             continue
         if op.type == "Switch" and op.inputs[1].op.type == "Const":
-            if _fold_switch(graph, state, op):
+            if op in graph and _fold_switch(graph, state, op, erased):
                 rewrites += 1
         elif _removable_identity(op):
             if state.replace(op.outputs[0], op.inputs[0]):

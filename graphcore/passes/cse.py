@@ -53,7 +53,7 @@ def run(graph: Graph, state: PassState) -> int:
     seen: dict = {}
     rewrites = 0
     for op in graph.get_operations():
-        if op not in graph or op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+        if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
             continue
         if not op.outputs or any(t.dtype.np_dtype is None for t in op.outputs):
             continue

@@ -43,7 +43,7 @@ def run(graph: Graph, state: PassState) -> int:
     pos = {id(o): i for i, o in enumerate(ops)}
     for op in ops:
         ctx = op.ctx
-        if op not in graph or ctx is None or not ctx.is_while or op.type not in SAFE:
+        if ctx is None or not ctx.is_while or op.type not in SAFE:
             continue
         if op.op_def.stateful or op.op_def.uses_runtime or not op.inputs or id(op) in protected:
             continue

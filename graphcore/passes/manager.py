@@ -9,6 +9,7 @@ skips named passes there.
 """
 from __future__ import annotations
 
+import gc as _gc
 import os
 import time
 from dataclasses import dataclass, field
@@ -22,13 +23,14 @@ from .state import PassState
 # name -> run(graph, state) -> rewrites; the order of one round
 PASSES: dict[str, Callable] = {
     "pruning": pruning.run,
+    "licm": licm.run,  # first: the constant subgraphs it moves out of loops are folded next
     "constant_folding": constant_folding.run,
     "arithmetic": arithmetic.run,
     "cse": cse.run,
     "control_flow": control_flow.run,
-    "licm": licm.run,
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:
@@ -62,7 +64,7 @@ class OptimizeReport:
     fetches: list
     ops_before: int
     ops_after: int
-    rounds: int
+    rounds: int  # the most runs of any one pass
     seconds: float
     passes: list[PassStats] = field(default_factory=list)
 
@@ -101,33 +103,58 @@ def optimize(graph: Graph, fetches: Sequence, *, passes: Iterable[str] | None = 
     if unknown:
         raise GraphError(f"unknown graph pass(es) {', '.join(map(repr, unknown))}; known: {', '.join(PASSES)}")
     names = [n for n in names if n not in skip]
+    # the passes allocate little; a collection of the tracer's garbage in the middle of
+    # them would cost more than all of them
+    was_enabled = _gc.isenabled()
+    _gc.disable()
+    try:
+        return _run(graph, fetches, names, max_rounds, validate)
+    finally:
+        if was_enabled:
+            _gc.enable()
+
+
+def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: bool) -> OptimizeReport:
     start = time.perf_counter()
     state = PassState(graph, fetches)
     stats = {n: PassStats(n) for n in names}
     before = len(graph)
-    rounds = 0
-    for rounds in range(1, max_rounds + 1):
-        changed = False
-        for name in names:
-            ids = {id(op) for op in graph.get_operations()}
-            t0 = time.perf_counter()
-            n = PASSES[name](graph, state)
-            s = stats[name]
-            s.seconds += time.perf_counter() - t0
-            s.runs += 1
-            after = {id(op) for op in graph.get_operations()}
-            removed, added = len(ids - after), len(after - ids)
-            s.removed += removed
-            s.added += added
-            s.rewritten += n
-            if n or removed or added:
-                changed = True
-            if validate:
-                try:
-                    graph.validate()
-                except GraphError as e:
-                    raise GraphError(f"the graph is invalid after pass {name!r} (round {rounds}): {e}") from e
-        if not changed:
-            break
+    # Each pass is idempotent (one run leaves nothing for a second run on the same graph),
+    # so a pass runs again only after another pass changed the graph (Graph.version counts
+    # every change). Pruning only erases, which gives no other pass anything new to do: it
+    # runs first, and once more at the end if another pass left ops unused (the others
+    # skip unused ops).
+    later = [n for n in names if n not in ONLY_ERASES]
+    first = [n for n in names if n in ONLY_ERASES]
+    dirty = first + later
+    runs = 0
+    changed_since = {n: False for n in first}
+    while dirty and runs < max_rounds * len(names):
+        name = dirty.pop(0)
+        runs += 1
+        s = stats[name]
+        version, created, size = graph.version, graph.checkpoint(), len(graph)
+        t0 = time.perf_counter()
+        n = PASSES[name](graph, state)
+        s.seconds += time.perf_counter() - t0
+        s.runs += 1
+        added = graph.checkpoint() - created  # op ids are never reused
+        s.added += added
+        s.removed += size + added - len(graph)
+        s.rewritten += n
+        if name in ONLY_ERASES:
+            changed_since[name] = False
+        elif graph.version != version or n:
+            changed_since = {k: True for k in changed_since}
+            i = later.index(name)
+            dirty = [p for p in later[i + 1:] + later[:i] if p != name]
+        if not dirty:
+            dirty = [k for k, v in changed_since.items() if v]
+        if validate:
+            try:
+                graph.validate()
+            except GraphError as e:
+                raise GraphError(f"the graph is invalid after pass {name!r} (run {runs}): {e}") from e
+    rounds = max((p.runs for p in stats.values()), default=0)
     return OptimizeReport(state.fetches, before, len(graph), rounds, time.perf_counter() - start,
                           list(stats.values()))

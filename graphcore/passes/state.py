@@ -18,12 +18,14 @@ class PassState:
     def __init__(self, graph: Graph, fetches):
         self.graph = graph
         self.fetches: list = list(fetches)
+        self.anchors = anchor_ops(graph)
 
     # -- what must stay ----------------------------------------------------------
     def protected(self) -> set[int]:
-        """ids of ops that are fetched (their tensors or themselves) or fed (placeholders)."""
+        """ids of ops that are fetched (their tensors or themselves), fed (placeholders) or
+        anchors of a control-flow context (see `anchor_ops`)."""
         out = {id(f.op if isinstance(f, Tensor) else f) for f in self.fetches}
-        out.update(id(op) for op in self.graph.get_operations() if op.type == "Placeholder")
+        out.update(id(op) for op in self.anchors)
         return out
 
     def is_fetched(self, t: Tensor) -> bool:
@@ -41,13 +43,26 @@ class PassState:
         return changed
 
     def erase_if_unused(self, op: Operation) -> bool:
-        """Erase `op` when nothing reads it, waits for it or fetches it."""
-        if op not in self.graph or is_used(op) or id(op) in self.protected():
-            return False
-        if op.op_def.stateful:
-            return False
-        self.graph.erase_op(op)
-        return True
+        """Nothing now: an op a pass left unused is erased by the next round's pruning,
+        all at once (`Graph.erase_ops`), which is much cheaper than one by one."""
+        return False
+
+
+def anchor_ops(graph: Graph) -> list[Operation]:
+    """Ops that stay whatever reads them: placeholders (they are fed) and the predicates
+    of conds (a cond's context names its predicate; gradients built on the graph later
+    read it there)."""
+    out = {id(op): op for op in graph.get_operations() if op.type == "Placeholder"}
+    seen: set[int] = set()
+    for op in graph.get_operations():
+        c = op.ctx
+        while c is not None and id(c) not in seen:
+            seen.add(id(c))
+            pred = getattr(c, "pred", None)
+            if isinstance(pred, Tensor) and pred.op in graph:
+                out[id(pred.op)] = pred.op
+            c = c.outer
+    return list(out.values())
 
 
 def is_used(op: Operation) -> bool:
@@ -79,7 +94,7 @@ def may_be_dead(graph: Graph) -> set[int]:
         if op.type == "Exit":
             loop = op.inputs[0].op.ctx
             enters = getattr(loop, "enters", None)
-            if not enters or any(id(e.inputs[0].op) in dead for e in enters if e in graph):
+            if not enters or any(id(e.inputs[0].op) in dead for e in enters):
                 dead.add(id(op))
             continue
         if any(id(t.op) in dead for t in op.inputs) or any(id(c) in dead for c in op.control_inputs):
