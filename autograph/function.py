@@ -158,18 +158,22 @@ class ConcreteFunction:
     def _all_fetches(self) -> list:
         return list(self._fetches) + [t for t in (self._token, self._returned) if t is not None]
 
-    def optimize(self) -> "passes.OptimizeReport | None":
+    def optimize(self, passes_to_run=None, force: bool = False) -> "passes.OptimizeReport | None":
         """Optimize the graph in place (graphcore.passes) for what a call fetches: the
         outputs, the effects token and the returned flag. Done once, on the first call:
         `get_concrete_function(...).graph` before any call is the graph as traced (what
         `gc.gradients` builds on; differentiating it after a call is safe too, the
-        optimized graph computes the same). Returns the report, None when switched off."""
+        optimized graph computes the same). Returns the report, None when switched off.
+
+        `passes_to_run` names the passes (default: all); `force` optimizes even when it is
+        switched off (the CLI's `graph --optimize`)."""
         with self._lock:
             if self._run_fetches is None:
                 fetches = self._all_fetches()
-                if passes.optimization_enabled(self._optimize) and fetches:
+                if (force or passes.optimization_enabled(self._optimize)) and fetches:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
-                    self.optimize_report = passes.optimize(self.graph, fetches, skip=skip)
+                    self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
+                                                           skip=skip - set(passes_to_run or ()))
                     fetches = self.optimize_report.fetches
                 self._run_fetches = fetches
             return self.optimize_report
