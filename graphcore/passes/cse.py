@@ -40,13 +40,18 @@ def _key_of_attr(v):
 
 
 def _key(op):
-    try:
-        attrs = tuple(sorted((k, _key_of_attr(v)) for k, v in op.attrs.items()))
-    except (_Unhashable, TypeError):
-        return None
-    return (op.type, tuple((id(t.op), t.value_index) for t in op.inputs), attrs,
-            tuple(sorted(id(c) for c in op.control_inputs)), op.device, id(op.ctx),
-            tuple((t.dtype.name, t.shape.dims) for t in op.outputs))
+    attrs = op.attrs
+    if attrs:
+        try:
+            attrs = tuple(sorted((k, _key_of_attr(v)) for k, v in attrs.items()))
+        except (_Unhashable, TypeError):
+            return None
+    else:
+        attrs = ()
+    controls = tuple(sorted(map(id, op.control_inputs))) if op.control_inputs else ()
+    # a Tensor object is one output of one op for the graph's life: its id names it
+    return (op.type, tuple(map(id, op.inputs)), attrs, controls, op.device, id(op.ctx),
+            tuple((t.dtype, t.shape.dims) for t in op.outputs))
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -57,6 +62,8 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if not op.outputs or any(t.dtype.np_dtype is None for t in op.outputs):
             continue
+        if not any(t.consumers() for t in op.outputs) and not op.control_outputs:
+            continue  # unused: pruning erases it
         key = _key(op)
         if key is None:
             continue

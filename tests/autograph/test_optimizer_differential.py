@@ -104,3 +104,28 @@ def test_differentiating_after_a_call_optimized_the_graph(seed):
         feeds = dict(zip(concrete.inputs, [a for a in args if isinstance(a, (np.ndarray, np.generic))]))
         results.append(Session(concrete.graph, num_threads=1).run(d, feed_dict=feeds))
     np.testing.assert_allclose(results[1], results[0], rtol=1e-12, atol=1e-12)
+
+
+def _poly(x):
+    y = x * 1.0 + 0.0
+    if x > 0:
+        y = y * 2.0
+    return y
+
+
+def test_switches_off_and_skips(monkeypatch):
+    x = np.float64(1.5)
+    on = autograph.function(_poly)
+    on(x)
+    assert on.get_concrete_function(x).optimize_report is not None
+    off = autograph.function(_poly, optimize=False)
+    off(x)
+    assert off.get_concrete_function(x).optimize_report is None
+    skipping = autograph.function(_poly, skip_passes=["arithmetic"])
+    skipping(x)
+    names = [p.name for p in skipping.get_concrete_function(x).optimize_report.passes]
+    assert "arithmetic" not in names and "cse" in names
+    monkeypatch.setenv("AUTOGRAPH_OPTIMIZE", "0")
+    by_env = autograph.function(_poly)
+    assert by_env(x) == on(x) == off(x)
+    assert by_env.get_concrete_function(x).optimize_report is None
