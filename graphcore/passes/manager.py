@@ -122,13 +122,13 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     # Each pass is idempotent (one run leaves nothing for a second run on the same graph),
     # so a pass runs again only after another pass changed the graph (Graph.version counts
     # every change). Pruning only erases, which gives no other pass anything new to do: it
-    # runs first, and once more at the end if another pass left ops unused (the others
-    # skip unused ops).
+    # runs once, at the end (a traced graph has few unused ops; the other passes leave the
+    # ops they replace unused, and skip unused ops).
     later = [n for n in names if n not in ONLY_ERASES]
     first = [n for n in names if n in ONLY_ERASES]
-    dirty = first + later
+    dirty = list(later) or list(first)
     runs = 0
-    changed_since = {n: False for n in first}
+    changed_since = {n: True for n in first}
     while dirty and runs < max_rounds * len(names):
         name = dirty.pop(0)
         runs += 1
