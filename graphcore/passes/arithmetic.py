@@ -4,6 +4,8 @@
   x + 0, 0 + x                 -> x      (integers; for floats only with -0.0, since -0.0 + 0.0 is 0.0)
   -(-x), not (not p)           -> x, p
   x * 0, 0 * x, x - x          -> zeros_like(x)   (integers only: for floats nan*0 and inf-inf are nan)
+  (a + b) + c                  -> AddN(a, b, c)   (AddN adds left to right, so even floats round alike;
+                                                   only when nothing else reads a + b)
 
 A simplification applies only when the result certainly has x's shape and dtype (the
 constant broadcasts into x, never x into it). The replacement is x itself or an op
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..graph import Graph, Tensor
 from ..ops.array_ops import zeros_like
+from ..ops.math_ops import add_n
 from .state import PassState, all_equal, broadcast_keeps, const_value
 
 
@@ -31,8 +34,24 @@ def _is_const(t: Tensor, scalar, *, negative_zero: bool = False) -> bool:
     return True
 
 
-def _simplify(op):
-    """('same', x) to replace op's output by x, ('zeros', x) by zeros_like(x), or None."""
+def _add_chain(op, state):
+    """The inputs of AddN(a, b, c) standing for op = (a + b) + c, or None."""
+    x, c = op.inputs
+    inner = x.op
+    out = op.outputs[0]
+    if inner.type not in ("Add", "AddN") or inner.ctx is not op.ctx or inner.control_inputs:
+        return None
+    if inner.device != op.device or len(x.consumers()) != 1 or state.is_fetched(x):
+        return None
+    terms = list(inner.inputs) + [c]
+    if any(t.dtype != out.dtype for t in terms):
+        return None
+    return terms
+
+
+def _simplify(op, state=None):
+    """('same', x) to replace op's output by x, ('zeros', x) by zeros_like(x), ('addn',
+    terms) by AddN(terms), or None."""
     t, ins = op.type, op.inputs
     out = op.outputs[0] if op.outputs else None
     if t in ("Mul", "Add") and len(ins) == 2:
@@ -44,6 +63,10 @@ def _simplify(op):
                 return "same", x
             if t == "Mul" and _is_int(x) and _is_const(c, 0):
                 return "zeros", x
+    if t == "Add" and len(ins) == 2 and state is not None:
+        terms = _add_chain(op, state)
+        if terms is not None:
+            return "addn", terms
     if t in ("Sub", "RealDiv") and len(ins) == 2:
         x, c = ins
         if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
@@ -67,13 +90,18 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
             continue
-        found = _simplify(op)
+        found = _simplify(op, state)
         if found is None:
             continue
         how, x = found
         if how == "zeros":
             with graph.inserting_before(op):
                 x = zeros_like(x)
+        elif how == "addn":
+            with graph.inserting_before(op):
+                x = add_n(x)
+            if not x.shape.is_compatible_with(op.outputs[0].shape):
+                continue  # (left unused: pruning erases it)
         if state.replace(op.outputs[0], x):
             rewrites += 1
         state.erase_if_unused(op)

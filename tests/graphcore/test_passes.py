@@ -283,3 +283,22 @@ def test_manager_reports_skips_and_refuses_unknown_passes():
     assert "pass" in report.table() and f"-> {len(g)}" in report.table()
     with pytest.raises(gc.GraphError, match="unknown graph pass"):
         optimize(g, [y], passes=["fusion"])
+
+
+def test_add_chains_become_one_addn_adding_left_to_right():
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            a = gc.placeholder(gc.float64, [3], name="a")
+            b = gc.placeholder(gc.float64, [3], name="b")
+            c = gc.placeholder(gc.float64, [], name="c")
+            left = a + b + c + a                  # ((a + b) + c) + a: one AddN
+            kept = a + b
+            right = c + kept + (kept * 2.0)       # AddN(c, kept, kept * 2): kept itself stays
+        return g, [left, right, kept], (a, b, c)
+    feeds = lambda t: {t[0]: np.array([1e16, 1.0, -0.5]), t[1]: np.array([1.0, 1e-16, 3.0]),  # noqa: E731
+                       t[2]: -1e16}
+    g, _ = check(build, feeds)
+    addn = [op for op in g.get_operations() if op.type == "AddN"]
+    assert sorted(len(op.inputs) for op in addn) == [3, 4]
+    assert types(g).count("Add") == 1  # kept: fetched and read twice
