@@ -24,6 +24,7 @@ import numpy as np
 import graphcore as gc
 from executor import Session
 from graphcore import source_info
+from graphcore import passes
 
 from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
@@ -138,7 +139,7 @@ class ConcreteFunction:
     """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
-                 returned=None):
+                 returned=None, optimize: bool | None = None, skip_passes=()):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -149,7 +150,33 @@ class ConcreteFunction:
         self.name = name
         self._session: Session | None = None
         self._lock = threading.Lock()
+        self._optimize = optimize
+        self._skip_passes = tuple(skip_passes)
+        self._run_fetches: list | None = None  # what runs: the fetches after optimizing
+        self.optimize_report: "passes.OptimizeReport | None" = None
 
+    def _all_fetches(self) -> list:
+        return list(self._fetches) + [t for t in (self._token, self._returned) if t is not None]
+
+    def optimize(self, passes_to_run=None, force: bool = False) -> "passes.OptimizeReport | None":
+        """Optimize the graph in place (graphcore.passes) for what a call fetches: the
+        outputs, the effects token and the returned flag. Done once, on the first call:
+        `get_concrete_function(...).graph` before any call is the graph as traced (what
+        `gc.gradients` builds on; differentiating it after a call is safe too, the
+        optimized graph computes the same). Returns the report, None when switched off.
+
+        `passes_to_run` names the passes (default: all); `force` optimizes even when it is
+        switched off (the CLI's `graph --optimize`)."""
+        with self._lock:
+            if self._run_fetches is None:
+                fetches = self._all_fetches()
+                if (force or passes.optimization_enabled(self._optimize)) and fetches:
+                    skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
+                    self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
+                                                           skip=skip - set(passes_to_run or ()))
+                    fetches = self.optimize_report.fetches
+                self._run_fetches = fetches
+            return self.optimize_report
     @property
     def outputs(self) -> list:
         """The graph tensors the function returns, in order (what a run fetches)."""
@@ -164,8 +191,9 @@ class ConcreteFunction:
 
     def _run_flat(self, input_values: list, trace: list | None = None):
         feeds = dict(zip(self.inputs, input_values))
-        extra = [t for t in (self._token, self._returned) if t is not None]
-        fetches = list(self._fetches) + extra
+        if self._run_fetches is None:
+            self.optimize()
+        fetches = self._run_fetches
         # a traced run is on one thread, so the steps it records are reproducible
         session = self.session if trace is None else Session(self.graph, num_threads=1)
         try:
@@ -237,7 +265,7 @@ class Function:
     """A Python function compiled to graphs; see the module docstring and `function`."""
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
-                 instance=None):
+                 instance=None, optimize: bool | None = None, skip_passes=()):
         # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
         self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
         if self._method_kind is not None:
@@ -246,6 +274,8 @@ class Function:
         self.input_signature = None if input_signature is None else [
             s if isinstance(s, TensorSpec) else TensorSpec(*s) for s in input_signature]
         self.autograph = autograph
+        self.optimize = optimize  # None: on unless AUTOGRAPH_OPTIMIZE=0
+        self.skip_passes = tuple(skip_passes)
         self._instance = instance
         self._signature = inspect.signature(python_function)
         self._cache: dict = {}
@@ -271,7 +301,8 @@ class Function:
         except TypeError:
             bound = None
         if bound is None:
-            bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance)
+            bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
+                             optimize=self.optimize, skip_passes=self.skip_passes)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -396,7 +427,8 @@ class Function:
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
-        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned)
+        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
+                                optimize=self.optimize, skip_passes=self.skip_passes)
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())
@@ -455,10 +487,16 @@ class Function:
                                  include=include, exclude=exclude)
 
 
-def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True):
+def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
+             optimize: bool | None = None, skip_passes=()):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
-    control flow on tensors then fails as in graph mode)."""
+    control flow on tensors then fails as in graph mode).
+
+    The traced graph is optimized (graphcore.passes) before its first run: `optimize=False`
+    (or the environment variable AUTOGRAPH_OPTIMIZE=0) runs it as traced, and
+    `skip_passes=["cse"]` leaves out named passes."""
+    kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes)
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, autograph=autograph)
-    return Function(func, input_signature=input_signature, autograph=autograph)
+        return lambda f: Function(f, **kw)
+    return Function(func, **kw)

@@ -161,7 +161,12 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                               help="Pictures: draw loops and branches nested N deep as one node."),
           effects: bool = typer.Option(False, "--effects", help="Pictures: show the effects token's chain."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Pictures: the legend of the primitives."),
-          plain: bool = typer.Option(False, "--plain", help="No colours.")):
+          plain: bool = typer.Option(False, "--plain", help="No colours."),
+          optimize: bool = typer.Option(False, "--optimize", help="Show the graph after the graph passes, and a "
+                                        "per-pass table (ops removed/added, time)."),
+          passes: Optional[str] = typer.Option(None, "--passes", metavar="P1,P2",
+                                               help="Only these passes (implies --optimize): pruning, "
+                                                    "constant_folding, arithmetic, cse, control_flow, licm.")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
     if format is None:
         format = format_for_path(output)  # noqa: A001
@@ -170,6 +175,20 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     target, values = _target_and_args(spec, args, dtype, static)
     concrete = target.function.get_concrete_function(*values)
     g = concrete.graph
+    summary = None
+    if optimize or passes:
+        from graphcore.passes import DEFAULT_PASSES  # noqa: PLC0415
+
+        chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
+        unknown = [p for p in chosen or () if p not in DEFAULT_PASSES]
+        if unknown:
+            raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(DEFAULT_PASSES)}")
+        if concrete.optimize_report is not None and chosen is not None:
+            raise CliError("this graph was optimized already (the function ran); --passes needs a fresh trace")
+        report = concrete.optimize_report or concrete.optimize(chosen, force=True)
+        summary = report.table() if report is not None else None
+        if summary is not None and (format != "text" or output is not None):
+            typer.echo(summary, err=True)  # stdout holds the graph file
 
     def picture():
         return g.to_dot(fetches=concrete.outputs, show_effects=effects, depth=depth, legend=legend)
@@ -192,6 +211,8 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         typer.echo(f"wrote {output} ({len(g)} ops)")
     else:
         show_text(text, plain or format != "json", "json")
+        if summary is not None and format == "text":
+            typer.echo("\n" + summary)
 
 
 # file suffix -> --format, for `-o fib.png` without `-f`
@@ -235,7 +256,9 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
         static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
         timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
-                                                help="End the graph run if it takes longer (a loop that never ends).")):
+                                                help="End the graph run if it takes longer (a loop that never ends)."),
+        optimize: bool = typer.Option(True, "--optimize/--no-optimize",
+                                      help="Run the graph passes on the traced graph first (the default).")):
     """Run the converted function on the arguments and print the result."""
     from executor import deadline  # noqa: PLC0415
 
@@ -243,6 +266,8 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
     if timeout is not None and not timeout > 0:
         raise CliError(f"--timeout {timeout:g}: give a positive number of seconds")
+    if not optimize:
+        os.environ["AUTOGRAPH_OPTIMIZE"] = "0"  # this process only: the command runs one function
     target, values = _target_and_args(spec, args, dtype, static)
     t0 = time.perf_counter()
     with deadline(timeout) if timeout is not None else contextlib.nullcontext():

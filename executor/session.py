@@ -31,12 +31,18 @@ class Session:
         1 runs everything on the calling thread, deterministically.
       runtime: where variable values live; default: the process-wide store shared
         with eager code and other Sessions (pass `Runtime()` for a private one).
+      optimize: run the graph optimizer (graphcore.passes) before a run, on a copy of
+        the graph made per set of fetches and feeds (the graph itself is not changed);
+        off by default here (`@function` optimizes its own graphs), and off whatever
+        this says when the environment sets AUTOGRAPH_OPTIMIZE=0.
+      skip_passes: names of passes to leave out when optimizing.
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
     """
 
-    def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None):
+    def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
+                 optimize: bool = False, skip_passes=()):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -46,6 +52,10 @@ class Session:
         self._plans_lock = threading.Lock()
         self.runtime = runtime if runtime is not None else default_runtime()
         self.last_stats = None
+        self.optimize = optimize
+        self.skip_passes = tuple(skip_passes)
+        self._optimized: dict = {}  # (graph version, fetch names, feed names) -> (graph, fetches, report)
+        self.last_optimize_report = None
 
     # -- public ------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None,
@@ -64,7 +74,10 @@ class Session:
         fetch_tensors = [e for e in elems if isinstance(e, Tensor)]
         targets = [e for e in elems if isinstance(e, Operation)]
         feed_tensors, feed_values = self._check_feeds(feed_dict or {})
-        plan = self._plan(fetch_tensors, targets, feed_tensors)
+        graph = self.graph
+        if self.optimize:
+            graph, fetch_tensors, targets, feed_tensors = self._optimized_copy(fetch_tensors, targets, feed_tensors)
+        plan = self._plan(fetch_tensors, targets, feed_tensors, graph)
         missing = [op for op in plan.placeholders_needed]
         if missing:
             names = ", ".join(repr(op.name) for op in missing)
@@ -103,13 +116,41 @@ class Session:
         self.close()
 
     # -- helpers --------------------------------------------------------------------
-    def _plan(self, fetches, targets, feeds) -> ExecutionPlan:
-        key = (self.graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
+    def _optimized_copy(self, fetches, targets, feeds):
+        """The graph optimized for these fetches and feeds (a copy, made once per graph
+        version and fetch/feed set), with the fetches, targets and feeds in it."""
+        from graphcore import passes  # noqa: PLC0415 (executor depends on graphcore only)
+
+        if not passes.optimization_enabled(None) or any(t.op.type != "Placeholder" for t in feeds):
+            return self.graph, fetches, targets, feeds  # a fed intermediate must not be folded away
+        key = (self.graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),
+               tuple(t.name for t in feeds))
+        with self._plans_lock:
+            hit = self._optimized.get(key)
+            if hit is None:
+                copy = Graph.from_json(self.graph.to_json())
+                c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]
+                c_targets = [copy.get_operation_by_name(o.name) for o in targets]
+                c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]
+                # a fed tensor is an input: fetch it too, so that nothing replaces it
+                report = passes.optimize(copy, c_fetches + c_targets + c_feeds,
+                                         skip=set(self.skip_passes) | set(passes.manager.skipped_by_environment()))
+                n = len(c_fetches)
+                hit = (copy, report.fetches[:n], report.fetches[n:n + len(c_targets)], c_feeds, report)
+                if len(self._optimized) > 16:
+                    self._optimized.clear()
+                self._optimized[key] = hit
+            self.last_optimize_report = hit[4]
+            return hit[:4]
+
+    def _plan(self, fetches, targets, feeds, graph: Graph | None = None) -> ExecutionPlan:
+        graph = self.graph if graph is None else graph
+        key = (id(graph), graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
                tuple(id(t) for t in feeds))
         with self._plans_lock:
             plan = self._plans.get(key)
             if plan is None:
-                plan = ExecutionPlan(self.graph, fetches, targets, feeds, runtime=self.runtime)
+                plan = ExecutionPlan(graph, fetches, targets, feeds, runtime=self.runtime)
                 if len(self._plans) > 64:
                     self._plans.clear()
                 self._plans[key] = plan

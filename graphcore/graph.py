@@ -6,7 +6,7 @@ outputs, attrs, control inputs, device, the control-flow context it was built in
 
 Graphs are rewritten only through the Graph's public rewrite methods (as torch.fx's
 `replace_all_uses_with`, `erase_node`, `inserting_before`): `replace_all_uses_with`,
-`update_input`, `erase_op`, `inserting_before` / `inserting_after`,
+`update_input`, `erase_op` / `erase_ops`, `inserting_before` / `inserting_after`,
 `move_out_of_loop`, `add_control_input` / `remove_control_input`. Each keeps the
 consumer lists, the control-flow contexts and the version executors key their plans
 on right, and ops a rewrite creates keep the source line of the op they stand for.
@@ -550,6 +550,24 @@ class Graph:
                 if id(u) not in doomed:
                     doomed[id(u)] = u
                     stack.append(u)
+        removed = [o for o in self._ops if id(o) in doomed]
+        self._remove(removed)
+        return removed
+
+    def erase_ops(self, ops: Iterable[Operation]) -> list[Operation]:
+        """Remove several ops at once (dead code elimination): every op that reads one of
+        their outputs or waits for one of them must be among them. One pass over the
+        graph, however many ops go. Returns the removed ops in graph order."""
+        doomed: dict[int, Operation] = {}
+        for op in ops:
+            self._check_op(op, "erase_ops")
+            doomed[id(op)] = op
+        for op in doomed.values():
+            users = [c for t in op.outputs for c in t._consumers] + list(op._control_outputs)
+            outside = sorted({u.name for u in users if id(u) not in doomed})
+            if outside:
+                raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {', '.join(outside)}, "
+                                 "which is not erased with it; rewire them first or erase them too")
         removed = [o for o in self._ops if id(o) in doomed]
         self._remove(removed)
         return removed

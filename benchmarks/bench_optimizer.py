@@ -1,0 +1,90 @@
+"""Graph optimizer figures, on every sample (measured in one run):
+
+  - ops before / after the passes;
+  - the optimizer's own time against the first call's conversion + trace (must be < 10%);
+  - the steady-call speed-up of the optimized graph over the unoptimized one.
+
+    python benchmarks/bench_optimizer.py            # --quick for fewer repeats
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import statistics
+import sys
+import time
+
+import autograph
+from autograph import transpiler
+from samples import available_samples
+
+
+def _median_calls(fns, args, min_repeats: int, budget: float) -> list[float]:
+    """Median time of a call of each of `fns`, calls interleaved (so that a machine that
+    gets slower or faster meanwhile affects them alike)."""
+    times: list[list[float]] = [[] for _ in fns]
+    start = time.perf_counter()
+    while len(times[0]) < min_repeats or (time.perf_counter() - start < budget and len(times[0]) < 200):
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            with contextlib.redirect_stdout(io.StringIO()):
+                fn(*args)
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
+
+
+def _optimizer_seconds(sample, args, repeats: int) -> float:
+    """Median time of the optimizer on fresh traces of the sample."""
+    out = []
+    for _ in range(repeats):
+        concrete = autograph.function(sample.python_function).get_concrete_function(*args)
+        out.append(concrete.optimize().seconds)
+    return statistics.median(out)
+
+
+def measure(sample, quick: bool = False) -> dict:
+    args = sample.examples[0]
+    off = autograph.function(sample.python_function, optimize=False)
+    on = autograph.function(sample.python_function, optimize=True)
+    transpiler._cache.pop(sample.python_function.__code__, None)  # as on a first call: convert + trace
+    transpiler._instances.pop(sample.python_function, None)
+    t0 = time.perf_counter()
+    concrete = on.get_concrete_function(*args)
+    trace = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    off.get_concrete_function(*args)
+    retrace = time.perf_counter() - t0           # a trace alone (the source is converted already)
+    before = len(concrete.graph)
+    concrete.optimize()
+    repeats, budget = (3, 0.2) if quick else (7, 1.0)
+    opt = _optimizer_seconds(sample, args, 1 if quick else 5)
+    with contextlib.redirect_stdout(io.StringIO()):
+        on(*args)
+        off(*args)
+    t_off, t_on = _median_calls([off, on], args, repeats, budget)
+    return {"sample": sample.name, "ops_before": before, "ops_after": len(concrete.graph),
+            "trace_ms": trace * 1e3, "optimize_ms": opt * 1e3,
+            "cost": opt / trace, "retrace_ms": retrace * 1e3, "off_ms": t_off * 1e3, "on_ms": t_on * 1e3, "speedup": t_off / t_on}
+
+
+def main(quick: bool = False) -> list[dict]:
+    rows = [measure(s, quick) for s in available_samples()]
+    head = (f"{'sample':<20}{'ops':>12}{'1st call ms':>12}{'opt ms':>8}{'opt/1st':>8}{'retrace ms':>11}"
+            f"{'off ms':>9}{'on ms':>9}{'speed-up':>9}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['sample']:<20}{r['ops_before']:>6} ->{r['ops_after']:>4}{r['trace_ms']:>12.1f}{r['optimize_ms']:>8.2f}"
+              f"{r['cost']:>8.1%}{r['retrace_ms']:>11.1f}{r['off_ms']:>9.2f}{r['on_ms']:>9.2f}{r['speedup']:>8.2f}x")
+    print("-" * len(head))
+    total_before = sum(r["ops_before"] for r in rows)
+    total_after = sum(r["ops_after"] for r in rows)
+    geo = statistics.geometric_mean([r["speedup"] for r in rows])
+    print(f"ops {total_before} -> {total_after} ({1 - total_after / total_before:.0%} fewer); optimizer time "
+          f"{max(r['cost'] for r in rows):.1%} of the first call's convert + trace at most; steady-call speed-up "
+          f"geometric mean {geo:.2f}x")
+    return rows
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

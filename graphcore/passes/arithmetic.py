@@ -1,0 +1,108 @@
+"""Arithmetic simplification: identities of arithmetic that hold exactly for the dtype.
+
+  x * 1, 1 * x, x / 1, x - 0   -> x      (exact for floats too: nan*1 is nan, -0.0*1 is -0.0)
+  x + 0, 0 + x                 -> x      (integers; for floats only with -0.0, since -0.0 + 0.0 is 0.0)
+  -(-x), not (not p)           -> x, p
+  x * 0, 0 * x, x - x          -> zeros_like(x)   (integers only: for floats nan*0 and inf-inf are nan)
+  (a + b) + c                  -> AddN(a, b, c)   (AddN adds left to right, so even floats round alike;
+                                                   only when nothing else reads a + b)
+
+A simplification applies only when the result certainly has x's shape and dtype (the
+constant broadcasts into x, never x into it). The replacement is x itself or an op
+reading x, so it is dead exactly when the original was.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph, Tensor
+from ..ops.array_ops import zeros_like
+from ..ops.math_ops import add_n
+from .state import PassState, all_equal, broadcast_keeps, const_value
+
+
+def _is_int(t: Tensor) -> bool:
+    return t.dtype.np_dtype is not None and t.dtype.np_dtype.kind in "iu"
+
+
+def _is_const(t: Tensor, scalar, *, negative_zero: bool = False) -> bool:
+    v = const_value(t)
+    if v is None or t.op.control_inputs or not all_equal(v, scalar):
+        return False
+    if negative_zero and np.asarray(v).dtype.kind == "f":
+        return bool(np.all(np.signbit(v)))
+    return True
+
+
+def _add_chain(op, state):
+    """The inputs of AddN(a, b, c) standing for op = (a + b) + c, or None."""
+    x, c = op.inputs
+    inner = x.op
+    out = op.outputs[0]
+    if inner.type not in ("Add", "AddN") or inner.ctx is not op.ctx or inner.control_inputs:
+        return None
+    if inner.device != op.device or len(x.consumers()) != 1 or state.is_fetched(x):
+        return None
+    terms = list(inner.inputs) + [c]
+    if any(t.dtype != out.dtype for t in terms):
+        return None
+    return terms
+
+
+def _simplify(op, state=None):
+    """('same', x) to replace op's output by x, ('zeros', x) by zeros_like(x), ('addn',
+    terms) by AddN(terms), or None."""
+    t, ins = op.type, op.inputs
+    out = op.outputs[0] if op.outputs else None
+    if t in ("Mul", "Add") and len(ins) == 2:
+        unit = 1 if t == "Mul" else 0
+        for x, c in ((ins[0], ins[1]), (ins[1], ins[0])):
+            if c.op.type != "Const" or not broadcast_keeps(x, c, out):
+                continue
+            if _is_const(c, unit, negative_zero=(t == "Add" and not _is_int(x))):
+                return "same", x
+            if t == "Mul" and _is_int(x) and _is_const(c, 0):
+                return "zeros", x
+    if t == "Add" and len(ins) == 2 and state is not None:
+        terms = _add_chain(op, state)
+        if terms is not None:
+            return "addn", terms
+    if t in ("Sub", "RealDiv") and len(ins) == 2:
+        x, c = ins
+        if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
+            return "same", x
+        if t == "Sub" and x is c and _is_int(x) and out.dtype == x.dtype:
+            return "zeros", x
+    if t in ("Neg", "LogicalNot") and ins[0].op.type == t and not ins[0].op.control_inputs:
+        x = ins[0].op.inputs[0]
+        if x.dtype == out.dtype and x.shape.is_compatible_with(out.shape):
+            return "same", x
+    return None
+
+
+_TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"})
+
+
+def run(graph: Graph, state: PassState) -> int:
+    rewrites = 0
+    for op in graph.get_operations():
+        if op.type not in _TYPES or op.control_inputs:
+            continue
+        if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
+            continue
+        found = _simplify(op, state)
+        if found is None:
+            continue
+        how, x = found
+        if how == "zeros":
+            with graph.inserting_before(op):
+                x = zeros_like(x)
+        elif how == "addn":
+            with graph.inserting_before(op):
+                x = add_n(x)
+            if not x.shape.is_compatible_with(op.outputs[0].shape):
+                continue  # (left unused: pruning erases it)
+        if state.replace(op.outputs[0], x):
+            rewrites += 1
+        state.erase_if_unused(op)
+    return rewrites

@@ -1,0 +1,122 @@
+"""Constant folding: an op whose inputs are all constants, or whose result depends only
+on a static shape (`Shape`, `Size`, `Rank`, `ZerosLike`, `OnesLike` of a fully known
+shape: the seed's first example), is computed now and becomes a Const.
+
+Never folded: stateful ops and ops that read variables, control-flow primitives,
+placeholders (nothing fed is ever constant), lists (variant values), and results
+larger than MAX_ELEMENTS. An op directly in a while body is not folded here: the
+loop-invariant pass moves a constant subgraph out of its loop, and it is folded there,
+once. A folded op's replacement keeps its source line, its control inputs and those of
+the constants it read, and its deadness: in a cond branch the new Const hangs on the
+branch's pivot; at the top level nothing that may be dead (after a bare Switch) is folded.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import Graph
+from ..ops.array_ops import constant
+from .state import UNTOUCHABLE, PassState, const_value, may_be_dead
+
+MAX_ELEMENTS = 10_000
+SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
+NEVER = UNTOUCHABLE | {"Const", "Identity", "Assert", "Print"}
+
+
+def _static_input(op):
+    """For a SHAPE_ONLY op, a stand-in value of its input's static shape (else None)."""
+    x = op.inputs[0]
+    if x.dtype.np_dtype is None:
+        return None
+    if op.type == "Rank":
+        if x.shape.rank is None:
+            return None
+        return np.zeros((1,) * x.shape.rank, x.dtype.np_dtype)
+    if not x.shape.is_fully_defined() or (x.shape.num_elements() or 0) > MAX_ELEMENTS:
+        return None
+    return np.zeros(x.shape.dims, x.dtype.np_dtype)
+
+
+def _evaluate(op):
+    """The op's output values if it can be folded, else None."""
+    if op.type in SHAPE_ONLY and len(op.inputs) == 1:
+        v = _static_input(op)
+        if v is None:
+            return None
+        values, extra = [v], []
+    else:
+        if not op.inputs:
+            return None
+        values = [const_value(t) for t in op.inputs]
+        if any(v is None for v in values):
+            return None
+        extra = [c for t in op.inputs for c in t.op.control_inputs]
+    try:
+        with np.errstate(all="ignore"):
+            out = op.op_def.kernel(*values, **op.attrs)
+    except Exception:  # noqa: BLE001 (a failing op fails when it runs, as before)
+        return None
+    outs = list(out) if len(op.outputs) > 1 else [out]
+    if len(outs) != len(op.outputs):
+        return None
+    checked = []
+    for t, v in zip(op.outputs, outs):
+        arr = np.asarray(v)
+        if t.dtype.np_dtype is None or arr.dtype != t.dtype.np_dtype or arr.size > MAX_ELEMENTS:
+            return None
+        if not t.shape.is_compatible_with(arr.shape):
+            return None
+        checked.append(arr)
+    return checked, extra
+
+
+def _pivot_before(op, pos) -> bool:
+    """In a cond branch a new Const hangs on the branch's pivot: it must exist already and
+    stand before `op` (graph files list an op after everything it waits for)."""
+    pivot = getattr(op.ctx, "_pivot", None)
+    return pivot is not None and pos.get(id(pivot.op), len(pos)) < pos[id(op)]
+
+
+def run(graph: Graph, state: PassState) -> int:
+    dead = None
+    rewrites = 0
+    ops = graph.get_operations()
+    pos = {id(o): i for i, o in enumerate(ops)}
+    for op in ops:
+        if not (op.type in SHAPE_ONLY or (op.inputs and all(t.op.type == "Const" for t in op.inputs))):
+            continue
+        if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+            continue
+        if op.op_def.kernel is None:
+            continue
+        if op.ctx is not None and op.ctx.is_while:
+            continue  # the loop-invariant pass moves it out first
+        used = [t for t in op.outputs if t.consumers() or state.is_fetched(t)]
+        if not used:
+            continue
+        if op.ctx is not None and not _pivot_before(op, pos):
+            continue
+        if op.ctx is None:
+            if dead is None:
+                dead = may_be_dead(graph)
+            if id(op) in dead:
+                continue
+        folded = _evaluate(op)
+        if folded is None:
+            continue
+        values, extra = folded
+        controls = list(dict.fromkeys(list(op.control_inputs) + extra))
+        new = []
+        with graph.inserting_before(op):
+            for t in used:
+                c = constant(values[t.value_index], dtype=t.dtype)
+                new.append((t, c))
+        for _, c in new:
+            for d in controls:
+                if d is not c.op:
+                    graph.add_control_input(c.op, d)
+        for t, c in new:
+            state.replace(t, c)
+        state.erase_if_unused(op)
+        rewrites += 1
+    return rewrites

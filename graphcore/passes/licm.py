@@ -1,0 +1,66 @@
+"""Loop-invariant code motion: an op of a while body whose inputs are all loop
+invariants (constant Enters of its loop) is computed once, outside the loop, through
+`Graph.move_out_of_loop` (which keeps the pivot dependency that stops such values from
+running in the loop's last, dead iteration). A constant subgraph in a loop then reaches
+the top level, where constant folding folds it once.
+
+Moved: only elementwise ops that cannot fail (SAFE) on fully known shapes, since a
+loop that runs no iteration never ran them. Never moved: stateful ops, control-flow
+primitives, ops with control inputs other than the loop's pivot or invariants (the
+graph refuses those), and fetched ops.
+"""
+from __future__ import annotations
+
+from ..errors import GraphError
+from ..graph import Graph
+from .state import PassState
+
+# Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
+# out it runs once in any case (an index error or a bad reshape would be new errors).
+SAFE = frozenset({"Add", "Sub", "Mul", "RealDiv", "Neg", "Abs", "Exp", "Log", "Sqrt", "Square", "Tanh",
+                  "Sigmoid", "Relu", "Sign", "Maximum", "Minimum", "Cast", "Equal", "NotEqual", "Less",
+                  "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Shape",
+                  "Size", "Rank", "ZerosLike", "OnesLike", "FloorDiv", "Mod", "AddN", "Select"})
+
+
+def _captures_intact(ctx, graph: Graph) -> bool:
+    """Moving an op out builds it in the loop's outer context, which may capture through
+    the Switches of enclosing conds: their predicates must still be in the graph (another
+    pass may have replaced one by an equal tensor)."""
+    c = ctx.outer
+    while c is not None:
+        pred = getattr(c, "pred", None)
+        if pred is not None and pred.op not in graph:
+            return False
+        c = c.outer
+    return True
+
+
+def run(graph: Graph, state: PassState) -> int:
+    moved = 0
+    protected = state.protected()
+    ops = graph.get_operations()
+    pos = {id(o): i for i, o in enumerate(ops)}
+    for op in ops:
+        ctx = op.ctx
+        if ctx is None or not ctx.is_while or op.type not in SAFE:
+            continue
+        if op.op_def.stateful or op.op_def.uses_runtime or not op.inputs or id(op) in protected:
+            continue
+        if any(t.dtype.np_dtype is None for t in op.outputs):
+            continue
+        if not all(ctx.is_loop_invariant(t) and t.shape.is_fully_defined() for t in op.inputs):
+            continue
+        if not any(t.consumers() for t in op.outputs):
+            continue
+        if not _captures_intact(ctx, graph):
+            continue
+        pivot = getattr(ctx, "_pivot", None)
+        if pivot is None or pos.get(id(pivot.op), len(pos)) > pos[id(op)]:
+            continue  # a pivot made now would stand before its Switch in the graph's order
+        try:
+            graph.move_out_of_loop(op)
+        except GraphError:
+            continue
+        moved += 1
+    return moved

@@ -1,0 +1,160 @@
+"""The pass manager: run passes in order, round after round, until a round changes
+nothing (or `max_rounds`), and report per pass the ops removed / added / rewritten and
+the time it took.
+
+Switches: `optimize(..., skip=["cse"])` leaves passes out; the environment variable
+AUTOGRAPH_OPTIMIZE=0 turns the optimizer off wherever it runs by default
+(`@function`, `Session(optimize=True)`), and AUTOGRAPH_OPTIMIZE_SKIP=cse,arithmetic
+skips named passes there.
+"""
+from __future__ import annotations
+
+import gc as _gc
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from ..errors import GraphError
+from ..graph import Graph
+from . import arithmetic, constant_folding, control_flow, cse, licm, pruning
+from .state import PassState
+
+# name -> run(graph, state) -> rewrites; the order of one round
+PASSES: dict[str, Callable] = {
+    "pruning": pruning.run,
+    "licm": licm.run,  # first: the constant subgraphs it moves out of loops are folded next
+    "constant_folding": constant_folding.run,
+    "arithmetic": arithmetic.run,
+    "cse": cse.run,
+    "control_flow": control_flow.run,
+}
+DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
+
+
+def optimization_enabled(flag: bool | None = None) -> bool:
+    """`flag` if given, else the environment's AUTOGRAPH_OPTIMIZE (on unless "0"/"false"/"off")."""
+    if flag is not None:
+        return bool(flag)
+    return os.environ.get("AUTOGRAPH_OPTIMIZE", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def skipped_by_environment() -> tuple[str, ...]:
+    raw = os.environ.get("AUTOGRAPH_OPTIMIZE_SKIP", "")
+    return tuple(s.strip() for s in raw.split(",") if s.strip())
+
+
+@dataclass
+class PassStats:
+    """What one pass did over all rounds."""
+
+    name: str
+    removed: int = 0
+    added: int = 0
+    rewritten: int = 0
+    seconds: float = 0.0
+    runs: int = 0
+
+
+@dataclass
+class OptimizeReport:
+    """The per-pass figures of one `optimize` call and the fetches to run afterwards."""
+
+    fetches: list
+    ops_before: int
+    ops_after: int
+    rounds: int  # the most runs of any one pass
+    seconds: float
+    passes: list[PassStats] = field(default_factory=list)
+
+    def table(self) -> str:
+        """A per-pass table a person can read."""
+        lines = [f"{'pass':<18}{'removed':>9}{'added':>7}{'rewritten':>11}{'ms':>9}",
+                 "-" * 54]
+        for p in self.passes:
+            lines.append(f"{p.name:<18}{p.removed:>9}{p.added:>7}{p.rewritten:>11}{p.seconds * 1e3:>9.2f}")
+        lines.append("-" * 54)
+        lines.append(f"ops {self.ops_before} -> {self.ops_after} in {self.rounds} round(s), "
+                     f"{self.seconds * 1e3:.2f} ms")
+        return "\n".join(lines)
+
+
+def optimize(graph: Graph, fetches: Sequence, *, passes: Iterable[str] | None = None, skip: Iterable[str] = (),
+             max_rounds: int = 8, validate: bool = False) -> OptimizeReport:
+    """Rewrite `graph` in place so that `fetches` (tensors and ops) and every effect (prints,
+    asserts, variable updates) stay as they were; return the report, whose `fetches` are
+    the tensors to fetch from now on (in the same order).
+
+    Args:
+      passes: names of the passes to run, in order (default: DEFAULT_PASSES).
+      skip: names of passes to leave out.
+      validate: run `graph.validate()` after every pass (tests do).
+
+    Raises GraphError on an unknown pass name.
+
+    Example:
+        report = optimize(g, [y], skip=["cse"])
+        print(report.table())
+    """
+    names = list(DEFAULT_PASSES if passes is None else passes)
+    skip = set(skip)
+    unknown = [n for n in list(names) + list(skip) if n not in PASSES]
+    if unknown:
+        raise GraphError(f"unknown graph pass(es) {', '.join(map(repr, unknown))}; known: {', '.join(PASSES)}")
+    names = [n for n in names if n not in skip]
+    # the passes allocate little; a collection of the tracer's garbage in the middle of
+    # them would cost more than all of them
+    was_enabled = _gc.isenabled()
+    _gc.disable()
+    try:
+        return _run(graph, fetches, names, max_rounds, validate)
+    finally:
+        if was_enabled:
+            _gc.enable()
+
+
+def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: bool) -> OptimizeReport:
+    start = time.perf_counter()
+    state = PassState(graph, fetches)
+    stats = {n: PassStats(n) for n in names}
+    before = len(graph)
+    # Each pass is idempotent (one run leaves nothing for a second run on the same graph),
+    # so a pass runs again only after another pass changed the graph (Graph.version counts
+    # every change). Pruning only erases, which gives no other pass anything new to do: it
+    # runs once, at the end (a traced graph has few unused ops; the other passes leave the
+    # ops they replace unused, and skip unused ops).
+    later = [n for n in names if n not in ONLY_ERASES]
+    first = [n for n in names if n in ONLY_ERASES]
+    dirty = list(later) or list(first)
+    runs = 0
+    changed_since = {n: True for n in first}
+    while dirty and runs < max_rounds * len(names):
+        name = dirty.pop(0)
+        runs += 1
+        s = stats[name]
+        version, created, size = graph.version, graph.checkpoint(), len(graph)
+        t0 = time.perf_counter()
+        n = PASSES[name](graph, state)
+        s.seconds += time.perf_counter() - t0
+        s.runs += 1
+        added = graph.checkpoint() - created  # op ids are never reused
+        s.added += added
+        s.removed += size + added - len(graph)
+        s.rewritten += n
+        if name in ONLY_ERASES:
+            changed_since[name] = False
+        elif graph.version != version or n:
+            changed_since = {k: True for k in changed_since}
+            i = later.index(name)
+            dirty = [p for p in later[i + 1:] + later[:i] if p != name]
+        if not dirty:
+            dirty = [k for k, v in changed_since.items() if v]
+        if validate:
+            try:
+                graph.validate()
+            except GraphError as e:
+                raise GraphError(f"the graph is invalid after pass {name!r} (run {runs}): {e}") from e
+    rounds = max((p.runs for p in stats.values()), default=0)
+    return OptimizeReport(state.fetches, before, len(graph), rounds, time.perf_counter() - start,
+                          list(stats.values()))
