@@ -104,5 +104,4 @@ def run(graph: Graph, state: PassState) -> int:
                 continue  # (left unused: pruning erases it)
         if state.replace(op.outputs[0], x):
             rewrites += 1
-        state.erase_if_unused(op)
     return rewrites

@@ -117,6 +117,5 @@ def run(graph: Graph, state: PassState) -> int:
                     graph.add_control_input(c.op, d)
         for t, c in new:
             state.replace(t, c)
-        state.erase_if_unused(op)
         rewrites += 1
     return rewrites

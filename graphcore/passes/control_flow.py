@@ -106,5 +106,4 @@ def run(graph: Graph, state: PassState) -> int:
         elif _removable_identity(op):
             if state.replace(op.outputs[0], op.inputs[0]):
                 rewrites += 1
-            state.erase_if_unused(op)
     return rewrites

@@ -80,5 +80,4 @@ def run(graph: Graph, state: PassState) -> int:
             changed = True
         if changed:
             rewrites += 1
-        state.erase_if_unused(op)
     return rewrites

@@ -42,11 +42,6 @@ class PassState:
             changed = True
         return changed
 
-    def erase_if_unused(self, op: Operation) -> bool:
-        """Nothing now: an op a pass left unused is erased by the next round's pruning,
-        all at once (`Graph.erase_ops`), which is much cheaper than one by one."""
-        return False
-
 
 def anchor_ops(graph: Graph) -> list[Operation]:
     """Ops that stay whatever reads them: placeholders (they are fed) and the predicates
