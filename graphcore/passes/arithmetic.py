@@ -3,7 +3,6 @@
   x * 1, 1 * x, x / 1, x - 0   -> x      (exact for floats too: nan*1 is nan, -0.0*1 is -0.0)
   x + 0, 0 + x                 -> x      (integers; for floats only with -0.0, since -0.0 + 0.0 is 0.0)
   -(-x), not (not p)           -> x, p
-  x * 0, 0 * x, x - x          -> zeros_like(x)   (integers only: for floats nan*0 and inf-inf are nan)
   (a + b) + c                  -> AddN(a, b, c)   (AddN adds left to right, so even floats round alike;
                                                    only when nothing else reads a + b)
 
@@ -16,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Tensor
-from ..ops.array_ops import zeros_like
 from ..ops.math_ops import add_n
 from .state import PassState, all_equal, broadcast_keeps, const_value
 
@@ -50,8 +48,9 @@ def _add_chain(op, state):
 
 
 def _simplify(op, state=None):
-    """('same', x) to replace op's output by x, ('zeros', x) by zeros_like(x), ('addn',
-    terms) by AddN(terms), or None."""
+    """('same', x) to replace op's output by x, ('addn', terms) by AddN(terms), or None.
+    (x * 0 and x - x are left alone: a new op fed only by x took the wrong loop's pivot
+    when x was a loop invariant, and a loop never ended.)"""
     t, ins = op.type, op.inputs
     out = op.outputs[0] if op.outputs else None
     if t in ("Mul", "Add") and len(ins) == 2:
@@ -61,8 +60,6 @@ def _simplify(op, state=None):
                 continue
             if _is_const(c, unit, negative_zero=(t == "Add" and not _is_int(x))):
                 return "same", x
-            if t == "Mul" and _is_int(x) and _is_const(c, 0):
-                return "zeros", x
     if t == "Add" and len(ins) == 2 and state is not None:
         terms = _add_chain(op, state)
         if terms is not None:
@@ -71,8 +68,6 @@ def _simplify(op, state=None):
         x, c = ins
         if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
             return "same", x
-        if t == "Sub" and x is c and _is_int(x) and out.dtype == x.dtype:
-            return "zeros", x
     if t in ("Neg", "LogicalNot") and ins[0].op.type == t and not ins[0].op.control_inputs:
         x = ins[0].op.inputs[0]
         if x.dtype == out.dtype and x.shape.is_compatible_with(out.shape):
@@ -94,10 +89,7 @@ def run(graph: Graph, state: PassState) -> int:
         if found is None:
             continue
         how, x = found
-        if how == "zeros":
-            with graph.inserting_before(op):
-                x = zeros_like(x)
-        elif how == "addn":
+        if how == "addn":
             with graph.inserting_before(op):
                 x = add_n(x)
             if not x.shape.is_compatible_with(op.outputs[0].shape):

@@ -286,3 +286,11 @@ def walrus_in_and(x):
     if (y := x * 2) > 0 and y < 10:
         return y
     return -1
+
+
+def invariant_minus_itself_in_loop_test(n, xs):
+    k = 0
+    while n - n > 7 and k < 4:
+        k += 1
+        for v in xs:
+            print('L1:', n)

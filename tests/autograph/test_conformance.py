@@ -43,6 +43,7 @@ CASES = [
     (cp.undefined_read_in_untaken_branch, (4.0, I64(1))), (cp.undefined_read_in_untaken_branch, (4.0, I64(-1))),
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 3)),
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 4)),
+    (cp.invariant_minus_itself_in_loop_test, (I64(2), np.array([0, 2, -3], dtype=np.int64))),
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
