@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from graphcore.errors import GraphError
+from graphcore.frames import assign_frames
 from graphcore.graph import Graph, Operation
 
 from .cost import uses_blas
@@ -156,7 +157,7 @@ class ExecutionPlan:
         for it in self.items:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
-        self._assign_frames(feed_items)
+        self._assign_frames()
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}
         for pos, t in enumerate(self.fetches):
@@ -200,7 +201,7 @@ class ExecutionPlan:
                 if id(t) not in fed:
                     stack.append(t.op)
             stack.extend(op.control_inputs)
-        return [op for op in self.graph._ops if id(op) in seen]
+        return [op for op in self.graph.get_operations() if id(op) in seen]
 
     def _set_kernel(self, item: NodeItem, op: Operation, runtime) -> None:
         d = op.op_def
@@ -217,48 +218,20 @@ class ExecutionPlan:
         if item.kind == ENTER:
             item.is_constant_enter = bool(op.attrs.get("is_constant", False))
 
-    def _assign_frames(self, feed_items) -> None:
-        """BFS from the root frame's sources, as TensorFlow's BuildControlFlowInfo."""
-        frame_of: dict[int, FrameInfo] = {}
-        queue = []
+    def _assign_frames(self) -> None:
+        """Each node's frame by graphcore's one rule (graphcore.frames, as validate uses);
+        then its slots in that frame."""
+        frames = assign_frames([it.op for it in self.items if it.op is not None], fed=self.feeds)
+        if frames.problems:
+            raise GraphError(frames.problems[0])
+        for name, parent in frames.parent.items():  # outer frames first
+            self.frames[name] = FrameInfo(name, self.frames[parent],
+                                          parallel_iterations=frames.parallel_iterations[name])
         for it in self.items:
-            if it.pending_init == 0:
-                frame_of[it.id] = self.root
-                queue.append(it)
-        head = 0
-        while head < len(queue):
-            it = queue[head]
-            head += 1
-            f = frame_of[it.id]
+            f = self.root if it.op is None else self.frames[frames.frame_of[id(it.op)]]
             if it.kind == ENTER:
-                name = it.op.attrs["frame_name"]
-                child = self.frames.get(name)
-                if child is None:
-                    child = FrameInfo(name, f, parallel_iterations=int(it.op.attrs.get("parallel_iterations", 10)))
-                    self.frames[name] = child
-                elif child.parent is not f:
-                    raise GraphError(f"frame {name!r} is entered from two different frames (at {it.name}); "
-                                     "every while loop needs its own frame name")
-                child.input_count += 1
-                it.child_frame = child
-                out_frame = child
-            elif it.kind == EXIT:
-                if f.parent is None:
-                    raise GraphError(f"Exit {it.name} is in the root frame: it has no while frame to leave; "
-                                     "an Exit must follow a Switch inside a loop")
-                out_frame = f.parent
-            else:
-                out_frame = f
-            for edges in it.out_edges:
-                for dst, _ in edges:
-                    self._visit(dst, out_frame, frame_of, queue, it)
-            for dst in it.control_edges:
-                self._visit(dst, out_frame if it.kind != EXIT else f.parent, frame_of, queue, it)
-        for it in self.items:
-            if it.id not in frame_of:
-                raise GraphError(f"op {it.name} ({it.op.type}) can never run: none of its inputs can be produced "
-                                 "(it is only reachable through a cycle with no Merge entry)")
-            f = frame_of[it.id]
+                it.child_frame = self.frames[it.op.attrs["frame_name"]]
+                it.child_frame.input_count += 1
             it.frame = f
             it.local_id = len(f.nodes)
             f.nodes.append(it)
@@ -271,17 +244,6 @@ class ExecutionPlan:
                 self.roots.append(it)
             if it.kind == NEXT_ITERATION and f is self.root:
                 raise GraphError(f"NextIteration {it.name} is outside any while frame")
-
-    def _visit(self, dst: NodeItem, frame: FrameInfo, frame_of, queue, src) -> None:
-        cur = frame_of.get(dst.id)
-        if cur is None:
-            frame_of[dst.id] = frame
-            queue.append(dst)
-        elif cur is not frame:
-            raise GraphError(
-                f"op {dst.name} ({dst.op.type}) gets inputs from two frames, {cur.name or 'root'!r} and "
-                f"{frame.name or 'root'!r} (via {src.name}); a tensor computed inside a while loop can only "
-                "leave it through the loop's outputs, and outer tensors enter through Enter")
 
 
 def _data_edge(dst: NodeItem, index: int) -> tuple:
