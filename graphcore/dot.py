@@ -18,11 +18,25 @@ types, context and source line.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-import graphviz
-
+from .errors import GraphError
 from .printer import context_chain, format_graph, format_value, summarize_graph, tensor_type
+
+if TYPE_CHECKING:
+    import graphviz
+
+
+def _graphviz():
+    """The `graphviz` package, imported when a picture is drawn: graphcore itself loads
+    and runs without it (a declared dependency that a bare environment may lack)."""
+    try:
+        import graphviz  # noqa: PLC0415 (optional at load time: graphcore runs without the drawing package)
+    except ImportError:
+        raise GraphError("drawing a graph needs the graphviz package: pip install graphviz "
+                         "(and Graphviz's `dot` program to render it)") from None
+    return graphviz
+
 
 # type -> node attributes; everything else is a rounded box
 NODE_STYLES: dict[str, dict[str, str]] = {
@@ -173,7 +187,7 @@ def op_tooltip(op) -> str:
 
 
 def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: bool = False,
-                  depth: int | None = None, legend: bool = True) -> graphviz.Digraph:
+                  depth: int | None = None, legend: bool = True) -> "graphviz.Digraph":
     """The picture of `graph` as a graphviz.Digraph (see the module docstring).
 
     Args:
@@ -226,7 +240,7 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
                 if only.startswith("collapsed_"):
                     node_of[op.name] = only
 
-    dot = graphviz.Digraph(name=name)
+    dot = _graphviz().Digraph(name=name)
     dot.attr("graph", rankdir="TB", fontname="Helvetica", compound="true")
     dot.attr("node", fontname="Helvetica", fontsize="11")
     dot.attr("edge", fontname="Helvetica", fontsize="9")
@@ -334,10 +348,15 @@ NOTEBOOK_FULL_OPS = 150
 
 
 def render_svg(graph, **options) -> str | None:
-    """The picture as SVG text, or None when Graphviz's `dot` program is not installed."""
+    """The picture as SVG text, or None when Graphviz (the package or its `dot` program) is
+    not installed."""
+    try:
+        gv = _graphviz()
+    except GraphError:
+        return None
     try:
         return build_digraph(graph, **options).pipe(format="svg", encoding="utf-8")
-    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+    except (gv.ExecutableNotFound, gv.CalledProcessError):
         return None
 
 

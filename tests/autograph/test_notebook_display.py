@@ -36,6 +36,7 @@ def test_short_reprs():
 
 
 @pytest.mark.skipif(not HAS_DOT, reason="Graphviz `dot` is not installed")
+@pytest.mark.needs_graphviz
 def test_mimebundles_hold_the_picture_and_the_listing():
     cf = countdown.get_concrete_function(np.int64(3))
     for obj in (cf.graph, cf, countdown):

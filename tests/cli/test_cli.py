@@ -49,6 +49,7 @@ def test_graph_text_listing():
     assert "= Enter(" in out and "# frame while" in out and "NextIteration(" in out
 
 
+@pytest.mark.needs_graphviz
 def test_graph_dot_and_json(tmp_path):
     out = ok("graph", FIB, "2", "--format", "dot")
     assert out.startswith("digraph G {") and "while loop (fibonacci.py:" in out
@@ -65,6 +66,7 @@ def test_graph_dot_and_json(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+@pytest.mark.needs_graphviz
 def test_graph_svg_and_png(tmp_path):
     out = ok("graph", FIB, "2", "-f", "svg")
     assert "<svg" in out
@@ -77,6 +79,7 @@ def test_graph_svg_and_png(tmp_path):
 @pytest.mark.parametrize("name, start", [("fib.png", b"\x89PNG\r\n\x1a\n"), ("fib.svg", b"<?xml"),
                                          ("fib.dot", b"digraph"), ("fib.gv", b"digraph"), ("fib.json", b"{"),
                                          ("fib.txt", b"%"), ("fib", b"%")])
+@pytest.mark.needs_graphviz
 def test_graph_format_from_the_output_suffix(tmp_path, name, start):
     path = tmp_path / name
     assert ok("graph", FIB, "2", "-o", path).startswith(f"wrote {path}")
@@ -89,6 +92,7 @@ def test_graph_unknown_suffix_asks_for_a_format(tmp_path):
     assert not (tmp_path / "fib.gif").exists()
 
 
+@pytest.mark.needs_graphviz
 def test_graph_svg_without_dot_says_how_to_install(monkeypatch):
     import cli.main
 

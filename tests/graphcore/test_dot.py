@@ -13,8 +13,9 @@ import graphcore as gc
 from cli.main import app
 from samples import find_sample
 
-pytestmark = pytest.mark.skipif(shutil.which("dot") is None,
-                                reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+pytestmark = [pytest.mark.needs_graphviz,
+              pytest.mark.skipif(shutil.which("dot") is None,
+                                 reason="Graphviz `dot` is not installed (apt-get install graphviz)")]
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}"

@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -82,6 +83,7 @@ def test_json_restores_while_contexts():
         assert c2.parallel_iterations == c.parallel_iterations
 
 
+@pytest.mark.needs_graphviz
 def test_dot_has_clusters_shapes_and_dashed_control_edges():
     g, _, _ = _graph()
     dot = g.to_dot()
@@ -96,6 +98,7 @@ def test_dot_has_clusters_shapes_and_dashed_control_edges():
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed (apt-get install graphviz)")
+@pytest.mark.needs_graphviz
 def test_dot_parses_with_graphviz():
     g, _, _ = _graph()
     res = subprocess.run(["dot", "-Tsvg"], input=g.to_dot(), capture_output=True, text=True, timeout=30)
@@ -196,3 +199,16 @@ def test_bad_context_reference():
     d = _doc()
     d["contexts"][0]["kind"] = "loop"
     assert _load_error(d) == "contexts[0].kind: expected 'while' or 'cond', got 'loop'"
+
+
+def test_without_the_graphviz_package_pictures_say_so_and_the_rest_works(monkeypatch):
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # as if it were not installed
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, shape=[], name="x")
+        y = x * 2.0
+    with pytest.raises(gc.GraphError, match="pip install graphviz"):
+        g.to_dot()
+    bundle = g._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle and "Mul" in bundle["text/plain"]
+    assert Session(g).run(y, feed_dict={x: 1.5}) == 3.0

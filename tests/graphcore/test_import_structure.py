@@ -25,7 +25,9 @@ LONG_FUNCTION = 80
 
 # The function-local imports that remain, by (module, imported module): each breaks a
 # real cycle of meaning, said in its own comment. A new one must be added here with a reason.
-ALLOWED_LOCAL_IMPORTS: set[tuple[str, str]] = set()
+ALLOWED_LOCAL_IMPORTS: set[tuple[str, str]] = {
+    ("graphcore.dot", "graphviz"),  # an optional package at load time, not a cycle
+}
 
 
 @dataclass(frozen=True)
