@@ -31,6 +31,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .random_programs import value_source
 from .time_limit import Timeout, time_limit
 
 UNARY_FUNCS = ("tanh", "exp", "square")
@@ -488,22 +489,14 @@ def run_seed(seed: int) -> Optional[str]:
     problem = check_program(program)
     if problem is None:
         return None
-    args = ", ".join(_arg_source(a) for a in program.args)
+    args = ", ".join(value_source(a) for a in program.args)
     return f"seed {seed}: f({args}), wrt {program.wrt}: {problem}."
-
-
-def _arg_source(value) -> str:
-    if isinstance(value, np.ndarray):
-        return f"np.array({value.tolist()!r})"
-    if isinstance(value, np.generic):
-        return f"np.{type(value).__name__}({value.item()!r})"
-    return repr(value)
 
 
 def program_source(seed: int) -> str:
     """A runnable file that repeats seed's check: the program, then the comparison."""
     program = generate(seed)
-    args = ", ".join(_arg_source(a) for a in program.args)
+    args = ", ".join(value_source(a) for a in program.args)
     return (f"# autograph fuzz --kind grads, seed {seed}\n{program.source}\n\n"
             "if __name__ == \"__main__\":\n"
             "    from autograph.testing.random_grad_programs import check_function\n\n"

@@ -72,7 +72,7 @@ class Program:
 
     def args_source(self) -> str:
         """The arguments as Python source (numpy values spelled with their dtype)."""
-        items = [_value_source(a) for a in self.args]
+        items = [value_source(a) for a in self.args]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def repro_source(self, note: str = "") -> str:
@@ -102,7 +102,8 @@ class Program:
         return next(n for n in ast.parse(self.source).body if isinstance(n, ast.FunctionDef))
 
 
-def _value_source(v) -> str:
+def value_source(v) -> str:
+    """Python source that rebuilds an argument value (numpy dtype included)."""
     if isinstance(v, np.ndarray):
         return f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
     if isinstance(v, np.generic):
