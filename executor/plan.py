@@ -18,6 +18,7 @@ from graphcore.frames import assign_frames
 from graphcore.graph import Graph, Operation
 
 from .cost import uses_blas
+from . import kernel_contract
 from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
@@ -214,7 +215,7 @@ class ExecutionPlan:
             args = (runtime,) if d.uses_runtime else ()
             if args or op.attrs:
                 k = functools.partial(k, *args, **op.attrs)
-            item.kernel = k
+            item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         if item.kind == ENTER:
             item.is_constant_enter = bool(op.attrs.get("is_constant", False))
 

@@ -6,6 +6,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# Every kernel's output is checked against the dtype and shape its op declares
+# (executor/kernel_contract.py): a mismatch fails where it happens, not as a wrong value.
+os.environ.setdefault("AUTOGRAPH_CHECK_KERNELS", "1")
+
 
 def graphviz_package_installed() -> bool:
     """Whether the `graphviz` Python package (pictures) can be imported here."""

@@ -285,8 +285,13 @@ class GradWhileContext(WhileContext):
         full = accumulate(self.forward, t)
         init = self.outer.capture(full) if self.outer is not None else full
         lst, finish = self.add_loop_var(init, TensorShape(()))
+        live_when = liveness(self.forward, t)
+        # Where t sits in a cond branch, iterations that skipped the branch pushed a dummy
+        # of another shape (_always_live): the popped element's shape is only t's on the
+        # branch's side of the Switches below.
+        element_shape = None if live_when else t.shape.dims
         with g.in_control_flow_context(self), g.control_dependencies(None):
-            pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": t.shape.dims},
+            pop = g.create_op(list_ops.pop_back_op, [lst], {"element_dtype": t.dtype, "element_shape": element_shape},
                               name="acc_pop", capture=False)
         finish(pop.outputs[0])
         v = pop.outputs[1]
@@ -296,9 +301,11 @@ class GradWhileContext(WhileContext):
         # again, the gradient of the popped value leaves the branch through the Switches'
         # gradients (Merges with zeros) and is live in every iteration, as the list
         # gradient it is pushed onto must be.
-        for pred, branch, _ in liveness(self.forward, t):
+        for pred, branch, _ in live_when:
             with g.in_control_flow_context(self), g.control_dependencies(None):
                 v = g.create_op(cf.switch_op, [v, self.capture(pred)], name="acc_pop_switch").outputs[branch]
+        if live_when:
+            v.set_shape(t.shape)
         return v
 
     def describe(self) -> str:

@@ -30,13 +30,15 @@ _WIDTH = {"int32": 32, "int64": 64, "float32": 32, "float64": 64}
 
 
 def promote(a: dt.DType, b: dt.DType) -> dt.DType | None:
-    """The dtype two numeric tensors meet at, as numpy and JAX agree on it: a float wins
-    over an int (`x * k` with x float64 and k an int64 loop counter is float64), and the
-    wider of two floats or two ints wins. Bools and opaque values do not mix (None)."""
+    """The dtype two strongly typed numeric tensors meet at, numpy's `result_type`: the
+    wider of two floats or two ints wins, and a float meeting an int gives float64 (numpy
+    does not trust float32 with an int's values: float32 * int64 is float64; JAX would say
+    float32, and a program written against numpy would then compute something else).
+    Bools and opaque values do not mix (None)."""
     if not (a.is_numeric and b.is_numeric):
         return None
     if a.is_floating != b.is_floating:
-        return a if a.is_floating else b
+        return dt.float64
     return a if _WIDTH[a.name] >= _WIDTH[b.name] else b
 
 

@@ -471,13 +471,23 @@ def _matmul_grad(op, dy):
     return grads
 
 
-def _reduction(type_name, np_fn, differentiable=True):
+def _reduction(type_name, np_fn, differentiable=True, accumulates=False):
+    """A reduction that keeps its input's dtype. `accumulates` (Sum, Prod): numpy would
+    widen int32 and bool to int64; the kernel accumulates in the input's dtype instead, as
+    the op declares (int32 wraps around, as in TensorFlow), and bool is refused."""
     def rule(x, axis=None, keepdims=False):
+        if accumulates and x.dtype.is_bool:
+            raise GraphError(f"{type_name} of the bool tensor {x.name}: cast it to an integer first, "
+                             f"e.g. graphcore.cast(x, graphcore.int64)")
         axes = normalize_axis(axis, x.shape.rank, type_name)
         return x.dtype, reduced_shape(x.shape, axes, keepdims)
 
-    def kernel(x, axis=None, keepdims=False):
-        return np_fn(x, axis=axis, keepdims=keepdims)
+    if accumulates:
+        def kernel(x, axis=None, keepdims=False):
+            return np_fn(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    else:
+        def kernel(x, axis=None, keepdims=False):
+            return np_fn(x, axis=axis, keepdims=keepdims)
 
     op = define_op(type_name, shape=rule, kernel=kernel)
     if not differentiable:
@@ -485,8 +495,8 @@ def _reduction(type_name, np_fn, differentiable=True):
     return op
 
 
-sum_op = _reduction("Sum", np.sum)
-prod_op = _reduction("Prod", np.prod)
+sum_op = _reduction("Sum", np.sum, accumulates=True)
+prod_op = _reduction("Prod", np.prod, accumulates=True)
 max_op = _reduction("Max", np.max)
 min_op = _reduction("Min", np.min)
 

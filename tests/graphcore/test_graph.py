@@ -114,10 +114,24 @@ def test_python_numbers_are_weakly_typed():
         assert (i64 / 2).dtype == gc.float64
         assert (i64 // 2).dtype == gc.int64
         assert (f32 + gc.constant(1.0, dtype=gc.float64)).dtype == gc.float64
-        assert (i64 * f32).dtype == gc.float32
+        assert (i64 * f32).dtype == gc.float64  # numpy's result_type, not JAX's float32
         assert (gc.cast(i64, gc.int32) + i64).dtype == gc.int64
         with pytest.raises(gc.GraphError, match="do not mix.*cast"):
             f32 + (i64 > 0)
+
+
+@pytest.mark.parametrize("a", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("b", ["float32", "float64", "int32", "int64"])
+def test_two_tensors_promote_as_numpy_does(a, b):
+    g = gc.Graph()
+    with g.as_default():
+        x, y = gc.placeholder(gc.as_dtype(a), [2]), gc.placeholder(gc.as_dtype(b), [2])
+        z = x * y
+    xv, yv = np.array([3, -2], dtype=a), np.array([5, 7], dtype=b)
+    assert z.dtype.np_dtype == np.result_type(xv, yv)
+    out = Session(g).run(z, {x: xv, y: yv})
+    assert out.dtype == (xv * yv).dtype
+    np.testing.assert_array_equal(out, xv * yv)
 
 
 def test_eager_ops_run_at_once():
