@@ -91,6 +91,17 @@ def _flatten(value) -> list:
     return [value]
 
 
+def _returned_shape(v, python_function):
+    """A returned `x.shape` is what numpy returns, a tuple of ints, when tracing knows it."""
+    if not isinstance(v, gc.TensorShape):
+        return v
+    if v.is_fully_defined():
+        return tuple(v.as_list())
+    where = _definition_location(python_function)
+    raise StagingError(f"{python_function.__name__} (defined at {where}) returns a shape that is only "
+                       f"partly known while tracing ({v}); return graphcore.shape(x) to get it when the graph runs")
+
+
 def _pack(structure, flat: list, pos: list | None = None):
     pos = pos if pos is not None else [0]
     if isinstance(structure, (list, tuple)):
@@ -423,6 +434,9 @@ class Function:
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
                     raise StagingError(v.message)
+            if any(isinstance(v, gc.TensorShape) for v in flat_out):
+                flat_out = [_returned_shape(v, self.python_function) for v in flat_out]
+                out = _pack(out, flat_out)
             fetches = [v for v in flat_out if isinstance(v, gc.Tensor)]
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]

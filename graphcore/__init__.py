@@ -31,6 +31,9 @@ _install(op_def=get_op_def, constant=constant, validate=_validate.validate_graph
          to_dot=_dot.to_dot, to_json=_serialization.to_json, from_json=_serialization.from_json,
          repr=_dot.graph_repr, mimebundle=_dot.mimebundle)
 from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
+from . import numpy_api as _numpy_api  # noqa: E402
+
+_numpy_api.install()  # np.sum(t), t.mean(), t.astype(...) on graph tensors, with numpy's semantics
 
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)
 from .functional import foldl, map_fn, scan

@@ -3,9 +3,10 @@ is rejected with a ConversionError at the user's line and column."""
 from __future__ import annotations
 
 from ..errors import ConversionError
+from .iterables import GraphIterable
 from .staging import is_tensor
 
-_ITER_ADVICE = ("a comprehension over a tensor cannot be converted: comprehensions run as Python and the tensor's "
+_ITER_ADVICE = ("a comprehension over a tensor (or range, zip or enumerate of one) cannot be converted: comprehensions run as Python and the tensor's "
                 "rows are only known when the graph runs. Write a for loop that appends to a list (it becomes a "
                 "graph loop), or use graphcore.map_fn.")
 _TEST_ADVICE = ("a comprehension's condition is a tensor, which cannot be converted: comprehensions run as Python "
@@ -14,7 +15,7 @@ _TEST_ADVICE = ("a comprehension's condition is a tensor, which cannot be conver
 
 
 def _python_only(value, origin: tuple, advice: str):
-    if is_tensor(value):
+    if is_tensor(value) or isinstance(value, GraphIterable):  # a tensor, range(tensor), zip/enumerate of them
         raise ConversionError(advice, *origin)
     return value
 

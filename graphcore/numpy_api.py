@@ -1,0 +1,286 @@
+"""numpy functions and ndarray methods on graph tensors, with numpy's own semantics.
+
+Users write numpy: `np.sum(x)`, `x.mean(axis=0)`, `np.where(x > 0, x, 0.0)`, `x.astype(np.float32)`.
+On a graph tensor each of these builds the graph ops that compute what numpy would, with
+numpy's result dtype (np.sum of int32 or bool is int64, np.mean of ints is float64, np.where
+and np.stack promote their operands as numpy does). A numpy function that is not listed
+here refuses with a TypeError that says so, rather than computing something close: a wrong
+value is worse than no value.
+
+Installed by graphcore/__init__ as `Tensor.__array_function__` and Tensor methods.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as dt
+from .graph import Tensor
+from .ops import array_ops, math_ops
+from .ops._helpers import is_python_number, is_weak, join_kinds
+
+_FUNCTIONS: dict = {}
+
+
+def implements(*np_functions):
+    """Register the graph version of numpy functions (same signature as numpy's)."""
+    def deco(fn):
+        for f in np_functions:
+            _FUNCTIONS[f] = fn
+        return fn
+    return deco
+
+
+def _array_function(self, func, types, args, kwargs):
+    fn = _FUNCTIONS.get(func)
+    if fn is None:
+        raise TypeError(
+            f"numpy.{func.__name__} cannot run on the graph tensor {self.name}: its value is only known when the "
+            f"graph runs, and numpy.{func.__name__} has no graph version. Supported on tensors: "
+            f"{', '.join(sorted('np.' + f.__name__ for f in _FUNCTIONS))}, the ufuncs (np.exp, np.maximum, ...) "
+            f"and the graphcore ops")
+    return fn(*args, **kwargs)
+
+
+# -- dtypes ---------------------------------------------------------------------------------
+
+def _as_tensor(v) -> Tensor:
+    return v if isinstance(v, Tensor) else array_ops.constant(v)
+
+
+def _common_dtype(values, what: str) -> dt.DType:
+    """The dtype numpy gives `values` together (Python numbers are weak, as in numpy 2)."""
+    common, weak = None, True
+    for v in values:
+        d = v.dtype if isinstance(v, Tensor) else dt.as_dtype(np.result_type(v)) if not is_python_number(v) \
+            else dt.as_dtype(type(v))
+        w = is_weak(v)
+        if common is None:
+            common, weak = d, w
+            continue
+        if d.is_bool and common.is_bool:
+            weak = weak and w
+            continue
+        joined = join_kinds(common, weak, d, w)
+        if joined is None:
+            raise TypeError(f"{what}: values of dtypes {common} and {d} do not mix; convert one with .astype(...)")
+        common, weak = joined, weak and w
+    return common
+
+
+def _to(v, d: dt.DType) -> Tensor:
+    if isinstance(v, Tensor):
+        return v if v.dtype == d else array_ops.cast(v, d)
+    return array_ops.constant(np.asarray(v).astype(d.np_dtype), dtype=d)
+
+
+def _axis(axis):
+    if isinstance(axis, list):
+        return tuple(axis)
+    return axis
+
+
+def _no_out(fname, out=None, where=None, initial=None, **rest):
+    if out is not None or where is not None or initial is not None or any(v is not None for v in rest.values()):
+        used = [k for k, v in dict(out=out, where=where, initial=initial, **rest).items() if v is not None]
+        raise TypeError(f"np.{fname} on a graph tensor does not take {', '.join(used)}: leave it out")
+
+
+# -- reductions -----------------------------------------------------------------------------
+
+@implements(np.sum)
+def sum_(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("sum", out, where, initial)
+    a = _as_tensor(a)
+    target = dt.as_dtype(dtype) if dtype is not None else _accumulator_dtype(a.dtype)
+    return math_ops.reduce_sum(_to(a, target), axis=_axis(axis), keepdims=keepdims)
+
+
+@implements(np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("prod", out, where, initial)
+    a = _as_tensor(a)
+    target = dt.as_dtype(dtype) if dtype is not None else _accumulator_dtype(a.dtype)
+    return math_ops.reduce_prod(_to(a, target), axis=_axis(axis), keepdims=keepdims)
+
+
+def _accumulator_dtype(d: dt.DType) -> dt.DType:
+    """numpy sums bools and ints narrower than the platform int in int64."""
+    return dt.int64 if d.is_bool or d.is_integer else d
+
+
+@implements(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    _no_out("mean", out, where, dtype=dtype)
+    a = _as_tensor(a)
+    if a.dtype.is_bool:
+        a = array_ops.cast(a, dt.float64)
+    return math_ops.reduce_mean(a, axis=_axis(axis), keepdims=keepdims)
+
+
+@implements(np.max, np.amax)
+def max_(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("max", out, where, initial)
+    return math_ops.reduce_max(_as_tensor(a), axis=_axis(axis), keepdims=keepdims)
+
+
+@implements(np.min, np.amin)
+def min_(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out("min", out, where, initial)
+    return math_ops.reduce_min(_as_tensor(a), axis=_axis(axis), keepdims=keepdims)
+
+
+def _arg_reduction(fn, name):
+    def arg(a, axis=None, out=None, keepdims=False):
+        _no_out(name, out)
+        if keepdims:
+            raise TypeError(f"np.{name} on a graph tensor does not take keepdims=True")
+        a = _as_tensor(a)
+        if axis is None:  # numpy looks at the flattened array
+            a = a if a.shape.rank == 1 else array_ops.reshape(a, [-1])
+            axis = 0
+        return fn(a, axis=axis)
+    return arg
+
+
+implements(np.argmax)(_arg_reduction(math_ops.argmax, "argmax"))
+implements(np.argmin)(_arg_reduction(math_ops.argmin, "argmin"))
+
+
+# -- choosing and combining -----------------------------------------------------------------
+
+@implements(np.where)
+def where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise TypeError("np.where(condition) (the indices form) has no graph version: its length is only known "
+                        "when the graph runs; use np.where(condition, x, y)")
+    condition = _as_tensor(condition)
+    if not condition.dtype.is_bool:
+        condition = math_ops.not_equal(condition, 0)
+    d = _common_dtype([x, y], "np.where")
+    return math_ops.select_op(condition, _to(x, d), _to(y, d))
+
+
+def _joined(values, what):
+    values = list(values)
+    if not values:
+        raise ValueError(f"{what} needs at least one array")
+    d = _common_dtype(values, what)
+    return [_to(v, d) for v in values]
+
+
+@implements(np.stack)
+def stack(arrays, axis=0, out=None, dtype=None, casting=None):
+    _no_out("stack", out, dtype=dtype, casting=casting)
+    return array_ops.stack(_joined(arrays, "np.stack"), axis=axis)
+
+
+@implements(np.concatenate)
+def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
+    _no_out("concatenate", out, dtype=dtype, casting=casting)
+    if axis is None:
+        return array_ops.concat([array_ops.reshape(v, [-1]) for v in _joined(arrays, "np.concatenate")], 0)
+    return array_ops.concat(_joined(arrays, "np.concatenate"), axis)
+
+
+@implements(np.clip)
+def clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    _no_out("clip", out, **{k: v for k, v in kwargs.items() if k not in ("min", "max")})
+    a_min = kwargs.get("min", a_min)
+    a_max = kwargs.get("max", a_max)
+    r = a
+    if a_min is not None:
+        r = np.maximum(r, a_min)
+    if a_max is not None:
+        r = np.minimum(r, a_max)
+    return r
+
+
+@implements(np.dot)
+def dot(a, b, out=None):
+    _no_out("dot", out)
+    a, b = _as_tensor(a), _as_tensor(b)
+    ra, rb = a.shape.rank, b.shape.rank
+    if ra == 0 or rb == 0:
+        return a * b
+    if ra is None or rb is None or ra > 2 or rb > 2:
+        raise TypeError("np.dot on graph tensors needs 1-D or 2-D operands of known rank; "
+                        "use np.matmul (batched) or np.tensordot outside the graph")
+    return np.matmul(a, b)
+
+
+# -- making arrays like others --------------------------------------------------------------
+
+def _like(fill):
+    def like(a, dtype=None, order=None, subok=True, shape=None, device=None):
+        if shape is not None:
+            raise TypeError("np.zeros_like/ones_like on a graph tensor does not take shape=")
+        a = _as_tensor(a)
+        z = array_ops.zeros_like(a) if fill == 0 else array_ops.ones_like(a)
+        return z if dtype is None else _to(z, dt.as_dtype(dtype))
+    return like
+
+
+implements(np.zeros_like)(_like(0))
+implements(np.ones_like)(_like(1))
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+@implements(np.reshape)
+def reshape(a, shape=None, order="C", **kwargs):
+    shape = kwargs.get("newshape", shape)
+    if order != "C":
+        raise TypeError("np.reshape on a graph tensor supports order='C' only")
+    return array_ops.reshape(_as_tensor(a), list(shape) if isinstance(shape, (tuple, list)) else [shape])
+
+
+@implements(np.transpose)
+def transpose(a, axes=None):
+    return array_ops.transpose(_as_tensor(a), perm=list(axes) if axes is not None else None)
+
+
+@implements(np.expand_dims)
+def expand_dims(a, axis):
+    return array_ops.expand_dims(_as_tensor(a), axis)
+
+
+@implements(np.squeeze)
+def squeeze(a, axis=None):
+    return array_ops.squeeze(_as_tensor(a), axis=axis)
+
+
+@implements(np.ravel)
+def ravel(a, order="C"):
+    if order != "C":
+        raise TypeError("np.ravel on a graph tensor supports order='C' only")
+    return array_ops.reshape(_as_tensor(a), [-1])
+
+
+# -- ndarray methods --------------------------------------------------------------------------
+
+def _astype(self, dtype, copy=True, **kwargs):
+    if kwargs:
+        raise TypeError(f"Tensor.astype does not take {', '.join(kwargs)}")
+    return _to(self, dt.as_dtype(dtype))
+
+
+def _reshape_method(self, *shape, order="C"):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return reshape(self, shape, order=order)
+
+
+_METHODS = {
+    "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_,
+    "argmax": _FUNCTIONS[np.argmax], "argmin": _FUNCTIONS[np.argmin],
+    "clip": clip, "dot": dot, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
+    "astype": _astype, "reshape": _reshape_method, "copy": lambda self: array_ops.identity(self),
+    "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
+                                               else (axes or None)),
+}
+
+
+def install() -> None:
+    Tensor.__array_function__ = _array_function
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)
