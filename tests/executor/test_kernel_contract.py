@@ -8,6 +8,7 @@ from graphcore.registry import define_op, same_as_input
 
 # an op whose rule says "same as input" but whose kernel widens to float64
 _widening = define_op("TestWideningKernel", shape=same_as_input, kernel=lambda x: x.astype(np.float64))
+_widening.not_differentiable("a test op")
 
 
 def test_the_suite_runs_with_the_check_on():
