@@ -28,6 +28,7 @@ from graphcore import passes
 
 from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
+from .operators.staged_lists import StagedList
 from .operators.staging import TruthOnly
 from .conversion import plain_function
 from .transpiler import convert
@@ -89,6 +90,15 @@ def _flatten(value) -> list:
     if isinstance(value, dict):
         return [x for k in value for x in _flatten(value[k])]
     return [value]
+
+
+class _ListOutput:
+    """A returned list that a graph loop appended to: fetched stacked, returned as a list."""
+
+    __slots__ = ("stacked",)
+
+    def __init__(self, stacked):
+        self.stacked = stacked
 
 
 def _returned_shape(v, python_function):
@@ -218,7 +228,8 @@ class ConcreteFunction:
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)
         it = iter(values)
-        out = [next(it) if isinstance(v, gc.Tensor) else v for v in flat]
+        out = [next(it) if isinstance(v, gc.Tensor) else list(next(it)) if isinstance(v, _ListOutput) else v
+               for v in flat]
         return _pack(self.structured_outputs, out)
 
     def __call__(self, *input_values):
@@ -434,10 +445,12 @@ class Function:
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
                     raise StagingError(v.message)
-            if any(isinstance(v, gc.TensorShape) for v in flat_out):
-                flat_out = [_returned_shape(v, self.python_function) for v in flat_out]
+            if any(isinstance(v, (gc.TensorShape, StagedList)) for v in flat_out):
+                flat_out = [_ListOutput(v.stacked()) if isinstance(v, StagedList) else
+                            _returned_shape(v, self.python_function) for v in flat_out]
                 out = _pack(out, flat_out)
-            fetches = [v for v in flat_out if isinstance(v, gc.Tensor)]
+            fetches = [v.stacked if isinstance(v, _ListOutput) else v for v in flat_out]
+            fetches = [v for v in fetches if isinstance(v, gc.Tensor)]
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)

@@ -81,11 +81,22 @@ class Summary:
 # -- workers (top-level functions: they run in other processes) -------------------------------
 
 def _run_values_seed(seed: int) -> SeedResult:
-    from autograph.testing.differential import run_program  # noqa: PLC0415
-    from autograph.testing.program_facts import constructs  # noqa: PLC0415
     from autograph.testing.random_programs import generate  # noqa: PLC0415
 
-    program = generate(seed)
+    return _run_program_seed(generate(seed))
+
+
+def _run_arrays_seed(seed: int) -> SeedResult:
+    from autograph.testing.random_array_programs import generate  # noqa: PLC0415
+
+    return _run_program_seed(generate(seed))
+
+
+def _run_program_seed(program) -> SeedResult:
+    from autograph.testing.differential import run_program  # noqa: PLC0415
+    from autograph.testing.program_facts import constructs  # noqa: PLC0415
+
+    seed = program.seed
     outcome = run_program(program)
     failure = None
     if not outcome.ok:
@@ -187,14 +198,15 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
          shrink: bool = typer.Option(True, "--shrink/--no-shrink", help="Shrink failing programs before writing them."),
          shrink_per_class: int = typer.Option(3, "--shrink-per-class",
                                               help="Shrink this many (the smallest) of each failure class; 0: all."),
-         kind: str = typer.Option("values", "--kind", help="values: results, dtypes and prints; grads: gradients."),
+         kind: str = typer.Option("values", "--kind", help="values: results, dtypes and prints of scalar control flow; arrays: numpy programs "
+                                                         "(vectors, reductions, lists); grads: gradients."),
          jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per core)."),
          plain: bool = typer.Option(False, "--plain", help="Plain text, no progress bar.")):
     """Differential testing: random programs, run as plain Python and converted, compared."""
     from rich.progress import Progress  # noqa: PLC0415
 
-    if kind not in ("values", "grads"):
-        raise CliError(f"--kind {kind}: use values or grads")
+    if kind not in ("values", "arrays", "grads"):
+        raise CliError(f"--kind {kind}: use values, arrays or grads")
     if kind == "grads":
         try:
             importlib.import_module(GRAD_MODULE)
@@ -206,7 +218,7 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
     jobs = jobs or os.cpu_count() or 1
     con = console(plain)
     summary = Summary(n=n, jobs=jobs)
-    worker = _run_values_seed if kind == "values" else _run_grads_seed
+    worker = {"values": _run_values_seed, "arrays": _run_arrays_seed, "grads": _run_grads_seed}[kind]
     t0 = time.perf_counter()
     with Progress(console=con, transient=True, disable=plain or not con.is_terminal) as progress:
         task = progress.add_task(f"{kind} programs", total=n)
@@ -216,7 +228,7 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
                 progress.update(task, description=f"{kind} programs, {len(summary.failures)} failing")
         summary.seconds = time.perf_counter() - t0
         failures = summary.failures
-        if shrink and kind == "values" and failures:
+        if shrink and kind != "grads" and failures:
             chosen = _to_shrink(failures, shrink_per_class)
             task = progress.add_task("shrinking", total=len(chosen))
             shrunk = {f.seed: f for f in _map(_shrink_failure, chosen, jobs, progress, task)}
@@ -250,7 +262,7 @@ def _report(summary: Summary, failures: list, kind: str, out: Path, plain: bool)
     per = summary.seconds / n * 1000 if n else 0.0
     typer.echo(f"{n} {kind} programs in {summary.seconds:.1f} s on {summary.jobs} worker(s) ({per:.1f} ms each); "
                f"{n - len(failures)} agree, {len(failures)} fail in {len(rows)} classes")
-    if kind == "values" and n:
+    if kind != "grads" and n:
         staged, used = summary.staged, summary.constructs
         typer.echo(f"per program: {summary.lines / n:.1f} lines; converted call {summary.converted_seconds / n * 1000:.1f} ms "
                    f"(convert, trace, run), plain {summary.plain_seconds / n * 1000:.2f} ms")

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import graphcore as gc
 
+from .staged_lists import StagedList
 from .staging import is_tensor
 
 
 def list_append(target, value):
     """`target.append(value)`; returns the list (a new tensor list when staged)."""
+    if isinstance(target, StagedList):
+        return target.appended(value)
     if is_tensor(target) and target.dtype == gc.variant:
         return gc.tensor_list_push_back(target, value)
     target.append(value)

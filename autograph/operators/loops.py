@@ -36,6 +36,7 @@ from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_number, is_special,
                       is_tensor, is_weak, join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback,
                       same_python_value, to_tensor, truth, zeros)
+from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
 
@@ -126,7 +127,7 @@ def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, 
 #   ("t", dtype, fill, flagged)  a loop variable; `fill`: the shape of the zeros it starts
 #                                as when undefined before the loop; `flagged`: it carries
 #                                a defined flag
-#   ("list", dtype, shape)       a Python list appended to: a tensor list, stacked after
+#   ("list", dtype, shape)       a Python list appended to: a tensor list, a StagedList after
 #   ("py", value)                a Python value (or tensor) the loop leaves as it is
 #   ("undef",)                   undefined before and after
 
@@ -135,7 +136,7 @@ def _loop_plan(names, init, after, line) -> list:
     for name, a, b in zip(names, init, after):
         if is_undefined(b) and not is_undefined(a):
             raise StagingError(f"{location(line)}: '{name}' becomes undefined inside the loop")
-        if isinstance(a, list):
+        if isinstance(a, (list, StagedList)):
             plan.append(_list_plan(name, a, b, line))
         elif is_undefined(a):
             plan.append(_undefined_entry(name, b, line))
@@ -167,7 +168,17 @@ def _undefined_entry(name, value, line):
     return ("t", natural_dtype(value), fill_dims(value), not is_special(name))
 
 
-def _list_plan(name, a: list, b, line):
+def _list_plan(name, a, b, line):
+    if isinstance(b, StagedList):  # appended to by the body, or by a loop inside it
+        if b is a:
+            return ("py", a)
+        if isinstance(a, list) and any(natural_dtype(x) != b.dtype for x in a if is_tensor(x) or is_number(x)):
+            raise StagingError(f"{location(line)}: the list '{name}' holds values of another dtype than the "
+                               f"{b.dtype} values the loop appends to it; give every element one dtype")
+        return ("list", b.dtype, b.shape)
+    if isinstance(a, StagedList):
+        raise StagingError(f"{location(line)}: '{name}' is a list appended to in an earlier graph loop but "
+                           f"{describe(b)} after one iteration of this one; keep it a list")
     if not isinstance(b, list) or len(b) < len(a):
         raise StagingError(f"{location(line)}: '{name}' is a Python list before the loop but "
                            f"{describe(b)} after one iteration of a loop on a tensor")
@@ -210,7 +221,7 @@ def _open_containers(get_state, set_state, names, init, after, line) -> FlatStat
     """Containers are carried item by item, except lists the body appends to."""
     templates = []
     for a, b in zip(init, after):
-        grows = isinstance(a, list) and isinstance(b, list) and len(b) > len(a)
+        grows = isinstance(a, list) and (isinstance(b, StagedList) or isinstance(b, list) and len(b) > len(a))
         if is_undefined(a) and is_container(b):
             templates.append(b)  # e.g. `return i, j` from inside the loop
         else:
@@ -290,7 +301,9 @@ class _Loop:
         values, names = [], []
         for i in self.carried:
             entry, v = self.plan[i], init[i]
-            if entry[0] == "list":
+            if entry[0] == "list" and isinstance(v, StagedList):
+                values.append(v.handle)
+            elif entry[0] == "list":
                 lst = gc.tensor_list_new(entry[1])
                 for e in v:
                     lst = gc.tensor_list_push_back(lst, to_tensor(e, entry[1]))
@@ -318,7 +331,9 @@ class _Loop:
         slot = {i: k for k, i in enumerate(self.carried)}
         flag = {i: len(self.carried) + k for k, i in enumerate(self.flagged)}
         for i, (name, entry) in enumerate(zip(self.state.names, self.plan)):
-            if i in slot:
+            if i in slot and entry[0] == "list":
+                out.append(StagedList(vals[slot[i]], entry[1], entry[2]))
+            elif i in slot:
                 v = vals[slot[i]]
                 out.append(maybe_defined.mark(v, vals[flag[i]], name, self.line) if i in flag else v)
             elif entry[0] == "py":
@@ -347,7 +362,10 @@ class _Loop:
                 if entry[3]:
                     flags.append(maybe_defined.flag_of(v))
             elif kind == "list":
-                new.append(v)
+                if not isinstance(v, StagedList):
+                    raise StagingError(f"{location(self.line)}: '{name}' is a list appended to in a loop on a tensor "
+                                       f"but {describe(v)} after an iteration; keep it the same list")
+                new.append(v.handle)
             elif kind == "undef" and not is_undefined(v):
                 if is_container(v):  # e.g. `return a, b` inside the loop, not reached in the dry run
                     raise Replan(("open", i, v))
@@ -429,10 +447,6 @@ class _Loop:
 
         outs = gc.while_loop(cond_fn, body_fn, loop_init, loop_var_names=var_names, return_same_structure=True)
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-        final = list(self._assemble(outs))
-        for i, entry in enumerate(self.plan):
-            if entry[0] == "list":
-                final[i] = gc.tensor_list_stack(final[i], entry[1])
-        state.set(tuple(final))
+        state.set(self._assemble(outs))
         if self.use_token:
             self.token_out = outs[len(self.carried) + len(self.flagged)]

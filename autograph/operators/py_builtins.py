@@ -10,6 +10,7 @@ import graphcore as gc
 
 from . import effects
 from .iterables import enumerate_, range_, zip_
+from .staged_lists import StagedList
 from .staging import is_tensor
 
 
@@ -20,6 +21,8 @@ def _python_number(t):
 
 
 def len_(x):
+    if isinstance(x, StagedList):
+        return _python_number(x.length())
     if is_tensor(x):
         if x.dtype == gc.variant:
             return _python_number(gc.tensor_list_length(x))

@@ -11,7 +11,8 @@ The classes, checked in this order (the first that applies wins):
                       bools exactly (True == 1 here; the kind check below catches it)
     wrong_dtype_kind  equal values of different kinds. Kinds are numpy's b / i / u / f; a Python
                       bool is b, a Python int is i (or u), a Python float is f. So np.int64(3) for
-                      Python's 3 agrees, 3.0 or True for it does not
+                      Python's 3 agrees, 3.0 or True for it does not. Two numpy values must
+                      have the same dtype (np.float32 for np.float32, not np.float64)
     wrong_output      the printed lines differ
 
 Printed lines are compared as text, without normalisation. That is fair because both sides
@@ -26,6 +27,7 @@ per class.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import linecache
@@ -115,7 +117,7 @@ def call(fn, args, timeout: float = TIMEOUT_SECONDS) -> RunResult:
     try:
         with time_limit(timeout), contextlib.redirect_stdout(buf), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result.value = fn(*args)
+            result.value = fn(*copy.deepcopy(args))  # in-place numpy ops must not reach the other run
     except Exception as e:  # noqa: BLE001 (any exception is a result to compare)
         result.error = type(e).__name__
         result.message = str(e).splitlines()[0] if str(e) else ""
@@ -263,6 +265,10 @@ def value_kind(v) -> str:
 
 
 def _same_kind(a, b) -> bool:
+    """Same dtype kind; and where both are numpy values, the same dtype (float32 is not
+    float64: the graph must keep numpy's dtypes, not just their kinds)."""
+    if isinstance(a, (np.generic, np.ndarray)) and isinstance(b, (np.generic, np.ndarray)):
+        return a.dtype == b.dtype
     ka, kb = value_kind(a), value_kind(b)
     if ka == kb:
         return True
@@ -276,6 +282,8 @@ _KIND_NAMES = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex
 def kind_name(v) -> str:
     if isinstance(v, (tuple, list)):
         return f"{type(v).__name__}[{len(v)}]"
+    if isinstance(v, (np.generic, np.ndarray)):
+        return v.dtype.name
     return _KIND_NAMES.get(value_kind(v), value_kind(v))
 
 

@@ -139,6 +139,8 @@ def _result(value=None, stdout="", error=None):
     (3, np.float64(3.0), "wrong_dtype_kind"),
     (1, np.True_, "wrong_dtype_kind"),
     (np.int64(0), False, "wrong_dtype_kind"),
+    (np.float32(0.5), np.float64(0.5), "wrong_dtype_kind"),
+    (np.array([1, 2], np.int32), np.array([1, 2], np.int64), "wrong_dtype_kind"),
 ])
 def test_compare_values(plain, converted, kind):
     assert diff.compare(_result(plain), _result(converted))[0] == kind

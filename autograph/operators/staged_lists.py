@@ -1,0 +1,106 @@
+"""A Python list that a graph loop appended to: it stays a list.
+
+Inside a loop on a tensor, `acc.append(v)` pushes onto a tensor list (a variant loop
+variable). After the loop, and in the loops around it, `acc` is a `StagedList` over that
+tensor list, and behaves as the Python list would where the graph can say the same:
+
+    acc.append(v)        another push                len(acc)      a tensor
+    acc[i]               the i-th element (i < 0 counts from the end)
+    for v in acc         a graph loop over the elements
+    np.stack(acc, axis)  the elements stacked
+    return acc           a Python list of numpy values, as the plain function returns
+
+Everything else a Python list can do (slicing, `acc * 2`, `np.array(acc)`, np.concatenate,
+iterating in unconverted code) is refused with a TypeError that says what to write: a list whose length
+is only known when the graph runs cannot pretend to be a Python list there.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import graphcore as gc
+
+from .iterables import GraphIterable
+from .staging import is_tensor, to_tensor
+
+
+class StagedList(GraphIterable):
+    """A list of tensors of one dtype and element shape, held by a tensor list `handle`."""
+
+    __slots__ = ("handle", "dtype", "shape")
+
+    def __init__(self, handle, dtype, shape):
+        self.handle, self.dtype, self.shape = handle, gc.as_dtype(dtype), shape
+
+    # -- what a list can do in the graph ---------------------------------------------------
+    def appended(self, value) -> "StagedList":
+        v = to_tensor(value, self.dtype)
+        if v.dtype != self.dtype:
+            raise TypeError(f"appending a {v.dtype} value to a list of {self.dtype} values built in a graph loop; "
+                            f"convert it with .astype(...) so every element has one dtype")
+        return StagedList(gc.tensor_list_push_back(self.handle, v, element_dtype=self.dtype), self.dtype, self.shape)
+
+    def length(self):
+        return gc.tensor_list_length(self.handle)
+
+    def item(self, k):
+        return gc.tensor_list_get_item(self.handle, k, self.dtype, self.shape)
+
+    def stacked(self):
+        return gc.tensor_list_stack(self.handle, self.dtype, self.shape)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            raise TypeError("slicing a list built in a graph loop is not supported; index it (acc[i]) or stack it "
+                            "first (np.stack(acc)[a:b])")
+        if not (is_tensor(index) or isinstance(index, (int, np.integer))):
+            raise TypeError(f"list indices must be integers, not {type(index).__name__}")
+        k = to_tensor(index, gc.int64)
+        n = self.length()
+        return self.item(gc.where(k < 0, k + n, k))
+
+    # -- what it must not pretend ----------------------------------------------------------
+    def __iter__(self):
+        # numpy's np.stack looks at its sequence with tuple(arrays)
+        # before dispatching on __array_function__: there, and only there, this list
+        # stands for itself, so that the dispatch below runs. Anywhere else iterating
+        # would have to invent a length.
+        if sys._getframe(1).f_code.co_name == "_arrays_for_stack_dispatcher":
+            return iter((self,))
+        raise TypeError(_ADVICE.format(what="iterating over it outside converted code"))
+
+    def __len__(self):
+        raise TypeError(_ADVICE.format(what="len() outside converted code"))
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(_ADVICE.format(what="np.array(...) of it") + " Use np.stack(acc) to get the array.")
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.stack:
+            return _stack(self, *args[1:], **kwargs)
+        raise TypeError(_ADVICE.format(what=f"np.{func.__name__}(...) of it") + " Use np.stack(acc) first.")
+
+    def __repr__(self) -> str:
+        return f"<list of {self.dtype}{gc.TensorShape(self.shape) if self.shape is not None else ''} built in a " \
+               f"graph loop: {self.handle.name}>"
+
+
+_ADVICE = ("this list was appended to in a loop on a tensor, so its length is only known when the graph runs, and "
+           "{what} is not supported. Inside @autograph.function, index it, take len(), loop over it with `for`, "
+           "append, stack it with np.stack(acc), or return it.")
+
+
+def _stack(staged: StagedList, axis=0, out=None, **kwargs):
+    if out is not None or kwargs:
+        raise TypeError("np.stack of a list built in a graph loop takes only axis")
+    s = staged.stacked()
+    rank = s.shape.rank
+    if axis == 0:
+        return s
+    if rank is None:
+        raise TypeError("np.stack(acc, axis) with axis != 0 needs the elements' rank known while tracing")
+    axis = axis % rank
+    perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank))
+    return gc.transpose(s, perm)

@@ -1,0 +1,234 @@
+"""A seeded generator of random numpy programs: the array side of differential testing.
+
+`random_programs` writes scalar control flow; users also write numpy: vectors updated in
+loops, reductions (`np.sum(v)`, `v.max()`, `np.mean`), `np.where`, `np.clip`, `np.dot`,
+indexing with a computed index, `for e in v`, lists appended in a loop and stacked, and
+float32 data next to int64 counters (where numpy's promotion rules decide the dtype).
+`generate(seed)` returns a `Program` in the same form, so `differential.run_program`
+compares it with plain Python, dtypes included.
+
+The rules that make plain Python and the graph *have to* agree:
+- termination: loops run over `range(n)` (n <= 4) or a vector's rows, or a `while` with a
+  fresh counter compared with a small bound;
+- no error in plain Python: indices are taken modulo the length; lists start non-empty;
+- exact floats: arrays and constants are multiples of 1/4, values are kept small with
+  `np.clip`, scaled only by 0.5, 2 or -1, so results do not depend on summation order
+  more than numpy's own kernels do (the graph runs the same kernels);
+- one dtype per variable on every path: a float32 vector is never combined with an int
+  tensor in a way that would make it float64 on some paths only (that is a user error in
+  graph code: the graph refuses or promotes, see test_random_array_programs).
+
+Deliberately left out: item assignment to arrays (`v[i] = ...`, not staged for ndarrays),
+shapes that change in a loop, and reading possibly-undefined variables.
+"""
+from __future__ import annotations
+
+import ast
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .random_programs import Program, module_source
+
+VEC, SCAL, INT = "vec", "scal", "int"
+
+_CONSTS = [0.0, 0.25, 0.5, 1.0, 1.5, -0.5, -1.0, 2.0, 3.0]
+MIN_LINES, MAX_LINES = 5, 30
+CLIP = 8.0
+
+
+@dataclass
+class _Gen:
+    rng: random.Random
+    lines: list = field(default_factory=list)
+    names: int = 0
+    lists: list = field(default_factory=list)
+
+    def function(self) -> tuple[str, tuple]:
+        r = self.rng
+        self.length = r.choice([2, 3, 3, 4, 5])
+        self.np_dtype = r.choice([np.float64, np.float64, np.float32])
+        self.dtype_name = np.dtype(self.np_dtype).name
+        x = np.array([r.choice(_CONSTS + [-2.0, 1.25]) for _ in range(self.length)], dtype=self.np_dtype)
+        y = np.array([r.choice(_CONSTS + [-0.25, 0.75]) for _ in range(self.length)], dtype=self.np_dtype)
+        n = np.int64(r.randint(0, 4))
+        scope = {"x": VEC, "y": VEC, "n": INT}
+        self.budget = r.randint(4, 10)
+        self.block(scope, 1, depth=0, loop_depth=0)
+        outs = self.pick_returns(scope)
+        self.lines.append(f"    return {', '.join(outs)}" + ("," if len(outs) == 1 and r.random() < 0.3 else ""))
+        text = "def f(x, y, n):\n" + "\n".join(self.lines) + "\n"
+        return module_source(ast.parse(text).body[0]), (x, y, n)
+
+    # -- statements -------------------------------------------------------------------------
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def new_name(self, kind: str) -> str:
+        self.names += 1
+        return {VEC: "v", SCAL: "s", INT: "k"}[kind] + str(self.names)
+
+    def block(self, scope: dict, indent: int, depth: int, loop_depth: int, min_stmts: int = 1) -> None:
+        count = 0
+        while count < min_stmts or (self.budget > 0 and self.rng.random() < 0.7):
+            self.budget -= 1
+            count += 1
+            self.statement(scope, indent, depth, loop_depth)
+
+    def statement(self, scope: dict, indent: int, depth: int, loop_depth: int) -> None:
+        r = self.rng
+        choices = ["assign"] * 4
+        if depth < 2:
+            choices += ["if"] * 2 + (["for_range", "for_rows", "while"] if loop_depth < 2 else [])
+        if loop_depth > 0 and self.lists:
+            choices += ["append"] * 2
+        if depth == 0 and not self.lists:
+            choices += ["list"]
+        what = r.choice(choices)
+        if what == "assign":
+            self.assign(scope, indent)
+        elif what == "if":
+            self.emit(indent, f"if {self.condition(scope)}:")
+            self.block(dict(scope), indent + 1, depth + 1, loop_depth)
+            if r.random() < 0.5:
+                self.emit(indent, "else:")
+                self.block(dict(scope), indent + 1, depth + 1, loop_depth)
+        elif what == "for_range":
+            i = f"i{self.names}"
+            self.names += 1
+            self.emit(indent, f"for {i} in range({r.choice(['n', 'n', 'n + 1', str(r.randint(1, 3))])}):")
+            inner = dict(scope)
+            inner[i] = INT
+            self.block(inner, indent + 1, depth + 1, loop_depth + 1)
+            self.clip_carried(scope, indent + 1)
+        elif what == "for_rows":
+            e = f"e{self.names}"
+            self.names += 1
+            self.emit(indent, f"for {e} in {self.vec_atom(scope)}:")
+            inner = dict(scope)
+            inner[e] = SCAL
+            self.block(inner, indent + 1, depth + 1, loop_depth + 1)
+            self.clip_carried(scope, indent + 1)
+        elif what == "while":
+            c = f"c{self.names}"
+            self.names += 1
+            self.emit(indent, f"{c} = 0")
+            cond = f"{c} < {r.choice(['n', '3', 'n + 1'])}"
+            if r.random() < 0.5:
+                cond += f" and {self.condition(scope)}"
+            self.emit(indent, f"while {cond}:")
+            self.emit(indent + 1, f"{c} += 1")
+            self.block(dict(scope), indent + 1, depth + 1, loop_depth + 1)
+            self.clip_carried(scope, indent + 1)
+        elif what == "list":
+            name = f"acc{self.names}"
+            self.names += 1
+            self.lists.append(name)
+            self.emit(indent, f"{name} = [{self.vec_expr(scope, 0)}]")
+        elif what == "append":
+            self.emit(indent, f"{r.choice(self.lists)}.append({self.vec_expr(scope, 1)})")
+
+    def clip_carried(self, scope: dict, indent: int) -> None:
+        """Keep the loop's carried vectors and scalars small (exact, and no overflow)."""
+        carried = [n for n, k in scope.items() if k in (VEC, SCAL) and n not in ("x", "y")]
+        for name in self.rng.sample(carried, min(len(carried), 2)):
+            self.emit(indent, f"{name} = np.clip({name}, -{CLIP}, {CLIP})")
+
+    def assign(self, scope: dict, indent: int) -> None:
+        r = self.rng
+        kind = r.choice([VEC, VEC, SCAL, SCAL, INT])
+        existing = [n for n, k in scope.items() if k == kind and n not in ("x", "y", "n") and not n[0] in "iec"]
+        name = r.choice(existing) if existing and r.random() < (0.5 if indent == 1 else 0.8) else self.new_name(kind)
+        if kind == VEC:
+            value = self.vec_expr(scope, 0)
+        elif kind == SCAL:
+            value = self.scal_expr(scope, 0)
+        else:
+            value = self.int_expr(scope)
+        if name in scope and kind == SCAL and r.random() < 0.3:
+            # (not on vectors: `v += w` is in place in numpy, and an alias `v = x` would see it)
+            self.emit(indent, f"{name} {r.choice(['+=', '-='])} {self.scal_expr(scope, 1)}")
+        else:
+            self.emit(indent, f"{name} = {value}")
+        scope[name] = kind
+
+    # -- expressions ------------------------------------------------------------------------
+    def const(self) -> str:
+        return repr(self.rng.choice(_CONSTS))
+
+    def vec_atom(self, scope: dict) -> str:
+        return self.rng.choice([n for n, k in scope.items() if k == VEC])
+
+    def scal_atom(self, scope: dict) -> str:
+        names = [n for n, k in scope.items() if k == SCAL]
+        if names and self.rng.random() < 0.6:
+            return self.rng.choice(names)
+        return self.reduction(scope)
+
+    def reduction(self, scope: dict) -> str:
+        v = self.vec_atom(scope)
+        w = self.vec_atom(scope)
+        return self.rng.choice([f"np.sum({v})", f"{v}.max()", f"np.min({v})", f"{v}.sum()", f"np.max({v} * 0.5)",
+                                f"{v}[({self.int_expr(scope)}) % {self.length}]", f"np.dot({v}, {w}) * 0.25",
+                                f"np.mean({v})", f"{v}[-1]", f"{v}[0]"])
+
+    def int_expr(self, scope: dict) -> str:
+        ints = [n for n, k in scope.items() if k == INT]
+        v = self.vec_atom(scope)
+        return self.rng.choice([f"np.argmax({v})", f"np.argmin({v})", "n", "len(x)", f"{self.rng.choice(ints)}"]
+                               + [f"{self.rng.choice(ints)} + 1"])
+
+    def vec_expr(self, scope: dict, depth: int) -> str:
+        r = self.rng
+        if depth >= 2 or r.random() < 0.25:
+            return self.vec_atom(scope)
+        a = self.vec_expr(scope, depth + 1)
+        b = self.vec_expr(scope, depth + 1)
+        return r.choice([
+            f"{a} + {b}", f"{a} - {b}", f"{a} * 0.5", f"-{a}", f"np.abs({a})", f"np.maximum({a}, {b})",
+            f"np.minimum({a}, {self.const()})", f"np.where({a} > {self.const()}, {a}, {b})",
+            f"np.clip({a}, -1.0, 2.0)", f"{a} + {self.scal_atom(scope)}", f"{a} * 2.0",
+            f"({a})[::-1]", f"np.where({a} < {b}, {self.const()}, {a})",
+        ])
+
+    def scal_expr(self, scope: dict, depth: int) -> str:
+        r = self.rng
+        if depth >= 2 or r.random() < 0.4:
+            return self.scal_atom(scope)
+        a = self.scal_expr(scope, depth + 1)
+        return r.choice([f"{a} + {self.scal_expr(scope, depth + 1)}", f"{a} * 0.5", f"-{a}", f"{a} - {self.const()}",
+                         f"abs({a})", f"max({a}, {self.scal_atom(scope)})", f"min({a}, {self.scal_atom(scope)})"])
+
+    def condition(self, scope: dict) -> str:
+        r = self.rng
+        a = self.scal_expr(scope, 1)
+        return r.choice([f"{a} > {self.const()}", f"{a} < {self.scal_atom(scope)}",
+                         f"np.sum({self.vec_atom(scope)}) >= {self.const()}", f"{self.int_expr(scope)} > 1"])
+
+    def pick_returns(self, scope: dict) -> list[str]:
+        r = self.rng
+        names = [n for n in scope if n not in ("x", "y", "n") and n[0] in "vsk"]
+        outs = r.sample(names, min(len(names), r.choice([1, 2, 3]))) if names else ["x"]
+        if self.lists:
+            outs.append(f"np.stack({r.choice(self.lists)})")
+        return outs
+
+
+def generate(seed: int) -> Program:
+    """The array program for `seed` (always the same one)."""
+    rng = random.Random(seed)
+    for _ in range(100):
+        source, args = _Gen(rng).function()
+        program = Program(seed, source, args)
+        if MIN_LINES <= program.num_lines <= MAX_LINES:
+            return program
+    raise RuntimeError(f"seed {seed}: no array program within the limits in 100 attempts")
+
+
+def check_seed(seed: int) -> tuple[int, str, str, frozenset]:
+    """Generate and run the array program of `seed` (as differential.check_seed)."""
+    from .differential import run_program  # noqa: PLC0415
+
+    outcome = run_program(generate(seed))
+    return seed, outcome.signature, outcome.detail, outcome.staged
