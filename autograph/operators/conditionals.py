@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
+
 import graphcore as gc
 from graphcore.errors import StagingError
 
@@ -33,6 +35,7 @@ from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_numbe
                       is_tensor, is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback,
                       same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
+from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, adds_keys
 from .variables import Undefined, is_undefined
 
@@ -90,6 +93,8 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
                 plan.append(("t", natural_dtype(defined), fill_dims(defined), not is_special(name)))
         elif not is_tensor(a) and not is_tensor(b) and same_python_value(a, b):
             plan.append(("py", a))
+        elif _list_like(a) and _list_like(b):
+            plan.append(_list_entry(name, a, b, line))
         elif (is_tensor(a) or is_number(a)) and (is_tensor(b) or is_number(b)):
             dtype = join_dtypes(name, a, b, "in the if branch", "in the else branch", line)
             plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
@@ -100,16 +105,61 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
     return plan
 
 
+def _list_like(v) -> bool:
+    return isinstance(v, (list, StagedList))
+
+
+def _list_entry(name, a, b, line):
+    """("list", dtype, shape): a list one branch appends to (a Python list there, or a
+    list a graph loop appended to) becomes a tensor list in both branches."""
+    kinds = set()
+    for v in (a, b):
+        if isinstance(v, StagedList):
+            kinds.add((v.dtype, tuple(v.shape) if v.shape is not None else None))
+        else:
+            for x in v:
+                if not (is_tensor(x) or is_number(x)):
+                    raise StagingError(f"{location(line)}: the list '{name}' changes in one branch of a condition on "
+                                       f"a tensor and holds {describe(x)}; only lists of tensors and numbers can")
+                shape = tuple(x.shape.dims) if is_tensor(x) and x.shape.dims is not None else np.shape(x)
+                kinds.add((natural_dtype(x), shape))
+    if len({d for d, _ in kinds}) != 1 or len({s for _, s in kinds}) != 1:
+        raise StagingError(f"{location(line)}: the list '{name}' changes in one branch of a condition on a tensor, "
+                           "so it becomes a list in the graph, whose elements need one dtype and shape; they are "
+                           + ", ".join(sorted(f"{d}{list(s) if s is not None else ''}" for d, s in kinds)))
+    (dtype, shape), = kinds
+    return ("list", dtype, list(shape) if shape is not None else None)
+
+
+def _list_handle(entry, v):
+    if isinstance(v, StagedList):
+        return v.handle
+    lst = gc.tensor_list_new(entry[1])
+    for x in v:
+        lst = gc.tensor_list_push_back(lst, to_tensor(x, entry[1]), element_dtype=entry[1])
+    return lst
+
+
 def _branch_outputs(plan, vals) -> list:
     """The cond outputs of one branch: the values, then the defined flags."""
     values, flags = [], []
     for entry, v in zip(plan, vals):
+        if entry[0] == "list":
+            values.append(_list_handle(entry, v))
+            continue
         if entry[0] != "t":
             continue
         values.append(zeros(entry[2], entry[1]) if is_undefined(v) else to_tensor(v, entry[1]))
         if entry[3]:
             flags.append(maybe_defined.flag_of(v))
     return values + flags
+
+
+def _appended(template, value) -> bool:
+    """A list that a branch appended to (or a graph loop in it did)."""
+    if not isinstance(template, list):
+        return False
+    return isinstance(value, StagedList) or (isinstance(value, list) and len(value) > len(template))
 
 
 def _fits(plan, provisional) -> bool:
@@ -122,8 +172,9 @@ class _Branches:
     values as they are and the false branch computes the plan, raising Replan when the
     true branch has to be traced again."""
 
-    def __init__(self, state: FlatState, init, plan, use_token: bool, line: int):
+    def __init__(self, state: FlatState, init, plan, use_token: bool, line: int, whole_lists=frozenset()):
         self.state, self.init, self.plan, self.use_token, self.line = state, init, plan, use_token, line
+        self.whole_lists = whole_lists  # variables (lists appended to) carried as one value
         self.outer = effects.current()
         self.effects = 0
         self.true_vals: list = []
@@ -132,7 +183,7 @@ class _Branches:
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():
-            self.state.set(self.init)
+            self.state.set(copy_containers(self.init))  # a list carried whole: each branch appends to its own
             token = gc.identity(self.outer.token) if self.use_token else None
             with effects.chain_scope(token) as chain:
                 try:
@@ -145,10 +196,11 @@ class _Branches:
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
                 self.true_vals = vals
-                self.provisional = [gc.constant(v) if is_python_number(v) else v for v in vals]
+                self.provisional = [gc.constant(v) if is_python_number(v) else v.handle if isinstance(v, StagedList)
+                                    else v for v in vals]
                 return self.provisional + tail
             if self.plan is None:
-                learnt = self.state.learn(self.true_vals, vals)
+                learnt = self.state.learn(self.true_vals, vals, keep_whole=self.whole_lists)
                 if learnt is not None:
                     raise Replan(("state", learnt))
                 plan = _branch_plan(self.state.names, self.true_vals, vals, self.line)
@@ -166,19 +218,23 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     init = tuple(state.get())
     plan, use_token = None, False
     reshaped: set[int] = set()
+    whole_lists: set[int] = set()
     for _ in range(6 + 2 * len(init)):
         mark = checkpoint()
-        branches = _Branches(state, init, plan, use_token, line)
+        branches = _Branches(state, init, plan, use_token, line, frozenset(whole_lists))
         try:
             outs = gc.cond(cond, branches.trace(body, True), branches.trace(orelse, False))
         except ShapeChanged as r:  # a dict gains keys: fine if the other branch adds them too
             rollback(mark)
             state.set_raw(raw_init)
             template = state.templates[r.index]
-            if r.index in reshaped or not adds_keys(template, r.value):
+            if r.index in reshaped or not (adds_keys(template, r.value) or _appended(template, r.value)):
                 raise StagingError(str(r)) from None
             reshaped.add(r.index)
-            state = state.with_shape(r.index, copy_containers(r.value))
+            # a dict that gains keys is carried with them; a list appended to is carried whole
+            if isinstance(template, list):
+                whole_lists.add(r.index)
+            state = state.with_shape(r.index, None if isinstance(template, list) else copy_containers(r.value))
             init = state.initial()
             plan, use_token = None, False
             continue
@@ -202,14 +258,16 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
         raise StagingError(f"{location(line)}: could not stage the if statement")
     plan = branches.plan
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
-    n_values = sum(1 for e in plan if e[0] == "t")
+    n_values = sum(1 for e in plan if e[0] in ("t", "list"))
     weak = [all(w) for w in zip(*branches.weak)]
-    mark_weak(outs[:n_values], [w for w, e in zip(weak, plan) if e[0] == "t"])
+    mark_weak(outs[:n_values], [w and e[0] == "t" for w, e in zip(weak, plan) if e[0] in ("t", "list")])
     flags = iter(outs[n_values:])
     values = iter(outs[:n_values])
     result = []
     for name, entry, before in zip(state.names, plan, init):
-        if entry[0] == "t":
+        if entry[0] == "list":
+            result.append(StagedList(next(values), entry[1], entry[2]))
+        elif entry[0] == "t":
             v = next(values)
             result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
         elif entry[0] == "py":

@@ -192,12 +192,17 @@ class FlatState:
         templates[index] = template
         return FlatState(self._get, self._set, self._raw_names, self._nouts, templates, self.what, self.line)
 
-    def learn(self, flat_a, flat_b) -> "FlatState | None":
+    def learn(self, flat_a, flat_b, keep_whole=frozenset()) -> "FlatState | None":
         """A view that also opens up variables undefined on one side and a container on
         the other, or holding two different containers of one shape (learnt from two
-        flat states), or None if there are none."""
+        flat states), or None if there are none. Variables in `keep_whole` (indices) stay
+        carried as one value (lists the branches append to)."""
         templates, k, learnt = [], 0, False
-        for t in self._templates:
+        for i, t in enumerate(self._templates):
+            if i in keep_whole:
+                templates.append(t)
+                k += 1
+                continue
             n = 1 if t is None else len(_leaves(t))
             if t is None and k < len(flat_a) and is_undefined(flat_a[k]) != is_undefined(flat_b[k]):
                 other = flat_b[k] if is_undefined(flat_a[k]) else flat_a[k]

@@ -55,6 +55,8 @@ class _Gen:
         n = np.int64(r.randint(0, 4))
         scope = {"x": VEC, "y": VEC, "n": INT}
         self.budget = r.randint(4, 10)
+        if r.random() < 0.4:
+            self.statement(scope, 1, depth=0, loop_depth=0, what="list")
         self.block(scope, 1, depth=0, loop_depth=0)
         outs = self.pick_returns(scope)
         self.lines.append(f"    return {', '.join(outs)}" + ("," if len(outs) == 1 and r.random() < 0.3 else ""))
@@ -76,16 +78,16 @@ class _Gen:
             count += 1
             self.statement(scope, indent, depth, loop_depth)
 
-    def statement(self, scope: dict, indent: int, depth: int, loop_depth: int) -> None:
+    def statement(self, scope: dict, indent: int, depth: int, loop_depth: int, what: str | None = None) -> None:
         r = self.rng
         choices = ["assign"] * 4
         if depth < 2:
             choices += ["if"] * 2 + (["for_range", "for_rows", "while"] if loop_depth < 2 else [])
         if loop_depth > 0 and self.lists:
-            choices += ["append"] * 2
+            choices += ["append"] * 3
         if depth == 0 and not self.lists:
             choices += ["list"]
-        what = r.choice(choices)
+        what = what or r.choice(choices)
         if what == "assign":
             self.assign(scope, indent)
         elif what == "if":
