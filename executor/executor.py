@@ -55,7 +55,7 @@ from collections import deque
 
 import numpy as np
 
-from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError
+from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError, execution_error_type
 
 from . import blas
 from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
@@ -509,6 +509,7 @@ class ExecutorState:
         where = "root frame" if frame.parent is None else f"frame {frame.tag(it.iter_id)} (iteration {it.iter_id})"
         msg = (f"while executing {op.name} ({op.type}) in {where}, created at {loc}: "
                f"{type(e).__name__}: {e}")
+        cls = execution_error_type(cls, e)  # also an IndexError, ValueError... as Python's would be
         err = cls(msg, op=op, frame=frame.tag(it.iter_id), iteration=it.iter_id, original=e)
         raise err from e
 

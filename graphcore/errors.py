@@ -43,3 +43,29 @@ class InvalidArgumentError(ExecutionError):
 
 class GraphFileError(GraphError):
     """A graph file (JSON) is malformed; the message gives the location of the first problem."""
+
+
+class GraphIndexError(GraphError, IndexError):
+    """An index that is out of range, known while the graph is built: an IndexError too,
+    as the same indexing raises in Python."""
+
+
+# The Python exceptions a kernel error also is, so that `except IndexError:` around a call
+# catches what it would catch around the plain Python function.
+_PYTHON_TYPES = (IndexError, KeyError, ZeroDivisionError, OverflowError, FloatingPointError, ValueError, TypeError)
+_combined: dict = {}
+
+
+def execution_error_type(base: type, original: BaseException | None) -> type:
+    """`base` (ExecutionError or a subclass), combined with the Python exception type of
+    `original` when that is one user code catches (IndexError, ValueError, ...)."""
+    kind = next((t for t in _PYTHON_TYPES if isinstance(original, t)), None)
+    if kind is None:
+        return base
+    key = (base, kind)
+    cls = _combined.get(key)
+    if cls is None:
+        cls = _combined[key] = type(f"{base.__name__}[{kind.__name__}]", (base, kind),
+                                    {"__doc__": f"{base.__name__} that is also a {kind.__name__}.",
+                                     "__module__": __name__})
+    return cls

@@ -13,7 +13,7 @@ import contextlib
 import numpy as np
 
 from .. import dtypes as dt
-from ..errors import GraphError
+from ..errors import GraphError, GraphIndexError
 from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op, same_as_input, scalar_of
 from ..shapes import TensorShape, as_shape
@@ -781,7 +781,7 @@ def _strided_slice_rule(x, *dyn, spec):
     dims_in = list(x.shape.dims)
     n_consuming = sum(1 for e in spec if e[0] in ("index", "slice"))
     if n_consuming > len(dims_in):
-        raise GraphError(f"too many indices ({n_consuming}) for a tensor of rank {len(dims_in)} ({x.shape})")
+        raise GraphIndexError(f"too many indices ({n_consuming}) for a tensor of rank {len(dims_in)} ({x.shape})")
     out, pos = [], 0
     for e in spec:
         kind = e[0]
@@ -794,7 +794,7 @@ def _strided_slice_rule(x, *dyn, spec):
         elif kind == "index":
             d = dims_in[pos]
             if e[1][0] == "c" and d is not None and not -d <= e[1][1] < d:
-                raise GraphError(f"index {e[1][1]} is out of bounds for axis {pos} of size {d}")
+                raise GraphIndexError(f"index {e[1][1]} is out of bounds for axis {pos} of size {d}")
             pos += 1
         else:
             d = dims_in[pos]

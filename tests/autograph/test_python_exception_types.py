@@ -1,0 +1,50 @@
+"""A failing kernel or an index known to be out of range raises what Python would (an
+IndexError is an IndexError), still carrying the op, frame and the user's line."""
+import numpy as np
+import pytest
+
+import graphcore as gc
+from autograph import function
+
+
+def read_past_the_end(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + x[i]
+    return s
+
+
+def constant_index(x):
+    return x[5]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (read_past_the_end, (np.arange(3.0), np.int64(5))),
+    (constant_index, (np.arange(3.0),)),
+])
+def test_an_index_out_of_range_is_an_index_error_as_in_python(fn, args):
+    with pytest.raises(IndexError):
+        fn(*args)
+    with pytest.raises(IndexError, match="out of bounds") as caught:
+        function(fn)(*args)
+    assert isinstance(caught.value, gc.AutographError)
+
+
+def test_the_run_time_error_still_names_the_op_frame_and_line():
+    with pytest.raises(gc.ExecutionError) as caught:
+        function(read_past_the_end)(np.arange(3.0), np.int64(5))
+    e = caught.value
+    assert isinstance(e, IndexError) and isinstance(e.original, IndexError)
+    assert e.iteration == 3 and "StridedSlice" in str(e) and "test_python_exception_types.py:13" in str(e)
+
+
+def test_a_kernel_value_error_is_a_value_error_and_an_execution_error():
+    from executor import Session
+
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [None], name="x")
+        y = gc.reshape(x, [3])
+    with pytest.raises(ValueError) as caught:
+        Session(g).run(y, {x: np.ones(2)})
+    assert isinstance(caught.value, gc.ExecutionError) and caught.value.op.type == "Reshape"
