@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .conversion import converted_call
+from .operators.augmented import augmented
 from .operators.comprehensions import comprehension_iter, comprehension_test
 from .operators.conditionals import if_exp, if_stmt
 from .operators.data_structures import contents, list_append, set_contents
@@ -12,6 +13,6 @@ from .operators.maybe_defined import retval
 from .operators.side_effects import python_side_effect
 from .operators.variables import Undefined, UndefinedReturnValue, ld
 
-__all__ = ["converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
+__all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval", "python_side_effect"]

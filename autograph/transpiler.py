@@ -13,8 +13,8 @@ import gast
 
 from . import analysis, runtime
 from .conversion import plain_function
-from .converters import (asserts, break_statements, call_trees, comprehensions, conditional_expressions,
-                         continue_statements, control_flow, lists, logical_expressions, loop_tests,
+from .converters import (asserts, augmented_assignments, break_statements, call_trees, comprehensions,
+                         conditional_expressions, continue_statements, control_flow, lists, logical_expressions, loop_tests,
                          match_statements, return_statements, side_effects, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
@@ -30,6 +30,7 @@ PASSES = [
     loop_tests,               # a while test with `:=` becomes a flag re-tested at the body's end (no jumps left)
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
     side_effects,             # note changes to objects from outside; before lists rebinds appended names
+    augmented_assignments,    # `a += b` -> `a = ag__.augmented(...)`: numpy's in-place vs graph values
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped

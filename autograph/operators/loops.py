@@ -30,6 +30,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined
+from .augmented import InPlaceAliasError
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
@@ -209,6 +210,8 @@ def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
         with dry_running(), effects.chain_scope(None) as chain:
             body()
         after = list(get_state())
+    except InPlaceAliasError:  # as in Python's first iteration: the real body would not see the alias
+        raise
     except (Replan, StagingError, ArithmeticError, LookupError, TypeError, ValueError):
         after = list(init)
     finally:

@@ -1,0 +1,85 @@
+"""`a op= b`: Python's in-place semantics where the graph can keep them, a refusal where
+numpy would change an array another variable names, a warning for the caller's arrays."""
+import warnings
+
+import numpy as np
+import pytest
+
+from autograph import SideEffectWarning, function
+from autograph.operators.augmented import InPlaceAliasError
+from autograph.testing.differential import compare_values
+
+
+def accumulate_into_an_alias(x, y, n):
+    total = x
+    for i in range(n):
+        total += y
+    return total, x
+
+
+def alias_in_a_branch(x, y):
+    v = x
+    if np.sum(y) > 0:
+        v *= 2.0
+    return v, x
+
+
+def straight_alias(x):
+    v = x
+    v -= 1.0
+    return x
+
+
+@pytest.mark.parametrize("fn, args, name", [
+    (accumulate_into_an_alias, (np.ones(2), np.ones(2), np.int64(2)), "total"),
+    (alias_in_a_branch, (np.ones(2), np.ones(2)), "v"),
+    (straight_alias, (np.ones(2),), "v"),
+])
+def test_an_in_place_change_to_an_array_another_name_holds_is_refused(fn, args, name):
+    with pytest.raises(InPlaceAliasError, match=rf"test_augmented_assignment.py:\d+: `{name} .=.*'x' names the same array"):
+        function(fn)(*args)
+
+
+def fresh_arrays_and_scalars(x, y, n):
+    total = x * 1.0
+    for i in range(n):
+        total += y
+    s = 0.0
+    s += np.sum(x)
+    k = np.int64(0)
+    k += n
+    first = x[0]
+    first += 1.0  # a numpy scalar: never changed in place, so x keeps its value
+    return total, s, k, first, x
+
+
+def python_values(x):
+    a = [1]
+    b = a
+    a += [2]  # a Python list: in place, b sees it, as in Python
+    c = 3
+    c **= 2
+    return b, c, x
+
+
+@pytest.mark.parametrize("fn, args", [
+    (fresh_arrays_and_scalars, (np.arange(2.0), np.ones(2), np.int64(3))),
+    (python_values, (np.ones(1),)),
+])
+def test_augmented_assignments_that_mean_the_same_in_the_graph_match_python(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SideEffectWarning)
+        assert compare_values(fn(*[np.copy(a) for a in args]), function(fn)(*args)) is None
+
+
+def changes_its_argument(x, y):
+    x += y
+    return x
+
+
+def test_changing_the_callers_array_in_place_warns_that_the_graph_does_not():
+    caller = np.ones(2)
+    with pytest.warns(SideEffectWarning, match=r"`x \+= \.\.\.` changes the caller's array in place"):
+        out = function(changes_its_argument)(caller, np.ones(2))
+    np.testing.assert_array_equal(out, [2.0, 2.0])
+    np.testing.assert_array_equal(caller, [1.0, 1.0])
