@@ -215,6 +215,9 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
                 raise
             raise CliError(f"--kind grads needs {GRAD_MODULE} (run_seed and program_source), which is not in this "
                            "checkout yet; --kind values works without it") from None
+    # every kernel's output is checked against its op's declared dtype and shape (a
+    # mismatch fails where it happens); the workers inherit the setting
+    os.environ.setdefault("AUTOGRAPH_CHECK_KERNELS", "1")
     jobs = jobs or os.cpu_count() or 1
     con = console(plain)
     summary = Summary(n=n, jobs=jobs)
