@@ -107,7 +107,8 @@ def converted_call(f, args, kwargs):
 # Functions of these modules written in C take Python numbers: given a graph tensor they
 # fail with whatever their C conversion says, which does not tell the user what to do.
 _PYTHON_NUMBER_MODULES = {"math", "cmath", "builtins"}
-_GRAPH_SPELLING = {"fabs": "abs(x)", "pow": "x ** y"}
+_GRAPH_SPELLING = {"fabs": "abs(x)", "pow": "x ** y",
+                   "floor": "int(np.floor(x))", "ceil": "int(np.ceil(x))"}  # math's return Python ints
 
 
 def _needs_python_numbers(f) -> bool:

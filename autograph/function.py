@@ -445,8 +445,9 @@ class Function:
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
                     raise StagingError(v.message)
-            if any(isinstance(v, (gc.TensorShape, StagedList)) for v in flat_out):
+            if any(isinstance(v, (gc.TensorShape, StagedList, gc.DType)) for v in flat_out):
                 flat_out = [_ListOutput(v.stacked()) if isinstance(v, StagedList) else
+                            v.np_dtype if isinstance(v, gc.DType) else  # numpy's dtype, as `a.dtype` is there
                             _returned_shape(v, self.python_function) for v in flat_out]
                 out = _pack(out, flat_out)
             fetches = [v.stacked if isinstance(v, _ListOutput) else v for v in flat_out]

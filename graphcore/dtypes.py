@@ -35,6 +35,21 @@ class DType:
     def is_differentiable(self) -> bool:
         return self.is_floating
 
+    def __eq__(self, other) -> bool:
+        """A DType equals itself, and the numpy dtype it stores as (`t.dtype == np.float32`
+        is what numpy code writes about an array's dtype)."""
+        if isinstance(other, DType):
+            return self.name == other.name
+        if other is None or self.np_dtype is None or isinstance(other, (int, float)):
+            return False
+        try:
+            return np.dtype(other) == self.np_dtype
+        except TypeError:
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
     def __repr__(self) -> str:
         return f"gc.{self.name}"
 

@@ -146,6 +146,44 @@ implements(np.argmax)(_arg_reduction(math_ops.argmax, "argmax"))
 implements(np.argmin)(_arg_reduction(math_ops.argmin, "argmin"))
 
 
+def _truth_count(a, axis, keepdims, want):
+    """How many elements along `axis` are (want=True) nonzero / (want=False) zero."""
+    a = _as_tensor(a)
+    hits = math_ops.not_equal(a, False if a.dtype.is_bool else 0) if want else \
+        math_ops.equal(a, False if a.dtype.is_bool else 0)
+    return math_ops.reduce_sum(array_ops.cast(hits, dt.int64), axis=_axis(axis), keepdims=keepdims)
+
+
+@implements(np.any)
+def any_(a, axis=None, out=None, keepdims=False, where=None):
+    _no_out("any", out, where)
+    return math_ops.greater(_truth_count(a, axis, keepdims, True), 0)  # False for an empty array, as numpy
+
+
+@implements(np.all)
+def all_(a, axis=None, out=None, keepdims=False, where=None):
+    _no_out("all", out, where)
+    return math_ops.equal(_truth_count(a, axis, keepdims, False), 0)  # True for an empty array, as numpy
+
+
+@implements(np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, correction=None):
+    _no_out("var", out, where, dtype=dtype, mean=mean, correction=correction)
+    a = _as_tensor(a)
+    if not a.dtype.is_floating:
+        a = array_ops.cast(a, dt.float64)
+    d = a - math_ops.reduce_mean(a, axis=_axis(axis), keepdims=True)  # numpy's own steps, in its order
+    squares = math_ops.reduce_sum(d * d, axis=_axis(axis), keepdims=keepdims)
+    n = array_ops.cast(array_ops.size(d), a.dtype) / array_ops.cast(array_ops.size(squares), a.dtype)
+    return squares / (n - ddof) if ddof else squares / n
+
+
+@implements(np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None, correction=None):
+    _no_out("std", out, where, dtype=dtype, mean=mean, correction=correction)
+    return math_ops.sqrt(var(a, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
 # -- choosing and combining -----------------------------------------------------------------
 
 @implements(np.where)
@@ -270,8 +308,29 @@ def _reshape_method(self, *shape, order="C"):
     return reshape(self, shape, order=order)
 
 
+def _size(self):
+    """numpy's `a.size`: a Python int when tracing knows the shape, else a graph value."""
+    dims = self.shape.dims
+    if dims is not None and all(d is not None for d in dims):
+        return int(np.prod(dims, dtype=np.int64))
+    return array_ops.size(self)
+
+
+def _no_index(self):
+    raise TypeError(f"the graph tensor {self.name} is used as a Python integer (a size, a count, an index into a "
+                    f"Python sequence), but its value is only known when the graph runs. Pass it as a Python int, "
+                    f"or use graph ops that take tensors (graphcore.zeros, graphcore.range, indexing a tensor)")
+
+
+def _no_setitem(self, key, value):
+    raise TypeError(f"items of the graph tensor {self.name} cannot be assigned: arrays in the graph are values. "
+                    f"Build the new array instead, e.g. with np.where(mask, new, old), or collect rows in a list "
+                    f"and np.stack them")
+
+
 _METHODS = {
-    "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_,
+    "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_, "any": any_, "all": all_, "var": var,
+    "std": std,
     "argmax": _FUNCTIONS[np.argmax], "argmin": _FUNCTIONS[np.argmin],
     "clip": clip, "dot": dot, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
     "astype": _astype, "reshape": _reshape_method, "copy": lambda self: array_ops.identity(self),
@@ -284,3 +343,6 @@ def install() -> None:
     Tensor.__array_function__ = _array_function
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
+    Tensor.size = property(_size)
+    Tensor.__index__ = _no_index
+    Tensor.__setitem__ = _no_setitem

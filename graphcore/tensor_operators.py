@@ -18,7 +18,8 @@ _UFUNCS = {
     np.logical_and: math_ops.logical_and, np.logical_or: math_ops.logical_or, np.logical_not: math_ops.logical_not,
     np.negative: math_ops.negative, np.absolute: math_ops.abs, np.sign: math_ops.sign, np.square: math_ops.square,
     np.exp: math_ops.exp, np.log: math_ops.log, np.sqrt: math_ops.sqrt, np.tanh: math_ops.tanh,
-    np.matmul: math_ops.matmul,
+    np.matmul: math_ops.matmul, np.sin: math_ops.sin, np.cos: math_ops.cos, np.log1p: math_ops.log1p,
+    np.expm1: math_ops.expm1, np.floor: math_ops.floor, np.ceil: math_ops.ceil,
 }
 
 

@@ -173,7 +173,8 @@ class _Gen:
         w = self.vec_atom(scope)
         return self.rng.choice([f"np.sum({v})", f"{v}.max()", f"np.min({v})", f"{v}.sum()", f"np.max({v} * 0.5)",
                                 f"{v}[({self.int_expr(scope)}) % {self.length}]", f"np.dot({v}, {w}) * 0.25",
-                                f"np.mean({v})", f"{v}[-1]", f"{v}[0]"])
+                                f"np.mean({v})", f"{v}[-1]", f"{v}[0]", f"np.var({v})", f"np.std({w}) * 0.5",
+                                f"np.sum(np.floor({v} * 0.5))"])
 
     def int_expr(self, scope: dict) -> str:
         ints = [n for n, k in scope.items() if k == INT]
@@ -205,8 +206,10 @@ class _Gen:
     def condition(self, scope: dict) -> str:
         r = self.rng
         a = self.scal_expr(scope, 1)
+        v = self.vec_atom(scope)
         return r.choice([f"{a} > {self.const()}", f"{a} < {self.scal_atom(scope)}",
-                         f"np.sum({self.vec_atom(scope)}) >= {self.const()}", f"{self.int_expr(scope)} > 1"])
+                         f"np.sum({v}) >= {self.const()}", f"{self.int_expr(scope)} > 1",
+                         f"np.any({v} > {self.const()})", f"({v} < {self.const()}).all()"])
 
     def pick_returns(self, scope: dict) -> list[str]:
         r = self.rng

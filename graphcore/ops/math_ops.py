@@ -332,6 +332,38 @@ def _relu_grad(op, dy):
     return [select_op(greater_op(x, _zeros_scalar(x)), dy, zeros_like_op(dy))]
 
 
+sin_op = define_op("Sin", shape=_float_unary_rule, kernel=np.sin, cost=CHEAP)
+cos_op = define_op("Cos", shape=_float_unary_rule, kernel=np.cos, cost=CHEAP)
+log1p_op = define_op("Log1p", shape=_float_unary_rule, kernel=np.log1p, cost=CHEAP)
+expm1_op = define_op("Expm1", shape=_float_unary_rule, kernel=np.expm1, cost=CHEAP)
+floor_op = define_op("Floor", shape=_numeric_unary_rule, kernel=np.floor, cost=CHEAP)
+ceil_op = define_op("Ceil", shape=_numeric_unary_rule, kernel=np.ceil, cost=CHEAP)
+floor_op.not_differentiable("piecewise constant")
+ceil_op.not_differentiable("piecewise constant")
+
+
+@sin_op.gradient
+def _sin_grad(op, dy):
+    return [mul_op(dy, cos_op(op.inputs[0]))] if op.inputs[0].dtype.is_floating else [None]
+
+
+@cos_op.gradient
+def _cos_grad(op, dy):
+    return [neg_op(mul_op(dy, sin_op(op.inputs[0])))] if op.inputs[0].dtype.is_floating else [None]
+
+
+@log1p_op.gradient
+def _log1p_grad(op, dy):
+    x = op.inputs[0]
+    return [realdiv_op(dy, add_op(x, _ones_scalar(x)))] if x.dtype.is_floating else [None]
+
+
+@expm1_op.gradient
+def _expm1_grad(op, dy):
+    y = op.outputs[0]
+    return [mul_op(dy, add_op(y, _ones_scalar(y)))] if op.inputs[0].dtype.is_floating else [None]
+
+
 def _addn_rule(*xs, **attrs):
     if not xs:
         raise GraphError("AddN needs at least one input")
@@ -660,6 +692,12 @@ sqrt = _unary_fn(sqrt_op, "sqrt")
 tanh = _unary_fn(tanh_op, "tanh")
 sigmoid = _unary_fn(sigmoid_op, "sigmoid")
 relu = _unary_fn(relu_op, "relu")
+sin = _unary_fn(sin_op, "sin")
+cos = _unary_fn(cos_op, "cos")
+log1p = _unary_fn(log1p_op, "log1p")
+expm1 = _unary_fn(expm1_op, "expm1")
+floor = _unary_fn(floor_op, "floor", keeps_weak=True)
+ceil = _unary_fn(ceil_op, "ceil", keeps_weak=True)
 
 
 def add_n(inputs, name=None):

@@ -56,12 +56,29 @@ CASES = {
     "x.astype int64": lambda x: x.astype(np.int64),
     "x.astype bool": lambda x: x.astype(bool),
     "x.copy": lambda x: x.copy(),
+    "np.any": lambda x: np.any(x),
+    "np.all axis 1": lambda x: np.all(x, axis=1),
+    "x.any axis 0": lambda x: x.any(axis=0),
+    "np.any empty": lambda x: np.any(x[:0]),
+    "np.all empty": lambda x: np.all(x[:0]),
+    "np.var": lambda x: np.var(x),
+    "x.var axis 0": lambda x: x.var(axis=0),
+    "np.var ddof": lambda x: np.var(x, axis=1, ddof=1),
+    "np.std keepdims": lambda x: np.std(x, axis=1, keepdims=True),
+    "np.sin": lambda x: np.sin(x),
+    "np.cos": lambda x: np.cos(x),
+    "np.log1p": lambda x: np.log1p(np.abs(x)),
+    "np.expm1": lambda x: np.expm1(x * 0.5),
+    "np.floor": lambda x: np.floor(x * 0.5),
+    "np.ceil": lambda x: np.ceil(x),
 }
 
 # numpy computes these, but the graph refuses on purpose, with a message that says why
 _REFUSED = {
     ("np.where 0", "bool"), ("np.where 0.5", "bool"), ("np.where mixed", "bool"), ("np.clip", "bool"),
     ("np.clip floats", "bool"), ("np.stack", "bool"),  # bool arithmetic: the graph asks for a cast
+    ("np.sin", "bool"), ("np.cos", "bool"), ("np.expm1", "bool"),  # numpy gives float16, which the graph has not
+    ("np.floor", "bool"), ("np.ceil", "bool"), ("np.log1p", "bool"),
 }
 
 
@@ -101,3 +118,17 @@ def test_a_numpy_function_without_a_graph_version_refuses_and_says_what_works():
             np.where(x > 0)
         with pytest.raises(TypeError, match="does not take out"):
             np.sum(x, out=np.zeros(()))
+
+
+def test_size_dtype_and_scalar_use_of_a_tensor():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float32, [2, 3], name="x")
+        n = gc.placeholder(gc.int64, [], name="n")
+        assert x.size == 6 and x.ndim == 2
+        assert x.dtype == np.float32 and x.dtype == np.dtype("float32") and x.dtype != np.float64
+        assert x.dtype == gc.float32 and x.dtype is not None
+        with pytest.raises(TypeError, match="n:0 is used as a Python integer"):
+            [1, 2, 3][n]
+        with pytest.raises(TypeError, match="items of the graph tensor x:0 cannot be assigned.*np.where"):
+            x[0] = 1.0

@@ -25,6 +25,10 @@ def loss_stack_reshape(x):
     return np.sum(s * s) + np.min(np.concatenate([x, -x], axis=0))
 
 
+def loss_new_ufuncs_and_var(x):
+    return np.sum(np.sin(x) * np.cos(x) + np.log1p(x * x) + np.expm1(x * 0.5)) + np.var(x) + np.std(x, axis=0).sum()
+
+
 def loss_loop_over_rows(x):
     acc = []
     for row in x:
@@ -33,7 +37,7 @@ def loss_loop_over_rows(x):
 
 
 @pytest.mark.parametrize("loss", [loss_sum_where, loss_mean_clip, loss_dot_max, loss_stack_reshape,
-                                  loss_loop_over_rows])
+                                  loss_new_ufuncs_and_var, loss_loop_over_rows])
 def test_gradient_through_numpy_functions_matches_finite_differences(loss):
     got = autograph.grad(loss)(X)
     np.testing.assert_allclose(got, numeric_grad(loss, X), rtol=1e-5, atol=1e-7)
