@@ -298,41 +298,35 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                                    "wildcards allowed)."),
           op: Optional[str] = typer.Option(None, "--op", metavar="NAME",
                                            help="Only steps of this node or op type (while/Merge, Switch, 'while/*')."),
-          format: str = typer.Option("text", "--format", "-f", metavar="[text|json]",  # noqa: A002
-                                     help="text, or json: one event per line, for tools."),
+          format: str = typer.Option("text", "--format", "-f", metavar="[text|json|html]",  # noqa: A002
+                                     help="text; json: one event per line, for tools; html: a timeline page, "
+                                          "one lane per frame and iteration, values on hover."),
+          output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                                help="Write to this file (html: trace.html) instead of the terminal."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Text: explain the notation first."),
           dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
     """The executor's run, step by step (one thread, so it is reproducible), streamed as it runs."""
-    if format not in ("text", "json"):
-        raise CliError(f"--format {format}: use text or json")
+    if format not in ("text", "json", "html"):
+        raise CliError(f"--format {format}: use text, json or html")
     target, values = _target_and_args(spec, args, dtype, static)
     concrete = target.function.get_concrete_function(*values)
-    feeds = _feeds_by_name(target, concrete, values)
-    out = sys.stdout
-    writer = TraceWriter(out.write, graph=concrete.graph, feeds=feeds, fmt=format, show_pending=pending,
-                         limit=limit, frame=frame, op=op)
-    if format == "text":
-        out.write(f"trace of {target.func_name}({', '.join(format_value(v) for v in values)}): "
-                  f"{len(concrete.graph)} ops, num_threads=1\n")
-        if legend:
-            out.write(LEGEND + "\n")
-    result = target.function.traced_call(*values, trace=writer)
-    writer.close()
-    if format == "text":
-        out.write(f"result: {format_value(result)}\n")
-    else:
-        out.write(json.dumps({"event": "result", "value": format_value(result)}) + "\n")
-
-
-def _feeds_by_name(target: Target, concrete, values: list) -> dict:
-    """{placeholder name: value} for the arguments that became graph inputs."""
-    import numpy as np  # noqa: PLC0415
-
-    names = list(inspect.signature(target.python_function).parameters)
-    by_name = dict(zip(names, values))
-    return {p.op.name: by_name[p.op.name] for p in concrete.inputs
-            if p.op.name in by_name and isinstance(by_name[p.op.name], (np.ndarray, np.generic))}
+    call = f"{target.func_name}({', '.join(format_value(v) for v in values)})"
+    with (open(output, "w", encoding="utf-8") if output is not None else contextlib.nullcontext(sys.stdout)) as out:
+        writer = TraceWriter(out.write, graph=concrete.graph, fmt=format, show_pending=pending,
+                             limit=limit, frame=frame, op=op, title=f"trace of {call}")
+        if format == "text":
+            out.write(f"trace of {call}: {len(concrete.graph)} ops, num_threads=1\n")
+            if legend:
+                out.write(LEGEND + "\n")
+        result = target.function.traced_call(*values, trace=writer)
+        writer.close(result=format_value(result))
+        if format == "text":
+            out.write(f"result: {format_value(result)}\n")
+        elif format == "json":
+            out.write(json.dumps({"event": "result", "value": format_value(result)}) + "\n")
+    if output is not None:
+        typer.echo(f"wrote {output} ({format}, {writer.summary.steps} steps)")
 
 
 # -- grad ------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ seed 002 (the article "rules of execution" in ../shared/seeds):
 Each step is one node taken from the ready queue: the node, its frame and iteration,
 whether its token was live or dead, and what the step means where the events imply it:
 for a Switch which output was live (so the predicate), for a Merge which input arrived,
-for a fed argument or a constant its value. Below it come the pending counts it changed
+and the value it sent on. Below it come the pending counts it changed
 in its consumers (dead counts too), and the frames and iterations created and freed.
 
-The executor records node names, frames, iterations and pending/dead counts, not the
-values computed; what is shown beyond that is read off the events and the graph here.
+The executor records node names, frames, iterations, pending/dead counts and each live
+value sent; what a step means is read off those events here.
 `TraceWriter` is a sink for the executor (it has `append`): it prints each step as soon
 as the next begins, so a long run is streamed in constant memory.
 """
@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .render import format_value
+from .trace_timeline import TimelineWriter
 
 LEGEND = """\
 legend: one step = one node taken from the ready queue, in its frame and iteration
         (root/while:3 is iteration 3 of loop `while`); live or dead is its token
         pending A -> B: inputs the consumer still waits for; dead: its dead inputs
         (ready): the consumer can run; + created, - freed: frames and iterations
-        Switch: pred=True → :1 live, :0 dead; Merge: which input arrived"""
+        Switch: pred=True → :1 live, :0 dead; Merge: which input arrived;
+        → v: the value the step sent on (dead tokens carry none)"""
 
 
 @dataclass
@@ -68,12 +70,12 @@ def short_value(v, width: int = 24) -> str:
 
 
 class StepAnnotator:
-    """What a step means, read off its events and the graph: a Switch's live output and
-    predicate, the input a Merge took, the value of a feed or a constant."""
+    """What a step means, read off its events: the value it sent (the executor records each
+    live output), a Switch's live output and so its predicate, and the input a Merge took
+    (its pending count fell without a dead count)."""
 
-    def __init__(self, graph=None, feeds: dict | None = None):
+    def __init__(self, graph=None):
         self.ops = {op.name: op for op in graph.get_operations()} if graph is not None else {}
-        self.feeds = feeds or {}  # placeholder name -> value
         self.arrived: dict[tuple[str, str], str] = {}  # (Merge, frame tag) -> the live input's node
 
     def note_pending(self, e: dict) -> None:
@@ -85,52 +87,35 @@ class StepAnnotator:
     def annotate(self, run: dict, after: list[dict]) -> dict:
         """Facts for the step `run` (followed by its events `after`), as JSON-ready keys."""
         node, kind = run["node"], run.get("type", "")
+        outputs: dict[int, object] = {}
+        for e in after:  # a loop invariant re-sent to a new iteration is another node's output
+            if e["event"] == "output" and e["node"] == node:
+                outputs.setdefault(e["port"], e["value"])
         facts: dict = {}
-        if kind == "Feed":
-            name = node.split(":")[1] if node.startswith("feed:") else node
-            if name in self.feeds:
-                facts["value"] = short_value(self.feeds[name])
-        op = self.ops.get(node)
-        if op is None:
-            return facts
-        if op.type == "Const" and not run.get("dead"):
-            facts["value"] = short_value(op.attrs.get("value"))
-        elif op.type == "Switch":
+        if kind == "Switch":
             if run.get("dead"):
                 facts["switch"] = {"live": None}
-            else:
-                live = self._switch_live_port(op, after)
-                if live is not None:
-                    facts["switch"] = {"live": live, "pred": bool(live)}
-        elif op.type == "Merge":
+            elif outputs:
+                live = min(outputs)
+                facts["switch"] = {"live": live, "pred": bool(live)}
+        elif kind == "Merge":
             source = self.arrived.pop((node, run["frame"]), None)
-            if not run.get("dead") and source is not None:
+            op = self.ops.get(node)
+            if not run.get("dead") and source is not None and op is not None:
                 index = next((i for i, t in enumerate(op.inputs) if t.op.name == source), None)
                 facts["merge"] = {"input": index, "from": source}
+            outputs = {0: outputs[0]} if 0 in outputs else {}  # its index output is what "merge" says
+        if len(outputs) == 1:
+            facts["value"] = short_value(next(iter(outputs.values())))
+        elif outputs:
+            facts["value"] = short_value(tuple(outputs[k] for k in sorted(outputs)), width=40)
         return facts
-
-    def _switch_live_port(self, op, after: list[dict]) -> int | None:
-        """The output a (live) Switch sent its value to: a consumer of that port got a live
-        token (its pending count fell), a consumer of the other a dead one."""
-        ports: dict[str, set] = {}
-        for t in op.outputs:
-            for c in t.consumers():
-                ports.setdefault(c.name, set()).add(t.value_index)
-        for e in after:
-            if e["event"] != "pending" or e.get("source") != op.name or len(ports.get(e["node"], ())) != 1:
-                continue
-            (port,) = ports[e["node"]]
-            d0, d1 = e.get("dead_count", (0, 0))
-            dead = d1 != d0
-            return 1 - port if dead else port
-        return None
 
 
 def describe(facts: dict) -> str:
-    """The facts of a step as text: `pred=True → :1 live, :0 dead`, `input 1 (x) arrived`."""
+    """The facts of a step as text: `pred=True → :1 live, :0 dead`, `input 1 (x) arrived`,
+    `→ 5` (the value it sent)."""
     parts = []
-    if "value" in facts:
-        parts.append(f"value {facts['value']}")
     sw = facts.get("switch")
     if sw is not None:
         if sw["live"] is None:
@@ -140,6 +125,8 @@ def describe(facts: dict) -> str:
     mg = facts.get("merge")
     if mg is not None:
         parts.append(f"input {mg['input']} ({mg['from']}) arrived")
+    if "value" in facts:
+        parts.append(f"→ {facts['value']}")
     return "; ".join(parts)
 
 
@@ -200,21 +187,25 @@ class TraceWriter:
 
     Args:
       write: where each line goes (text) or each JSON object (json), newline included.
-      graph, feeds: the traced graph and {placeholder name: value}, for the annotations.
-      fmt: "text" or "json" (one event per line, the step's facts as keys of its run event).
+      graph: the traced graph, for the annotations and the column widths.
+      fmt: "text", "json" (one event per line, the step's facts as keys of its run event) or
+        "html" (a timeline page, cli/trace_timeline.py, titled `title`).
       show_pending: text only: include the pending-count lines.
       limit: show at most this many steps (the run goes on; the summary counts them all).
       frame, op: show only steps whose frame / node match (see frame_matches, op_matches).
     """
 
-    def __init__(self, write: Callable[[str], object], graph=None, feeds: dict | None = None, fmt: str = "text",
+    def __init__(self, write: Callable[[str], object], graph=None, fmt: str = "text",
                  show_pending: bool = True, limit: int | None = None, frame: str | None = None,
-                 op: str | None = None):
+                 op: str | None = None, title: str = "autograph trace"):
         self.write = write
         self.fmt = fmt
+        self.timeline = TimelineWriter(write) if fmt == "html" else None
+        if self.timeline is not None:
+            self.timeline.begin(title)
         self.show_pending = show_pending
         self.limit, self.frame, self.op = limit, frame, op
-        self.annotator = StepAnnotator(graph, feeds)
+        self.annotator = StepAnnotator(graph)
         self.summary = TraceSummary()
         self.shown = 0
         self.hidden_by_limit = 0
@@ -239,9 +230,14 @@ class TraceWriter:
         else:
             self._emit_loose(e)
 
-    def close(self) -> None:
-        """Write the last step and, in text, what the filters left out and the summary."""
+    def close(self, result: str | None = None) -> None:
+        """Write the last step and, in text, what the filters left out and the summary; an
+        HTML page ends with the summary and `result` (the run's result, formatted)."""
         self._flush()
+        if self.timeline is not None:
+            shown = f" ({self.shown} shown, --limit {self.limit})" if self.hidden_by_limit else ""
+            self.timeline.end(self.summary.text() + shown, result)
+            return
         if self.fmt == "json":
             self.write(json.dumps({"event": "summary", **self.summary.__dict__}) + "\n")
             return
@@ -272,11 +268,17 @@ class TraceWriter:
         self.shown += 1
         self._write_event(run, facts)
         for e in after:
+            if e["event"] == "output":
+                continue  # in the step's facts
             if e["event"] == "pending" and e["frame"] != run["frame"] and self.fmt == "text":
                 e = dict(e, node=f"{e['node']} (in {e['frame']})")  # e.g. a NextIteration feeding the next iteration
             self._write_event(e, None)
 
     def _write_event(self, e: dict, facts: dict | None) -> None:
+        if self.timeline is not None:
+            if e["event"] == "run":
+                self.timeline.step(e, describe(facts or {}))
+            return
         if self.fmt == "json":
             out = dict(e)
             if facts:
@@ -301,10 +303,10 @@ def _frame_tag_width(graph) -> int:
     return widest
 
 
-def format_trace(events: list[dict], show_pending: bool = True, graph=None, feeds: dict | None = None) -> str:
+def format_trace(events: list[dict], show_pending: bool = True, graph=None) -> str:
     """The whole trace, one line per event (pending-count lines optional), as one string."""
     lines: list[str] = []
-    writer = TraceWriter(lines.append, graph=graph, feeds=feeds, show_pending=show_pending)
+    writer = TraceWriter(lines.append, graph=graph, show_pending=show_pending)
     if graph is None:  # widths from the events themselves
         runs = [e for e in events if e["event"] == "run"]
         writer.name_w = max([len(e["node"]) for e in runs] + [12])

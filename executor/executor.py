@@ -681,8 +681,9 @@ ExecutorState._handlers = (ExecutorState._run_op, ExecutorState._run_switch, Exe
 
 
 class TracedExecutorState(ExecutorState):
-    """A run that appends one dict per step to `trace`: each node run ("run"), each change
-    of a consumer's pending or dead count ("pending"), and frame and iteration events.
+    """A run that appends one dict per step to `trace`: each node run ("run"), each live value
+    it sends ("output": its port and the value itself), each change of a consumer's pending or
+    dead count ("pending"), and frame and iteration events.
     It queues dead Exits like any node, so that their steps are recorded too."""
 
     inline_dead_exits = False
@@ -694,6 +695,9 @@ class TracedExecutorState(ExecutorState):
         self.step = 0
 
     def _activate_nodes(self, item, edges, frame, it, value, is_dead) -> None:
+        if not is_dead and edges is not item.control_edges and value is not None:
+            port = next(k for k, e in enumerate(item.out_edges) if e is edges)
+            self._trace("output", node=item.name, port=port, value=value)
         before = (list(it.pending), list(it.dead_count))
         super()._activate_nodes(item, edges, frame, it, value, is_dead)
         nodes = frame.info.nodes

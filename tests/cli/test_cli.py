@@ -226,12 +226,12 @@ def test_trace_says_what_switch_merge_and_feeds_did():
         (line,) = [l for l in steps if l.split()[2] == node and f"iter {it} " in l]
         return line
 
-    assert step("while/Switch", 0).endswith("live  pred=True → :1 live, :0 dead")  # 1 < 2: the body runs
-    assert step("while/Switch", 1).endswith("live  pred=False → :0 live, :1 dead")  # 2 < 2 is false: exit
-    assert step("while/Merge", 0).endswith("input 0 (while/Enter) arrived")
-    assert step("while/Merge", 1).endswith("input 1 (while/NextIteration) arrived")
-    assert step("feed:n:0", 0).endswith("value 2")
-    assert step("Const_1", 0).endswith("value 1")
+    assert step("while/Switch", 0).endswith("live  pred=True → :1 live, :0 dead; → 1")  # 1 < 2: the body runs
+    assert step("while/Switch", 1).endswith("live  pred=False → :0 live, :1 dead; → 1")  # 2 < 2 is false: exit
+    assert step("while/Merge", 0).endswith("input 0 (while/Enter) arrived; → 1")
+    assert step("while/Merge", 1).endswith("input 1 (while/NextIteration) arrived; → 1")
+    assert step("feed:n:0", 0).endswith("live  → 2")
+    assert step("Const_1", 0).endswith("live  → 1")
 
 
 def test_trace_filters():
@@ -262,8 +262,8 @@ def test_trace_json_is_one_event_per_line():
     assert {"step", "node", "type", "frame", "iteration", "dead"} <= set(switches[0])
     limited = [json.loads(l) for l in ok("trace", "fibonacci", "2", "-f", "json", "--limit", "3").splitlines()]
     assert sum(e["event"] == "run" for e in limited) == 3
-    bad = invoke("trace", "fibonacci", "2", "-f", "html")
-    assert bad.exit_code == 2 and "use text or json" in bad.output
+    bad = invoke("trace", "fibonacci", "2", "-f", "xml")
+    assert bad.exit_code == 2 and "use text, json or html" in bad.output
 
 
 def test_trace_streams_each_step_as_the_next_begins():
