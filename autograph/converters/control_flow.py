@@ -110,7 +110,7 @@ class ControlFlowTransformer(Converter):
         code += self._function(if_body, node.body, names)
         code += self._function(else_body, node.orelse, names)
         code += templates.replace(
-            "ag__.if_stmt(test, if_body, else_body, get_state, set_state, names, nouts, line)",
+            "ag__.if_stmt(test, if_body, else_body, get_state, set_state, names=names, nouts=nouts, line=line)",
             test=node.test, if_body=if_body, else_body=else_body, get_state=get_state,
             set_state=set_state, names=templates.str_tuple(names), nouts=templates.const(nouts),
             line=templates.const(self.lineno(node)))
@@ -127,7 +127,7 @@ class ControlFlowTransformer(Converter):
         code += self._function(body, self._body_locals(node, node.body, names) + node.body, names)
         code += templates.replace("def loop_test():\n    return test_expr\n", loop_test=test, test_expr=node.test)
         code += templates.replace(
-            "ag__.while_stmt(loop_test, loop_body, get_state, set_state, names, nouts, line)",
+            "ag__.while_stmt(loop_test, loop_body, get_state, set_state, names=names, nouts=nouts, line=line)",
             loop_test=test, loop_body=body, get_state=get_state, set_state=set_state,
             names=templates.str_tuple(names), nouts=templates.const(nouts), line=templates.const(self.lineno(node)))
         return self.mark(self._undefined_assigns(node, names) + code, node)
@@ -153,7 +153,7 @@ class ControlFlowTransformer(Converter):
             code += templates.replace("def extra_test():\n    return test_expr\n", extra_test=extra_name,
                                       test_expr=extra)
         code += templates.replace(
-            "ag__.for_stmt(iterated, extra_test, loop_body, get_state, set_state, names, nouts, line)",
+            "ag__.for_stmt(iterated, extra_test, loop_body, get_state, set_state, names=names, nouts=nouts, line=line)",
             iterated=node.iter, extra_test=extra_name, loop_body=body, get_state=get_state,
             set_state=set_state, names=templates.str_tuple(names), nouts=templates.const(nouts),
             line=templates.const(self.lineno(node)))

@@ -34,6 +34,7 @@ def test_convert_plain_shows_original_and_converted():
     assert "# --- original  collatz.py:" in out and "# --- converted  collatz ---" in out
     assert "while n != 1:" in out
     assert "ag__.while_stmt(" in out and "ag__.if_stmt(" in out
+    assert "names=('steps', 'n'), nouts=1, line=10)" in out  # the calls explain their arguments
     assert "\x1b[" not in out
 
 
