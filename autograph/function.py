@@ -195,9 +195,23 @@ class ConcreteFunction:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
                     self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
                                                            skip=skip - set(passes_to_run or ()))
+                    self._follow(dict(zip(map(id, fetches), self.optimize_report.fetches)))
                     fetches = self.optimize_report.fetches
                 self._run_fetches = fetches
             return self.optimize_report
+
+    def _follow(self, replaced: dict) -> None:
+        """Point the outputs at the tensors the optimizer put in their place (`replaced`:
+        id of the old tensor -> the new one), so gradients built after a call, and what
+        the outputs show, see tensors still in the graph."""
+        def new(v):
+            if isinstance(v, gc.Tensor):
+                return replaced.get(id(v), v)
+            return _ListOutput(new(v.stacked)) if isinstance(v, _ListOutput) else v
+
+        self._fetches = [new(t) for t in self._fetches]
+        self._token, self._returned = new(self._token), new(self._returned)
+        self.structured_outputs = _pack(self.structured_outputs, [new(v) for v in _flatten(self.structured_outputs)])
     @property
     def outputs(self) -> list:
         """The graph tensors the function returns, in order (what a run fetches)."""

@@ -23,6 +23,11 @@ UNLOCK_MIN_NS = 10_000
 def estimate_ns(op, args: tuple) -> float:
     """Nanoseconds the kernel of `op` (an Operation) will take on `args` (numpy values), roughly."""
     attrs = op.attrs
+    if op.type == "Fused":  # its elementwise steps, and the MatMul that may start it
+        steps = attrs["steps"]
+        matmuls = sum(estimate_ns(_MatMulStep(s[2]), tuple(args[i] for i in s[1])) for s in steps
+                      if s[0] == "MatMul" and all(i < len(args) for i in s[1]))  # on the op's own inputs
+        return matmuls + len(steps) * max((getattr(x, "size", 1) for x in args), default=1) * NS_PER_ELEMENT
     if op.type == "MatMul" and len(args) == 2:
         a, b = (getattr(x, "shape", ()) for x in args)
         if len(a) >= 1 and len(b) >= 1:
@@ -33,6 +38,15 @@ def estimate_ns(op, args: tuple) -> float:
     return sum(getattr(x, "size", 1) for x in args) * NS_PER_ELEMENT
 
 
+class _MatMulStep:
+    """A fused op's MatMul step, seen as an op by estimate_ns."""
+
+    type = "MatMul"
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+
 def uses_blas(op) -> bool:
     """The kernel is a BLAS call (which may use several threads by itself)."""
-    return op.type == "MatMul"
+    return op.type == "MatMul" or (op.type == "Fused" and any(s[0] == "MatMul" for s in op.attrs["steps"]))

@@ -504,10 +504,10 @@ class ExecutorState:
     def _kernel_error(self, node: TaggedNode, e: BaseException):
         item, frame, it = node.item, node.frame, node.iteration
         op = item.op
-        loc = op.location()
+        name, op_type, loc = getattr(e, "fused_step", None) or (op.name, op.type, op.location())
         cls = InvalidArgumentError if isinstance(e, InvalidArgumentError) else ExecutionError
         where = "root frame" if frame.parent is None else f"frame {frame.tag(it.iter_id)} (iteration {it.iter_id})"
-        msg = (f"while executing {op.name} ({op.type}) in {where}, created at {loc}: "
+        msg = (f"while executing {name} ({op_type}) in {where}, created at {loc}: "
                f"{type(e).__name__}: {e}")
         cls = execution_error_type(cls, e)  # also an IndexError, ValueError... as Python's would be
         err = cls(msg, op=op, frame=frame.tag(it.iter_id), iteration=it.iter_id, original=e)

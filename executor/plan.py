@@ -19,6 +19,7 @@ from graphcore.graph import Graph, Operation
 
 from .cost import uses_blas
 from . import kernel_contract
+from .fused_kernel import fused_kernel
 from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
@@ -210,7 +211,10 @@ class ExecutionPlan:
         item.single_output = len(op.outputs) == 1
         item.cheap = d.cost == "cheap"
         item.uses_blas = uses_blas(op)
-        if item.kind == NORMAL:
+        if item.kind == NORMAL and op.type == "Fused":
+            k = fused_kernel(op)
+            item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
+        elif item.kind == NORMAL:
             k = scalar_kernel(op) or d.kernel
             args = (runtime,) if d.uses_runtime else ()
             if args or op.attrs:

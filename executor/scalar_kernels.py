@@ -38,15 +38,19 @@ def scalar_kernel(op):
     docstring), falling back to the op's own kernel; None if the op has none such."""
     if op.attrs or not op.inputs or op.op_def.uses_runtime:
         return None
-    fallback = op.op_def.kernel
-    t = op.inputs[0].dtype.np_dtype
-    if t is None or any(x.dtype.np_dtype != t for x in op.inputs):
+    return scalar_kernel_for(op.type, [x.dtype.np_dtype for x in op.inputs], op.op_def.kernel)
+
+
+def scalar_kernel_for(name: str, input_dtypes: list, fallback):
+    """The same for an op of type `name` without attributes whose inputs have these numpy
+    dtypes and whose own kernel is `fallback` (a fused op's steps have no Operation)."""
+    t = input_dtypes[0] if input_dtypes else None
+    if t is None or any(d != t for d in input_dtypes):
         return None
     T = t.type
-    name = op.type
     if name == "LogicalNot" and T is np.bool_:
         return _unary(operator.invert, fallback, T)   # ~ on a numpy bool is `not`
-    if len(op.inputs) != 2:
+    if len(input_dtypes) != 2:
         return None
     if name in _COMPARISONS:
         return _exact(_COMPARISONS[name], fallback, T)

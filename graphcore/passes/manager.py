@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..errors import GraphError
 from ..graph import Graph
-from . import arithmetic, constant_folding, control_flow, cse, licm, pruning
+from . import arithmetic, constant_folding, control_flow, cse, fusion, licm, pruning
 from .state import PassState
 
 # name -> run(graph, state) -> rewrites; the order of one round
@@ -28,9 +28,11 @@ PASSES: dict[str, Callable] = {
     "arithmetic": arithmetic.run,
     "cse": cse.run,
     "control_flow": control_flow.run,
+    "fusion": fusion.run,  # once, at the end: the others see plain ops
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
 ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
+LAST = ("fusion",)  # passes that run once, after the others reached their fixed point
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:
@@ -123,14 +125,15 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     # so a pass runs again only after another pass changed the graph (Graph.version counts
     # every change). Pruning only erases, which gives no other pass anything new to do: it
     # runs once, at the end (a traced graph has few unused ops; the other passes leave the
-    # ops they replace unused, and skip unused ops).
-    later = [n for n in names if n not in ONLY_ERASES]
+    # ops they replace unused, and skip unused ops). The LAST passes run once after that.
+    last = [n for n in names if n in LAST]
+    later = [n for n in names if n not in ONLY_ERASES and n not in LAST]
     first = [n for n in names if n in ONLY_ERASES]
     dirty = list(later) or list(first)
     runs = 0
     changed_since = {n: True for n in first}
-    while dirty and runs < max_rounds * len(names):
-        name = dirty.pop(0)
+    while (dirty or last) and runs < max_rounds * len(names) + len(last):
+        name = dirty.pop(0) if dirty else last.pop(0)
         runs += 1
         s = stats[name]
         version, created, size = graph.version, graph.checkpoint(), len(graph)
@@ -144,7 +147,7 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
         s.rewritten += n
         if name in ONLY_ERASES:
             changed_since[name] = False
-        elif graph.version != version or n:
+        elif name not in LAST and (graph.version != version or n):
             changed_since = {k: True for k in changed_since}
             i = later.index(name)
             dirty = [p for p in later[i + 1:] + later[:i] if p != name]

@@ -26,8 +26,8 @@ def test_graph_passes_runs_only_those_and_refuses_unknown_ones():
     r = invoke("graph", "fibonacci", 10, "--passes", "pruning,cse", "--plain")
     assert r.exit_code == 0, r.output
     assert "cse" in r.output and "licm" not in r.output
-    r = invoke("graph", "fibonacci", 10, "--passes", "fusion")
-    assert r.exit_code != 0 and "unknown pass fusion" in r.output
+    r = invoke("graph", "fibonacci", 10, "--passes", "folding")
+    assert r.exit_code != 0 and "unknown pass folding" in r.output
 
 
 def test_run_no_optimize_gives_the_same_result():

@@ -5,6 +5,7 @@ import pytest
 
 import graphcore as gc
 from executor import Session
+from graphcore import passes
 from graphcore.ops import array_ops, list_ops, math_ops
 
 from gradcheck import numeric_grad
@@ -14,6 +15,11 @@ I64 = np.int64
 
 def _c(v):
     return gc.constant(np.asarray(v, dtype=np.int64))
+
+
+def _fused(y):
+    """y's tree of elementwise ops (and MatMul) as one Fused op, as the optimizer makes it."""
+    return passes.optimize(y.graph, [y], passes=["fusion"]).fetches[0]
 
 
 def _list_of(t):
@@ -42,6 +48,9 @@ CASES = {
     "Expm1": ([("f", (4,))], gc.expm1),
     "Sigmoid": ([("f", (4,))], gc.sigmoid),
     "Relu": ([("f", (5,))], gc.relu),
+    "Fused": ([("f", (2, 3)), ("f", (3, 4)), ("f", (4,)), ("p", (2, 4))],  # a used twice, a constant, a comparison
+               lambda a, b, c, d: _fused(gc.tanh(gc.matmul(a, b) + c) * gc.sqrt(d) / (1.5 + d * d)
+                                         + gc.reduce_sum(a) * gc.where(d > 1.0, d, -d))),
     "AddN": ([("f", (2, 2)), ("f", (2, 2)), ("f", (2, 2))], lambda a, b, c: gc.add_n([a, b, c])),
     "MatMul": ([("f", (2, 3)), ("f", (3, 4)), ("f", (4, 3)), ("f", (3,)), ("f", (2,))],
                lambda a, b, bt, v, w: gc.reduce_sum(gc.matmul(a, b)) + gc.reduce_sum(gc.matmul(a, bt, transpose_b=True))

@@ -1,0 +1,57 @@
+"""The kernel the executor runs for a `Fused` op (graphcore/ops/fused_ops.py): Python
+source generated from its steps, one line per step, each calling the kernel the step's op
+would have had (the scalar operator of scalar_kernels.py where it applies, else the op's
+numpy kernel with its attributes bound), constants bound once. For `tanh(x @ w + b)`:
+
+    def fused(x0, x1, x2):
+        try:
+            v3 = k0(x0, x1)
+            v4 = k1(v3, x2)
+            return k2(v4)
+        except Exception:
+            return reference(x0, x1, x2)
+
+On an exception the reference kernel (fused_ops.run_steps) runs the steps again, one at
+a time, and raises marked with the step that failed, so the error names that op and its
+line. Values are the same as the unfused ops': the same kernels run in the same order.
+"""
+from __future__ import annotations
+
+import functools
+
+from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE, run_steps
+from graphcore.registry import get_op_def
+
+from .scalar_kernels import scalar_kernel_for
+
+
+def fused_kernel(op):
+    """A fast kernel for the Fused op `op`, built from its steps."""
+    steps = op.attrs["steps"]
+    n = len(op.inputs)
+    dtypes = [t.dtype.np_dtype for t in op.inputs] + [s[DTYPE].np_dtype for s in steps]
+    env = {"reference": functools.partial(run_steps, steps=steps)}
+    args = ", ".join(f"x{i}" for i in range(n))
+    names = [f"x{i}" for i in range(n)]
+    body = []
+    for j, step in enumerate(steps):
+        if step[TYPE] == "Const":
+            env[f"c{j}"] = step[ATTRS]["value"]
+            names.append(f"c{j}")
+            continue
+        op_def = get_op_def(step[TYPE])
+        if step[ATTRS]:
+            kernel = functools.partial(op_def.kernel, **step[ATTRS])
+        else:
+            kernel = scalar_kernel_for(step[TYPE], [dtypes[i] for i in step[INPUTS]], op_def.kernel) or op_def.kernel
+        env[f"k{j}"] = kernel
+        call = f"k{j}({', '.join(names[i] for i in step[INPUTS])})"
+        names.append(f"v{j}")
+        body.append(f"v{j} = {call}")
+    body.append(f"return {names[-1]}")
+    source = (f"def fused({args}):\n    try:\n" + "".join(f"        {line}\n" for line in body)
+              + f"    except Exception:\n        return reference({args})\n")
+    exec(compile(source, f"<fused kernel of {op.name}>", "exec"), env)  # noqa: S102 (our own source)
+    fused = env["fused"]
+    fused.source = source
+    return fused

@@ -1,0 +1,106 @@
+"""Op fusion: a tree of elementwise ops (with a MatMul in it, and the constants they read)
+whose intermediate values nothing else reads becomes one `Fused` op
+(graphcore/ops/fused_ops.py). `tanh(x @ w + b)` is one node instead of three, `3 * n + 1`
+one instead of four (two constants), `n % 2 == 0` one instead of four.
+
+Why it pays: the executor's cost is mostly per node (activation, pending counts, queues),
+about half a microsecond each, which in a loop over scalars is far more than the kernels.
+
+What may join the tree of a root op C: a producer P of one of the tree's inputs that is
+fusible (FUSIBLE), in the same control-flow context and on the same device, with one
+output that only tree members read and nobody fetches, no control outputs, and not an
+anchor (a cond's predicate, a placeholder). The fused op waits for every control input the
+members had (a constant's tie to its frame's pivot included), so it is live and dead
+exactly when the tree was. It runs once, after the other passes (they see plain ops).
+"""
+from __future__ import annotations
+
+from ..graph import Graph, Operation
+from ..ops.fused_ops import fused_op
+from .state import PassState
+
+ELEMENTWISE = frozenset({
+    "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "Mod", "Maximum", "Minimum", "Pow", "AddN",
+    "Neg", "Abs", "Square", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Sin", "Cos", "Log1p", "Expm1",
+    "Floor", "Ceil", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual",
+    "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "Cast"})
+FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
+
+
+def run(graph: Graph, state: PassState) -> int:
+    protected = state.protected()
+    anchors = {id(op) for op in state.anchors}
+    order = {id(op): k for k, op in enumerate(graph.get_operations())}
+    taken: set[int] = set()
+    fused = 0
+    for root in reversed(graph.get_operations()):
+        if id(root) in taken or not _may_root(root, anchors, state):
+            continue
+        members = _grow(root, protected, state, taken)
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda op: order[id(op)])
+        if _fuse(graph, state, root, members):
+            taken.update(id(m) for m in members)
+            fused += 1
+    return fused
+
+
+def _fusible(op: Operation) -> bool:
+    return (op.type in FUSIBLE and len(op.outputs) == 1 and op.outputs[0].dtype.np_dtype is not None
+            and all(t.dtype.np_dtype is not None for t in op.inputs))
+
+
+def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
+    """A fetched op may be a root (the fused op is fetched instead); an anchor may not."""
+    out = op.outputs[0] if len(op.outputs) == 1 else None
+    return _fusible(op) and op.type != "Const" and id(op) not in anchors and \
+        out is not None and bool(out.consumers() or state.is_fetched(out))
+
+
+def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int]) -> list[Operation]:
+    """The root and every producer that may join its tree (see the module docstring)."""
+    members = {id(root): root}
+    changed = True
+    while changed:
+        changed = False
+        for m in list(members.values()):
+            for t in m.inputs:
+                p = t.op
+                if id(p) in members or id(p) in taken or id(p) in protected or not _fusible(p):
+                    continue
+                if p.ctx is not root.ctx or p.device != root.device or p.control_outputs or state.is_fetched(t):
+                    continue
+                if p.type != "Const" and p.control_inputs:
+                    continue  # a constant's control input is its tie to the frame: the fused op keeps it
+                if all(id(c) in members for c in t.consumers()):
+                    members[id(p)] = p
+                    changed = True
+    return list(members.values())
+
+
+def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operation]) -> bool:
+    index = {id(m): k for k, m in enumerate(members)}
+    inputs, position = [], {}
+    for m in members:
+        for t in m.inputs:
+            if id(t.op) not in index and id(t) not in position:
+                position[id(t)] = len(inputs)
+                inputs.append(t)
+    if not inputs:
+        return False  # all constants: constant folding's business
+    n = len(inputs)
+    steps = tuple((m.type, tuple(n + index[id(t.op)] if id(t.op) in index else position[id(t)] for t in m.inputs),
+                   dict(m.attrs), m.name, m.location(), m.outputs[0].dtype) for m in members)
+    controls = []
+    for m in members:
+        controls.extend(c for c in m.control_inputs if id(c) not in index and c not in controls)
+    out = root.outputs[0]
+    with graph.inserting_before(root):  # its inputs are the members' own: nothing to capture, no pivot to add
+        new = graph.create_op(fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
+                              name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=controls,
+                              capture=False).outputs[0]
+    new.weak = out.weak
+    state.replace(out, new)
+    graph.erase_ops(reversed(members))
+    return True
