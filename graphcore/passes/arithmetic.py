@@ -5,6 +5,14 @@
   -(-x), not (not p)           -> x, p
   (a + b) + c                  -> AddN(a, b, c)   (AddN adds left to right, so even floats round alike;
                                                    only when nothing else reads a + b)
+  a * b + a * c                -> a * (b + c)     (integers: exact with wrap-around too; for floats the
+                                                   rounding differs, so they are left alone)
+  x == x, x <= x, x >= x       -> True, and x != x, x < x, x > x -> False (integers and bools: a float
+                                  x may be nan; only for an x that is always live, of known shape,
+                                  outside control flow, since the result is a constant)
+
+Scalars are not broadcast "once" here: numpy broadcasts inside each kernel without making
+the broadcast array, so there is no broadcast op to share.
 
 A simplification applies only when the result certainly has x's shape and dtype (the
 constant broadcasts into x, never x into it). The replacement is x itself or an op
@@ -15,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph, Tensor
-from ..ops.math_ops import add_n
-from .state import PassState, all_equal, broadcast_keeps, const_value
+from ..ops.array_ops import constant
+from ..ops.math_ops import add, add_n, multiply
+from .state import PassState, all_equal, broadcast_keeps, const_value, may_be_dead
 
 
 def _is_int(t: Tensor) -> bool:
@@ -47,6 +56,41 @@ def _add_chain(op, state):
     return terms
 
 
+def _single_use(t: Tensor, op, state) -> bool:
+    p = t.op
+    return (p.ctx is op.ctx and not p.control_inputs and p.device == op.device and len(t.consumers()) == 1
+            and not state.is_fetched(t))
+
+
+def _common_factor(op, state):
+    """(a, b, c) for op = a * b + a * c (either order in each product), integers only."""
+    x, y = op.inputs
+    if x.op.type != "Mul" or y.op.type != "Mul" or not (_is_int(x) and x.dtype == y.dtype == op.outputs[0].dtype):
+        return None
+    if not (_single_use(x, op, state) and _single_use(y, op, state)) or x.op is y.op:
+        return None
+    for a, b in (tuple(x.op.inputs), tuple(reversed(x.op.inputs))):
+        for a2, c in (tuple(y.op.inputs), tuple(reversed(y.op.inputs))):
+            if a is a2 and b.dtype == c.dtype == a.dtype:
+                return a, b, c
+    return None
+
+
+_SELF_COMPARISONS = {"Equal": True, "LessEqual": True, "GreaterEqual": True,
+                     "NotEqual": False, "Less": False, "Greater": False}
+
+
+def _self_comparison(op, dead: set[int]):
+    """The constant `x == x` (and the like) is, or None."""
+    x, y = op.inputs
+    out = op.outputs[0]
+    if x is not y or op.ctx is not None or id(op) in dead or not out.shape.is_fully_defined():
+        return None
+    if not (_is_int(x) or x.dtype.np_dtype == np.bool_):
+        return None
+    return np.full(out.shape.as_list(), _SELF_COMPARISONS[op.type], dtype=np.bool_)
+
+
 def _simplify(op, state=None):
     """('same', x) to replace op's output by x, ('addn', terms) by AddN(terms), or None.
     (x * 0 and x - x are left alone: a new op fed only by x took the wrong loop's pivot
@@ -64,6 +108,9 @@ def _simplify(op, state=None):
         terms = _add_chain(op, state)
         if terms is not None:
             return "addn", terms
+        factored = _common_factor(op, state)
+        if factored is not None:
+            return "factor", factored
     if t in ("Sub", "RealDiv") and len(ins) == 2:
         x, c = ins
         if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
@@ -75,20 +122,36 @@ def _simplify(op, state=None):
     return None
 
 
-_TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"})
+_TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"}) | set(_SELF_COMPARISONS)
 
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
+    dead = None
     for op in graph.get_operations():
         if op.type not in _TYPES or op.control_inputs:
             continue
         if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
             continue
+        if op.type in _SELF_COMPARISONS:
+            if op.inputs[0] is op.inputs[1]:
+                dead = may_be_dead(graph) if dead is None else dead
+                value = _self_comparison(op, dead)
+                if value is not None:
+                    with graph.inserting_before(op):
+                        c = constant(value)
+                    rewrites += state.replace(op.outputs[0], c)
+            continue
         found = _simplify(op, state)
         if found is None:
             continue
         how, x = found
+        if how == "factor":
+            a, b, c = x
+            with graph.inserting_before(op):
+                x = multiply(a, add(b, c))
+            if x.dtype != op.outputs[0].dtype or not x.shape.is_compatible_with(op.outputs[0].shape):
+                continue
         if how == "addn":
             with graph.inserting_before(op):
                 x = add_n(x)

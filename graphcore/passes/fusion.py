@@ -32,6 +32,7 @@ def run(graph: Graph, state: PassState) -> int:
     anchors = {id(op) for op in state.anchors}
     order = {id(op): k for k, op in enumerate(graph.get_operations())}
     taken: set[int] = set()
+    replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     fused = 0
     for root in reversed(graph.get_operations()):
         if id(root) in taken or not _may_root(root, anchors, state):
@@ -42,7 +43,9 @@ def run(graph: Graph, state: PassState) -> int:
         members.sort(key=lambda op: order[id(op)])
         if _fuse(graph, state, root, members):
             taken.update(id(m) for m in members)
+            replaced.extend(members)
             fused += 1
+    graph.erase_ops(reversed(replaced))
     return fused
 
 
@@ -102,5 +105,4 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
                               capture=False).outputs[0]
     new.weak = out.weak
     state.replace(out, new)
-    graph.erase_ops(reversed(members))
     return True

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..errors import GraphError
 from ..graph import Graph
-from . import arithmetic, constant_folding, control_flow, cse, fusion, licm, pruning
+from . import arithmetic, constant_folding, control_flow, cse, fusion, identical_branches, licm, pruning
 from .state import PassState
 
 # name -> run(graph, state) -> rewrites; the order of one round
@@ -28,6 +28,7 @@ PASSES: dict[str, Callable] = {
     "arithmetic": arithmetic.run,
     "cse": cse.run,
     "control_flow": control_flow.run,
+    "identical_branches": identical_branches.run,
     "fusion": fusion.run,  # once, at the end: the others see plain ops
 }
 DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)

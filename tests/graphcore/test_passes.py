@@ -281,7 +281,8 @@ def test_manager_reports_skips_and_refuses_unknown_passes():
         x = gc.placeholder(gc.float64, [], name="x")
         y = gc.tanh(x) + gc.tanh(x)
     report = optimize(g, [y], skip=["cse", "fusion"])
-    assert [p.name for p in report.passes] == ["pruning", "licm", "constant_folding", "arithmetic", "control_flow"]
+    assert [p.name for p in report.passes] == ["pruning", "licm", "constant_folding", "arithmetic", "control_flow",
+                                              "identical_branches"]
     assert types(g).count("Tanh") == 2
     assert "pass" in report.table() and f"-> {len(g)}" in report.table()
     with pytest.raises(gc.GraphError, match="unknown graph pass"):
@@ -305,3 +306,70 @@ def test_add_chains_become_one_addn_adding_left_to_right():
     addn = [op for op in g.get_operations() if op.type == "AddN"]
     assert sorted(len(op.inputs) for op in addn) == [3, 4]
     assert types(g).count("Add") == 1  # kept: fetched and read twice
+
+
+def test_common_factors_of_integers_are_taken_out_and_floats_left_alone():
+    def build(dtype):
+        def b():
+            g = gc.Graph()
+            with g.as_default():
+                a, x, y = (gc.placeholder(dtype, [3], name=n) for n in "axy")
+                out = a * x + y * a
+            return g, [out], (a, x, y)
+        return b
+
+    big = np.array([2 ** 62, -3, 7], dtype=np.int64)  # wraps around: still equal
+    g, report = check(build(gc.int64), lambda p: dict(zip(p, (big, big, np.array([5, 6, -2])))))
+    assert types(g).count("Mul") == 1 and types(g).count("Add") == 1
+    g, _ = check(build(gc.float64), lambda p: dict(zip(p, (np.full(3, 0.1), np.full(3, 0.2), np.full(3, 0.7)))))
+    assert types(g).count("Mul") == 2
+
+
+def test_comparing_an_integer_with_itself_is_a_constant_floats_are_not():
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            n = gc.placeholder(gc.int64, [2], name="n")
+            f = gc.placeholder(gc.float64, [2], name="f")
+            outs = [n == n, n < n, n >= n, f == f]  # f == f is False where f is nan
+        return g, outs, (n, f)
+
+    g, report = check(build, lambda p: {p[0]: np.array([1, -1]), p[1]: np.array([np.nan, 1.0])})
+    kinds = types(g)
+    assert "Less" not in kinds and "GreaterEqual" not in kinds and kinds.count("Equal") == 1
+
+
+def test_a_cond_whose_branches_compute_the_same_becomes_that_computation():
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            x = gc.placeholder(gc.float64, [], name="x")
+            q = gc.placeholder(gc.float64, [], name="q")
+            p = q > 0.0
+            same = gc.cond(p, lambda: gc.tanh(x) * 2.0 + 1.0, lambda: gc.tanh(x) * 2.0 + 1.0)
+            other = gc.cond(p, lambda: gc.tanh(x) * 2.0, lambda: gc.tanh(x) * 3.0)
+            passed = gc.cond(p, lambda: x, lambda: x)
+        return g, [same, other, passed], (x, q)
+
+    for qv in (1.0, -1.0):
+        g, report = check(build, lambda v, qv=qv: {v[0]: np.float64(0.4), v[1]: np.float64(qv)})
+        merges = [op for op in g.get_operations() if op.type == "Merge"]
+        assert len(merges) == 1  # `other` stays a cond; `same` and `passed` need none
+        assert types(g).count("Tanh") == 3  # one for `same`, two in `other`'s branches
+
+
+def test_identical_branches_with_a_print_stay():
+    def branch(g, x):
+        with g.control_dependencies([gc.print(x)]):
+            return x * 2.0
+
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            x = gc.placeholder(gc.float64, [], name="x")
+            y = gc.cond(x > 0.0, lambda: branch(g, x), lambda: branch(g, x))
+        return g, [y], x
+
+    for v in (1.0, -1.0):
+        g, _ = check(build, lambda x, v=v: {x: np.float64(v)})  # (check compares the printed lines too)
+        assert any(op.type == "Merge" for op in g.get_operations())
