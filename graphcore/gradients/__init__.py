@@ -6,5 +6,6 @@ rules of the other ops sit with each op, in ops/."""
 from . import control_flow_grad  # noqa: F401  (registers the rules of the five primitives)
 from .backprop import gradients
 from .control_flow_grad import accumulated_tensors, accumulators, iteration_count
+from .remat import memory_budget
 
-__all__ = ["gradients", "accumulated_tensors", "accumulators", "iteration_count"]
+__all__ = ["gradients", "accumulated_tensors", "accumulators", "iteration_count", "memory_budget"]

@@ -11,6 +11,8 @@ unit is handed to `control_flow_grad.while_loop_grad`, which builds the backward
 loop and calls this walk again on the loop body (one level down)."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..control_flow import tuple_
@@ -18,13 +20,15 @@ from ..errors import GraphError
 from ..graph import Operation, Tensor, graph_of
 from ..ops.array_ops import constant
 from ..registry import set_needed
+from . import remat
 from .contraction import factorizer_for
 from .control_flow_grad import while_loop_grad
 from .liveness import exit_owners, liveness
 from .util import add_grads, differentiable
 
 
-def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False):
+def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False,
+              memory_budget: int | None = None):
     """Symbolic gradients of `sum(ys)` with respect to each of `xs`.
 
     Args:
@@ -78,8 +82,10 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
             elif not isinstance(dy, Tensor):
                 dy = constant(np.asarray(dy, dtype=y.dtype.np_dtype), name="grad_ys")
             dys.append(dy)
-        return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g.control_flow_context,
-                        result_for=x_tensors, gate=gate_gradients)
+        budget = remat.memory_budget(memory_budget) if memory_budget is not None else contextlib.nullcontext()
+        with budget:
+            return backprop(g, ys, dys, [t for t in x_tensors if t is not None], scope=g.control_flow_context,
+                            result_for=x_tensors, gate=gate_gradients)
 
 
 def _as_x(g, x):

@@ -44,6 +44,7 @@ from ..ops import list_ops
 from ..ops.array_ops import constant
 from ..ops.math_ops import add_op, less_op
 from ..shapes import TensorShape
+from . import remat
 from .contraction import contract
 from .liveness import liveness
 from .util import add_grads, differentiable, zeros_like_fwd, zeros_like_in_loop
@@ -232,6 +233,7 @@ class GradWhileContext(WhileContext):
         self.forward = forward
         # id(popped value) -> (popped value, the full forward list as seen from self.outer)
         self._pop_lists: dict[int, tuple[Tensor, Tensor]] = {}
+        self.kept_bytes = 0  # per forward iteration, in the lists this loop pops (remat.py)
 
     def capture(self, t: Tensor) -> Tensor:
         c = t.op.ctx
@@ -246,12 +248,34 @@ class GradWhileContext(WhileContext):
                 inner = self.capture(t.op.inputs[0])
             else:
                 k = self._next_value_of(t)
-                inner = self._pop(t) if k is None else self._carried(k)
+                inner = self._carried(k) if k is not None else self._kept_or_recomputed(t)
         else:
             outer_t = self.outer.capture(t) if self.outer is not None else t
             inner = self._wrap(outer_t)
         self._captured[id(t)] = (t, inner)
         return inner
+
+    def _kept_or_recomputed(self, t: Tensor) -> Tensor:
+        """A forward body value popped from an accumulator, or computed again here when the
+        memory budget says so (remat.py)."""
+        fwd = self.forward
+        if remat.current_budget() is not None and t.op.type == "Const" and t.op.ctx is fwd:
+            return self._recompute(t)  # the same value in every iteration: nothing to keep
+        keep, kept = remat.keep(self.kept_bytes, t)
+        if keep or not remat.recomputable(t, fwd):
+            self.kept_bytes = kept if keep else kept + (remat.nbytes(t) or 0)
+            return self._pop(t)
+        return self._recompute(t)
+
+    def _recompute(self, t: Tensor) -> Tensor:
+        """`t`'s op built again in this loop from its inputs as this loop sees them."""
+        g = self.graph
+        op = t.op
+        inputs = [self.capture(x) for x in op.inputs]
+        with g.in_control_flow_context(self), g.control_dependencies(None):
+            new = g.create_op(op.op_def, inputs, dict(op.attrs), name=f"remat_{op.name.rpartition('/')[2]}",
+                              capture=not inputs)  # a constant hangs on this loop's pivot
+        return new.outputs[t.value_index]
 
     def _next_value_of(self, t: Tensor):
         """k when `t` is the next value of the forward loop's loop variable k (the input of

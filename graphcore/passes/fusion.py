@@ -16,14 +16,10 @@ exactly when the tree was. It runs once, after the other passes (they see plain 
 from __future__ import annotations
 
 from ..graph import Graph, Operation
+from ..ops import ELEMENTWISE
 from ..ops.fused_ops import fused_op
 from .state import PassState
 
-ELEMENTWISE = frozenset({
-    "Add", "Sub", "Mul", "RealDiv", "FloorDiv", "Mod", "Maximum", "Minimum", "Pow", "AddN",
-    "Neg", "Abs", "Square", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Sin", "Cos", "Log1p", "Expm1",
-    "Floor", "Ceil", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual",
-    "LogicalAnd", "LogicalOr", "LogicalNot", "Select", "Cast"})
 FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
 
 
