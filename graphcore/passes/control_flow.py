@@ -72,10 +72,17 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]
     for m, live in merges.values():
         if live is untaken or live.dtype != m.outputs[0].dtype:
             return False
+    def source(live):
+        """What a Merge's live input stands for once the Switch and the Merges are gone (a
+        Merge whose live input is another of these Merges takes that one's source)."""
+        if live is taken:
+            return data
+        inner = merges.get(id(live.op))
+        return source(inner[1]) if inner is not None and live is inner[0].outputs[0] else live
+
     state.replace(taken, data)
     for m, live in merges.values():
-        src = data if live is taken else live
-        state.replace(m.outputs[0], src)
+        state.replace(m.outputs[0], source(live))
     erased.update(id(op) for op in graph.erase_ops([m for m, _ in merges.values()] + dead))
     return True
 

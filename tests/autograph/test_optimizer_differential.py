@@ -129,3 +129,22 @@ def test_switches_off_and_skips(monkeypatch):
     by_env = autograph.function(_poly)
     assert by_env(x) == on(x) == off(x)
     assert by_env.get_concrete_function(x).optimize_report is None
+
+
+def self_comparisons_in_nested_conds(n, m):
+    """Found by the random program tester: `m != m` and `n <= n` fold to constants, so the
+    Switches of nested conds fold, and an inner Merge feeds an outer one."""
+    if m != m:
+        if not n <= n:
+            print("L1:", m, n)
+        elif m <= m:
+            print("L3:", m, n)
+        return m == -1
+    elif n <= 2.0 or m >= m:
+        return m <= m
+
+
+@pytest.mark.parametrize("args", [(np.int64(3), np.int64(-1)), (np.int64(1), np.int64(4)),
+                                  (np.int32(5), np.int32(5))])
+def test_constant_predicates_of_nested_conds(args):
+    assert on_and_off(self_comparisons_in_nested_conds, args)[0] == self_comparisons_in_nested_conds(*args)
