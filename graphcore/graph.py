@@ -633,7 +633,7 @@ class Graph:
         finally:
             self._insert_before, self._insert_index, self._source, self._scope = saved
 
-    def move_out_of_loop(self, op: Operation) -> Operation:
+    def move_out_of_loop(self, op: Operation, *, erase: bool = True) -> Operation:
         """Loop-invariant code motion: rebuild `op`, an op of a while loop's body whose
         inputs are all loop invariants (constant Enters of that loop), once outside the
         loop; its outputs come back in through constant Enters, which its consumers read
@@ -647,7 +647,8 @@ class Graph:
 
         Refuses ops with side effects (they must run in every iteration), control-flow
         primitives, ops without outputs, and ops with an input or control input computed
-        in the loop. Returns the new op.
+        in the loop. Returns the new op. `erase=False` leaves `op` in the loop, unused, for
+        the caller to erase together with others (one `erase_ops` walks the graph once).
 
         Example:
             hoisted = g.move_out_of_loop(g.get_operation_by_name("while/mul"))
@@ -697,7 +698,8 @@ class Graph:
             self.add_control_input(waiting, entered[0].op)
         for u in need_pivot:
             self.add_control_input(u, pivot)
-        self.erase_op(op)
+        if erase:
+            self.erase_op(op)
         return new
 
     # -- looking up ------------------------------------------------------

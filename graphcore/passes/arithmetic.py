@@ -25,7 +25,7 @@ import numpy as np
 from ..graph import Graph, Tensor
 from ..ops.array_ops import constant
 from ..ops.math_ops import add, add_n, multiply
-from .state import PassState, all_equal, broadcast_keeps, const_value, may_be_dead
+from .state import PassState, all_equal, broadcast_keeps, const_value
 
 
 def _is_int(t: Tensor) -> bool:
@@ -135,7 +135,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if op.type in _SELF_COMPARISONS:
             if op.inputs[0] is op.inputs[1]:
-                dead = may_be_dead(graph) if dead is None else dead
+                dead = state.may_be_dead() if dead is None else dead
                 value = _self_comparison(op, dead)
                 if value is not None:
                     with graph.inserting_before(op):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..graph import Graph
 from ..ops.array_ops import constant
-from .state import UNTOUCHABLE, PassState, const_value, may_be_dead
+from .state import UNTOUCHABLE, PassState, const_value
 
 MAX_ELEMENTS = 10_000
 SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
@@ -98,7 +98,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if op.ctx is None:
             if dead is None:
-                dead = may_be_dead(graph)
+                dead = state.may_be_dead()
             if id(op) in dead:
                 continue
         folded = _evaluate(op)

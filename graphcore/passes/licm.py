@@ -37,7 +37,7 @@ def _captures_intact(ctx, graph: Graph) -> bool:
 
 
 def run(graph: Graph, state: PassState) -> int:
-    moved = 0
+    left = []  # the ops moved out, unused in the loop now
     protected = state.protected()
     ops = graph.get_operations()
     pos = {id(o): i for i, o in enumerate(ops)}
@@ -59,8 +59,9 @@ def run(graph: Graph, state: PassState) -> int:
         if pivot is None or pos.get(id(pivot.op), len(pos)) > pos[id(op)]:
             continue  # a pivot made now would stand before its Switch in the graph's order
         try:
-            graph.move_out_of_loop(op)
+            graph.move_out_of_loop(op, erase=False)
         except GraphError:
             continue
-        moved += 1
-    return moved
+        left.append(op)
+    graph.erase_ops(left)  # together: each erase walks the whole graph
+    return len(left)

@@ -28,6 +28,12 @@ class PassState:
         out.update(id(op) for op in self.anchors)
         return out
 
+    def may_be_dead(self) -> set[int]:
+        """`may_be_dead(graph)`, computed again only after the graph changed."""
+        if getattr(self, "_dead_version", None) != self.graph.version:
+            self._dead, self._dead_version = may_be_dead(self.graph), self.graph.version
+        return self._dead
+
     def is_fetched(self, t: Tensor) -> bool:
         return any(f is t for f in self.fetches)
 
