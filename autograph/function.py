@@ -160,7 +160,7 @@ class ConcreteFunction:
     """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
-                 returned=None, optimize: bool | None = None, skip_passes=()):
+                 returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -173,6 +173,7 @@ class ConcreteFunction:
         self._lock = threading.Lock()
         self._optimize = optimize
         self._skip_passes = tuple(skip_passes)
+        self._jit_compile = jit_compile
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
         self.optimize_report: "passes.OptimizeReport | None" = None
 
@@ -191,8 +192,11 @@ class ConcreteFunction:
         with self._lock:
             if self._run_fetches is None:
                 fetches = self._all_fetches()
-                if (force or passes.optimization_enabled(self._optimize)) and fetches:
+                enabled = force or passes.optimization_enabled(self._optimize)
+                if (enabled or self._jit_compile) and fetches:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
+                    if passes_to_run is None and self._jit_compile:  # compiled loops: last, after fusion
+                        passes_to_run = (passes.DEFAULT_PASSES if enabled else ()) + ("compile_loops",)
                     self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
                                                            skip=skip - set(passes_to_run or ()))
                     self._follow(dict(zip(map(id, fetches), self.optimize_report.fetches)))
@@ -301,7 +305,7 @@ class Function:
     """A Python function compiled to graphs; see the module docstring and `function`."""
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
-                 instance=None, optimize: bool | None = None, skip_passes=()):
+                 instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
         # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
         self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
         if self._method_kind is not None:
@@ -312,6 +316,7 @@ class Function:
         self.autograph = autograph
         self.optimize = optimize  # None: on unless AUTOGRAPH_OPTIMIZE=0
         self.skip_passes = tuple(skip_passes)
+        self.jit_compile = jit_compile
         self._instance = instance
         self._signature = inspect.signature(python_function)
         self._cache: dict = {}
@@ -338,7 +343,7 @@ class Function:
             bound = None
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
-                             optimize=self.optimize, skip_passes=self.skip_passes)
+                             optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -470,7 +475,7 @@ class Function:
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
         return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
-                                optimize=self.optimize, skip_passes=self.skip_passes)
+                                optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile)
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())
@@ -530,15 +535,18 @@ class Function:
 
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
-             optimize: bool | None = None, skip_passes=()):
+             optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
     control flow on tensors then fails as in graph mode).
 
     The traced graph is optimized (graphcore.passes) before its first run: `optimize=False`
     (or the environment variable AUTOGRAPH_OPTIMIZE=0) runs it as traced, and
-    `skip_passes=["cse"]` leaves out named passes."""
-    kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes)
+    `skip_passes=["cse"]` leaves out named passes. `jit_compile=True` also turns each while
+    loop of pure ops into one CompiledLoop op that runs as generated Python (graphcore/
+    passes/compile_loops.py); loops it cannot take stay on the frame executor."""
+    kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
+              jit_compile=jit_compile)
     if func is None:
         return lambda f: Function(f, **kw)
     return Function(func, **kw)

@@ -27,9 +27,24 @@ from .scalar_kernels import scalar_kernel_for
 
 def fused_kernel(op):
     """A fast kernel for the Fused op `op`, built from its steps."""
-    steps = op.attrs["steps"]
-    n = len(op.inputs)
-    dtypes = [t.dtype.np_dtype for t in op.inputs] + [s[DTYPE].np_dtype for s in steps]
+    return fused_kernel_for(op.attrs["steps"], [t.dtype.np_dtype for t in op.inputs], op.name)
+
+
+def step_kernel(step, input_dtypes: list):
+    """The kernel one step of a Fused op or a compiled loop runs: what the executor would
+    run for the op it stands for (a scalar operator where one applies)."""
+    if step[TYPE] == "Fused":
+        return fused_kernel_for(step[ATTRS]["steps"], input_dtypes, step[3])
+    op_def = get_op_def(step[TYPE])
+    if step[ATTRS]:
+        return functools.partial(op_def.kernel, **step[ATTRS])
+    return scalar_kernel_for(step[TYPE], input_dtypes, op_def.kernel) or op_def.kernel
+
+
+def fused_kernel_for(steps, input_dtypes: list, name: str):
+    """The kernel of a Fused op with these steps and input dtypes (numpy's)."""
+    n = len(input_dtypes)
+    dtypes = list(input_dtypes) + [s[DTYPE].np_dtype for s in steps]
     env = {"reference": functools.partial(run_steps, steps=steps)}
     args = ", ".join(f"x{i}" for i in range(n))
     names = [f"x{i}" for i in range(n)]
@@ -39,19 +54,14 @@ def fused_kernel(op):
             env[f"c{j}"] = step[ATTRS]["value"]
             names.append(f"c{j}")
             continue
-        op_def = get_op_def(step[TYPE])
-        if step[ATTRS]:
-            kernel = functools.partial(op_def.kernel, **step[ATTRS])
-        else:
-            kernel = scalar_kernel_for(step[TYPE], [dtypes[i] for i in step[INPUTS]], op_def.kernel) or op_def.kernel
-        env[f"k{j}"] = kernel
+        env[f"k{j}"] = step_kernel(step, [dtypes[i] for i in step[INPUTS]])
         call = f"k{j}({', '.join(names[i] for i in step[INPUTS])})"
         names.append(f"v{j}")
         body.append(f"v{j} = {call}")
     body.append(f"return {names[-1]}")
     source = (f"def fused({args}):\n    try:\n" + "".join(f"        {line}\n" for line in body)
               + f"    except Exception:\n        return reference({args})\n")
-    exec(compile(source, f"<fused kernel of {op.name}>", "exec"), env)  # noqa: S102 (our own source)
+    exec(compile(source, f"<fused kernel of {name}>", "exec"), env)  # noqa: S102 (our own source)
     fused = env["fused"]
     fused.source = source
     return fused

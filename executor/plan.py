@@ -19,6 +19,7 @@ from graphcore.graph import Graph, Operation
 
 from .cost import uses_blas
 from . import kernel_contract
+from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
 from .scalar_kernels import scalar_kernel
 
@@ -211,8 +212,8 @@ class ExecutionPlan:
         item.single_output = len(op.outputs) == 1
         item.cheap = d.cost == "cheap"
         item.uses_blas = uses_blas(op)
-        if item.kind == NORMAL and op.type == "Fused":
-            k = fused_kernel(op)
+        if item.kind == NORMAL and op.type in _GENERATED:
+            k = _GENERATED[op.type](op)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         elif item.kind == NORMAL:
             k = scalar_kernel(op) or d.kernel
@@ -249,6 +250,10 @@ class ExecutionPlan:
                 self.roots.append(it)
             if it.kind == NEXT_ITERATION and f is self.root:
                 raise GraphError(f"NextIteration {it.name} is outside any while frame")
+
+
+# ops whose kernel is Python source generated from their attributes, once per plan
+_GENERATED = {"Fused": fused_kernel, "CompiledLoop": compiled_loop_kernel}
 
 
 def _data_edge(dst: NodeItem, index: int) -> tuple:

@@ -17,7 +17,8 @@ from typing import Callable, Iterable, Sequence
 
 from ..errors import GraphError
 from ..graph import Graph
-from . import arithmetic, constant_folding, control_flow, cse, fusion, identical_branches, licm, pruning
+from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, fusion, identical_branches, licm,
+               pruning)
 from .state import PassState
 
 # name -> run(graph, state) -> rewrites; the order of one round
@@ -30,10 +31,11 @@ PASSES: dict[str, Callable] = {
     "control_flow": control_flow.run,
     "identical_branches": identical_branches.run,
     "fusion": fusion.run,  # once, at the end: the others see plain ops
+    "compile_loops": compile_loops.run,  # asked for (jit_compile=True), after fusion
 }
-DEFAULT_PASSES: tuple[str, ...] = tuple(PASSES)
+DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p != "compile_loops")
 ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
-LAST = ("fusion",)  # passes that run once, after the others reached their fixed point
+LAST = ("fusion", "compile_loops")  # passes that run once, after the others reached their fixed point
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:

@@ -109,13 +109,15 @@ CASES = {
 # The five primitives are checked through cond and while_loop in test_gradients_control_flow.py;
 # reads of variables (whose gradient goes to the variable) in test_variables.py.
 CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "ReadVariableOp"}
+# ... and a compiled loop's rule refuses (tests/autograph/test_compiled_loops.py)
+REFUSING = {"CompiledLoop"}
 
 
 def test_every_op_has_a_gradient_or_a_reason():
     missing = [t for t, d in gc.registered_ops().items() if d.grad_fn is None and d.no_gradient_reason is None]
     assert not missing, f"ops with neither a gradient rule nor .not_differentiable(reason): {missing}"
     untested = [t for t, d in gc.registered_ops().items()
-                if d.grad_fn is not None and t not in CASES and t not in CONTROL_FLOW]
+                if d.grad_fn is not None and t not in CASES and t not in CONTROL_FLOW | REFUSING]
     assert not untested, f"ops with a gradient rule but no finite-difference case in CASES: {untested}"
 
 

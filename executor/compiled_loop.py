@@ -1,0 +1,65 @@
+"""The kernel the executor runs for a `CompiledLoop` op (graphcore/ops/compiled_ops.py):
+the loop as Python source, each step one line calling the kernel the executor would have
+run for its op (executor/fused_kernel.step_kernel), values numbered as in the op's
+attributes. For `while i < n: a, b, i = b, a + b, i + 1`:
+
+    def loop(x0, x1, x2, x3):
+        v0, v1, v2, v3 = x0, x1, x2, x3
+        try:
+            while True:
+                v4 = k4(v2, v3)
+                if not v4:
+                    break
+                v5 = k5(v0, v1)
+                v6 = k6(v2, c6)
+                v0, v1, v2 = v1, v5, v6
+            return v0
+        except Exception:
+            return reference(x0, x1, x2, x3)
+
+The same kernels run in the same order as on the frame executor, so the values are the
+same; on an exception the reference kernel runs the loop again step by step and raises
+marked with the failing step, whose name and line the error then gives.
+"""
+from __future__ import annotations
+
+import functools
+
+from graphcore.ops.compiled_ops import run_loop
+from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
+
+from .fused_kernel import step_kernel
+
+
+def compiled_loop_kernel(op):
+    """A fast kernel for the CompiledLoop op `op`."""
+    a = op.attrs
+    n_in = len(op.inputs)
+    steps = list(a["cond_steps"]) + list(a["body_steps"])
+    dtypes = [t.dtype.np_dtype for t in op.inputs] + [s[DTYPE].np_dtype for s in steps]
+    env = {"reference": functools.partial(run_loop, **a)}
+    lines = []
+    for j, step in enumerate(steps):
+        i = n_in + j
+        if step[TYPE] == "Const":
+            env[f"c{i}"] = step[ATTRS]["value"]
+            lines.append(f"v{i} = c{i}")
+            continue
+        env[f"k{i}"] = step_kernel(step, [dtypes[x] for x in step[INPUTS]])
+        lines.append(f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})")
+    n_cond = len(a["cond_steps"])
+    params = ", ".join(f"x{i}" for i in range(n_in))
+    out = [f"v{k}" for k in a["exits"]]
+    state = ", ".join(f"v{k}" for k in range(a["n_vars"]))
+    body = [", ".join(f"v{i}" for i in range(n_in)) + " = " + params, "try:", "    while True:"]
+    body += [f"        {x}" for x in lines[:n_cond]]
+    body += [f"        if not v{a['pred']}:", "            break"]
+    body += [f"        {x}" for x in lines[n_cond:]]
+    body += [f"        {state} = " + ", ".join(f"v{x}" for x in a["nexts"])]
+    body += [f"    return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}",
+             "except Exception:", f"    return reference({params})"]
+    source = f"def loop({params}):\n" + "".join(f"    {x}\n" for x in body)
+    exec(compile(source, f"<compiled loop {op.name}>", "exec"), env)  # noqa: S102 (our own source)
+    loop = env["loop"]
+    loop.source = source
+    return loop

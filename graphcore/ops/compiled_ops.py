@@ -1,0 +1,58 @@
+"""`CompiledLoop`: one op standing for a whole while loop of pure ops, made by the
+`compile_loops` pass (graphcore/passes/compile_loops.py) when a function asks for
+`jit_compile=True`, as TensorFlow's XLA clusters a loop. The frame executor then runs one
+node per loop, not several per iteration; the executor's kernel for it is Python source
+with a `while` (executor/compiled_loop.py).
+
+Its attributes describe the loop as data (so a graph file keeps it): the values of one
+iteration are numbered, first the loop variables (`n_vars`), then the loop invariants
+(the op's other inputs), then one per step. `cond_steps` run every iteration, the last
+one included (what the loop test reads); `pred` is the test's value; `body_steps` run when
+it is true; `nexts` give the next value of each loop variable; `exits` which variable each
+output is. A step is as a Fused op's: (type, inputs, attrs, name, location, dtype).
+"""
+from __future__ import annotations
+
+from ..errors import GraphError
+from ..registry import CHEAP, define_op, get_op_def
+from .fused_ops import ATTRS, INPUTS, TYPE, note_failed_step
+
+
+def _loop_rule(*inputs, dtypes, shapes, **attrs):
+    return [(d, s) for d, s in zip(dtypes, shapes)]
+
+
+def _run_region(values: list, steps) -> None:
+    for step in steps:
+        try:
+            values.append(get_op_def(step[TYPE]).kernel(*(values[i] for i in step[INPUTS]), **step[ATTRS]))
+        except Exception as e:  # noqa: BLE001 (re-raised, marked with the step)
+            raise note_failed_step(e, step)
+
+
+def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes=None, shapes=None):
+    """The reference kernel: the steps' own kernels, one at a time (eager runs use it; the
+    executor's generated kernel falls back to it to name a failing step)."""
+    state = list(inputs[:n_vars])
+    invariants = list(inputs[n_vars:])
+    while True:
+        values = state + invariants
+        _run_region(values, cond_steps)
+        if not values[pred]:
+            out = tuple(state[k] for k in exits)
+            return out[0] if len(out) == 1 else out
+        _run_region(values, body_steps)
+        state = [values[i] for i in nexts]
+
+
+compiled_loop_op = define_op("CompiledLoop", shape=_loop_rule, kernel=run_loop, num_outputs=None, cost=CHEAP)
+
+
+@compiled_loop_op.gradient
+def _compiled_loop_grad(op, *dys):
+    """Refused, not zero: a compiled loop keeps no per-iteration values to differentiate."""
+    raise GraphError(
+        f"cannot differentiate {op.name}, a loop compiled with jit_compile=True (created at {op.location()}): "
+        "it keeps no per-iteration values; take the gradient inside the function (autograph.grad, "
+        "graphcore.gradients while tracing), where it is built before the loop is compiled, or trace "
+        "it with jit_compile=False")

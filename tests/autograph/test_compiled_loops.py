@@ -1,0 +1,147 @@
+"""`@function(jit_compile=True)`: while loops of pure ops become one CompiledLoop op that
+runs as generated Python (graphcore/passes/compile_loops.py, executor/compiled_loop.py).
+Results, printed lines and exceptions are the same as interpreted, for every sample, the
+conformance programs and random programs; what cannot be compiled stays interpreted; a
+failing step is reported at its line; differentiating a compiled loop is refused clearly."""
+from __future__ import annotations
+
+import linecache
+
+import numpy as np
+import pytest
+
+import autograph
+import graphcore as gc
+from autograph import TensorSpec, function
+from autograph.testing import differential as diff
+from autograph.testing.random_programs import generate
+from executor.compiled_loop import compiled_loop_kernel
+from samples import available_samples
+from test_conformance import CASES
+from test_optimizer_differential import _outcome, _same
+
+RANDOM_SEEDS = range(2000, 2150)
+
+
+def compiled_and_interpreted(python_fn, args):
+    jit = _outcome(autograph.function(python_fn, jit_compile=True), args)
+    interp = _outcome(autograph.function(python_fn), args)
+    assert jit[1] == interp[1] and jit[2] == interp[2], (jit, interp)
+    _same(interp[0], jit[0])
+    return jit
+
+
+def compiled_ops(fn, *args):
+    """The CompiledLoop ops of the graph `fn` runs for `args` (optimized on the first call)."""
+    fn(*args)
+    return [op for op in fn.get_concrete_function(*args).graph.get_operations() if op.type == "CompiledLoop"]
+
+
+@pytest.mark.parametrize("sample", available_samples(), ids=lambda s: s.name)
+def test_samples(sample):
+    for args in sample.examples:
+        compiled_and_interpreted(sample.python_function, args)
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_conformance_programs(f, args):
+    compiled_and_interpreted(f, args)
+
+
+def test_random_programs():
+    failures = []
+    for seed in RANDOM_SEEDS:
+        program = generate(seed)
+        fn, filename = diff.load_function(program)
+        try:
+            compiled_and_interpreted(fn, program.args)
+        except AssertionError as e:
+            failures.append(f"seed {seed}: {str(e)[:200]}")
+        finally:
+            linecache.cache.pop(filename, None)
+    assert not failures, "\n".join(failures)
+
+
+def fib(n):
+    a, b, i = np.int64(1), np.int64(1), np.int64(1)
+    while i < n:
+        a, b, i = b, a + b, i + 1
+    return a
+
+
+def newton(x, n):
+    y = x
+    k = 0
+    while k < n:
+        y = 0.5 * (y + x / y)
+        k += 1
+    return y, k
+
+
+@pytest.mark.parametrize("fn, args", [(fib, (np.int64(10),)), (fib, (np.int64(200),)),  # 200: wraps around
+                                      (fib, (np.int32(40),)), (newton, (np.float64(2.0), np.int64(6))),
+                                      (newton, (np.float32(9.0), np.int32(3)))])
+def test_pure_loops_become_one_op_and_agree_with_python(fn, args):
+    jit = function(fn, jit_compile=True)
+    with np.errstate(over="ignore"):
+        expected = fn(*args)
+    _same(expected, jit(*args))
+    (op,) = compiled_ops(jit, *args)
+    assert op.type == "CompiledLoop" and "fib.py" not in op.location()
+    kernel = compiled_loop_kernel(op)
+    assert "while True:" in kernel.source and "break" in kernel.source
+
+
+def cond_in_loop(n):
+    s = 0
+    i = 0
+    while i < n:
+        if i % 3 == 0:
+            s += i
+        i += 1
+    return s
+
+
+def print_in_loop(n):
+    i = 0
+    while i < n:
+        print("i", i)
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize("fn", [cond_in_loop, print_in_loop])
+def test_loops_it_cannot_take_stay_interpreted(fn, capsys):
+    jit = function(fn, jit_compile=True)
+    assert jit(np.int64(7)) == fn(np.int64(7))
+    assert compiled_ops(jit, np.int64(7)) == []
+
+
+def grow(x, y, n):
+    i = 0
+    while i < n:
+        x = x + y
+        i += 1
+    return x
+
+
+def test_a_failing_step_is_reported_at_its_line():
+    jit = function(grow, jit_compile=True,
+                   input_signature=[TensorSpec([None], gc.float64), TensorSpec([None], gc.float64),
+                                    TensorSpec([], gc.int64)])
+    assert compiled_ops(jit, np.ones(3), np.ones(3), np.int64(2))
+    with pytest.raises(gc.ExecutionError) as e:
+        jit(np.ones(3), np.ones(4), np.int64(2))
+    message = str(e.value)
+    assert "(Add)" in message and f"test_compiled_loops.py:{grow.__code__.co_firstlineno + 3}" in message
+    np.testing.assert_array_equal(jit(np.ones(3), np.full(3, 2.0), np.int64(2)), grow(np.ones(3), np.full(3, 2.0), 2))
+
+
+def test_differentiating_a_compiled_loop_is_refused_with_what_to_do():
+    jit = function(newton, jit_compile=True)
+    args = (np.float64(2.0), np.int64(4))
+    jit(*args)
+    concrete = jit.get_concrete_function(*args)
+    with concrete.graph.as_default():
+        with pytest.raises(gc.GraphError, match="jit_compile"):
+            gc.gradients(concrete.structured_outputs[0], [concrete.inputs[0]])
