@@ -165,8 +165,11 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           optimize: bool = typer.Option(False, "--optimize", help="Show the graph after the graph passes, and a "
                                         "per-pass table (ops removed/added, time)."),
           passes: Optional[str] = typer.Option(None, "--passes", metavar="P1,P2",
-                                               help="Only these passes (implies --optimize): pruning, "
-                                                    "constant_folding, arithmetic, cse, control_flow, licm.")):
+                                               help="Only these passes (implies --optimize): pruning, licm, "
+                                                    "constant_folding, arithmetic, cse, control_flow, "
+                                                    "identical_branches, fusion, compile_loops."),
+          jit: bool = typer.Option(False, "--jit", help="Compile loops as jit_compile=True does (implies "
+                                   "--optimize) and print the Python each compiled loop runs.")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
     if format is None:
         format = format_for_path(output)  # noqa: A001
@@ -176,13 +179,16 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     concrete = target.function.get_concrete_function(*values)
     g = concrete.graph
     summary = None
-    if optimize or passes:
+    if optimize or passes or jit:
         from graphcore.passes import DEFAULT_PASSES  # noqa: PLC0415
+        from graphcore.passes.manager import PASSES  # noqa: PLC0415
 
         chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
-        unknown = [p for p in chosen or () if p not in DEFAULT_PASSES]
+        unknown = [p for p in chosen or () if p not in PASSES]
         if unknown:
-            raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(DEFAULT_PASSES)}")
+            raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(PASSES)}")
+        if jit:
+            chosen = [p for p in chosen or DEFAULT_PASSES if p != "compile_loops"] + ["compile_loops"]
         if concrete.optimize_report is not None and chosen is not None:
             raise CliError("this graph was optimized already (the function ran); --passes needs a fresh trace")
         report = concrete.optimize_report or concrete.optimize(chosen, force=True)
@@ -213,6 +219,20 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         show_text(text, plain or format != "json", "json")
         if summary is not None and format == "text":
             typer.echo("\n" + summary)
+        if jit and format == "text":
+            _show_compiled_loops(g, plain)
+
+
+def _show_compiled_loops(g, plain: bool) -> None:
+    """The Python source the executor runs for each compiled loop of `g`."""
+    from executor.compiled_loop import compiled_loop_kernel  # noqa: PLC0415
+
+    loops = [op for op in g.get_operations() if op.type == "CompiledLoop"]
+    if not loops:
+        typer.echo("\nno loop was compiled (a loop with a cond, a print or a nested loop inside stays interpreted)")
+    for op in loops:
+        typer.echo(f"\n# {op.name}: the loop at {op.location()}, compiled")
+        show_text(compiled_loop_kernel(op).source, plain, "python")
 
 
 # file suffix -> --format, for `-o fib.png` without `-f`

@@ -36,13 +36,15 @@ class Session:
         off by default here (`@function` optimizes its own graphs), and off whatever
         this says when the environment sets AUTOGRAPH_OPTIMIZE=0.
       skip_passes: names of passes to leave out when optimizing.
+      jit_compile: also turn while loops of pure ops into compiled loops (generated
+        Python; graphcore/passes/compile_loops.py); implies optimizing a copy.
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
     """
 
     def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
-                 optimize: bool = False, skip_passes=()):
+                 optimize: bool = False, skip_passes=(), jit_compile: bool = False):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -52,7 +54,8 @@ class Session:
         self._plans_lock = threading.Lock()
         self.runtime = runtime if runtime is not None else default_runtime()
         self.last_stats = None
-        self.optimize = optimize
+        self.optimize = optimize or jit_compile
+        self.jit_compile = jit_compile
         self.skip_passes = tuple(skip_passes)
         self._optimized: dict = {}  # (graph version, fetch names, feed names) -> (graph, fetches, report)
         self.last_optimize_report = None
@@ -133,7 +136,8 @@ class Session:
                 c_targets = [copy.get_operation_by_name(o.name) for o in targets]
                 c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]
                 # a fed tensor is an input: fetch it too, so that nothing replaces it
-                report = passes.optimize(copy, c_fetches + c_targets + c_feeds,
+                names = passes.DEFAULT_PASSES + (("compile_loops",) if self.jit_compile else ())
+                report = passes.optimize(copy, c_fetches + c_targets + c_feeds, passes=names,
                                          skip=set(self.skip_passes) | set(passes.manager.skipped_by_environment()))
                 n = len(c_fetches)
                 hit = (copy, report.fetches[:n], report.fetches[n:n + len(c_targets)], c_feeds, report)

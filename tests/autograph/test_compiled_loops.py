@@ -145,3 +145,30 @@ def test_differentiating_a_compiled_loop_is_refused_with_what_to_do():
     with concrete.graph.as_default():
         with pytest.raises(gc.GraphError, match="jit_compile"):
             gc.gradients(concrete.structured_outputs[0], [concrete.inputs[0]])
+
+
+def test_session_jit_compile_runs_a_compiled_copy():
+    from executor import Session
+
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        _, y = gc.while_loop(lambda i, v: i < 30, lambda i, v: (i + 1, v * 0.5 + x), [0, x])
+    plain = Session(g).run(y, {x: 3.0})
+    s = Session(g, jit_compile=True)
+    assert s.run(y, {x: 3.0}) == plain
+    assert {p.name: p.rewritten for p in s.last_optimize_report.passes}["compile_loops"] == 1
+    assert not any(op.type == "CompiledLoop" for op in g.get_operations())  # the user's graph is left as it is
+
+
+def test_cli_graph_jit_prints_the_compiled_loop():
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    r = CliRunner().invoke(app, ["graph", "fibonacci", "10", "--jit", "--plain"])
+    assert r.exit_code == 0, r.output
+    assert "CompiledLoop(" in r.output and "compile_loops" in r.output
+    assert "def loop(" in r.output and "while True:" in r.output and "fibonacci.py:15, compiled" in r.output
+    r = CliRunner().invoke(app, ["graph", "collatz", "27", "--jit", "--plain"])
+    assert r.exit_code == 0 and "no loop was compiled" in r.output
