@@ -17,15 +17,16 @@ attributes. For `while i < n: a, b, i = b, a + b, i + 1`:
         except Exception:
             return reference(x0, x1, x2, x3)
 
-The same kernels run in the same order as on the frame executor, so the values are the
-same; on an exception the reference kernel runs the loop again step by step and raises
+A step of a cond's branch runs under an `if` on the predicates around it; a cond's Merge
+is `v9 = v7 if v4 else v8`. The same kernels run in the same order as on the frame
+executor, on the same values, so the results are the same; on an exception the reference kernel runs the loop again step by step and raises
 marked with the failing step, whose name and line the error then gives.
 """
 from __future__ import annotations
 
 import functools
 
-from graphcore.ops.compiled_ops import run_loop
+from graphcore.ops.compiled_ops import GUARD, run_loop
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 
 from .fused_kernel import step_kernel
@@ -45,8 +46,16 @@ def compiled_loop_kernel(op):
             env[f"c{i}"] = step[ATTRS]["value"]
             lines.append(f"v{i} = c{i}")
             continue
-        env[f"k{i}"] = step_kernel(step, [dtypes[x] for x in step[INPUTS]])
-        lines.append(f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})")
+        if step[TYPE] == "Merge":  # a cond's: the value of the branch its predicate took
+            t, f, p = step[INPUTS]
+            line = f"v{i} = v{t} if v{p} else v{f}"
+        else:
+            env[f"k{i}"] = step_kernel(step, [dtypes[x] for x in step[INPUTS]])
+            line = f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
+        if step[GUARD]:  # in a cond's branch: only when its predicates say so
+            test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
+            line = f"if {test}: {line}"
+        lines.append(line)
     n_cond = len(a["cond_steps"])
     params = ", ".join(f"x{i}" for i in range(n_in))
     out = [f"v{k}" for k in a["exits"]]

@@ -9,13 +9,17 @@ iteration are numbered, first the loop variables (`n_vars`), then the loop invar
 (the op's other inputs), then one per step. `cond_steps` run every iteration, the last
 one included (what the loop test reads); `pred` is the test's value; `body_steps` run when
 it is true; `nexts` give the next value of each loop variable; `exits` which variable each
-output is. A step is as a Fused op's: (type, inputs, attrs, name, location, dtype).
+output is. A step is as a Fused op's, (type, inputs, attrs, name, location, dtype), and a
+guard: (value, branch) pairs, the predicates of the conds around it, under which it runs;
+a cond's Merge is a step of type Merge whose inputs are (true value, false value, predicate).
 """
 from __future__ import annotations
 
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, get_op_def
 from .fused_ops import ATTRS, INPUTS, TYPE, note_failed_step
+
+GUARD = 6  # a loop step's guard, after the fields a fused step has
 
 
 def _loop_rule(*inputs, dtypes, shapes, **attrs):
@@ -24,10 +28,16 @@ def _loop_rule(*inputs, dtypes, shapes, **attrs):
 
 def _run_region(values: list, steps) -> None:
     for step in steps:
-        try:
-            values.append(get_op_def(step[TYPE]).kernel(*(values[i] for i in step[INPUTS]), **step[ATTRS]))
-        except Exception as e:  # noqa: BLE001 (re-raised, marked with the step)
-            raise note_failed_step(e, step)
+        if not all(bool(values[p]) == branch for p, branch in step[GUARD]):
+            values.append(None)  # a branch not taken in this iteration: its values do not exist
+        elif step[TYPE] == "Merge":
+            true_value, false_value, pred = step[INPUTS]
+            values.append(values[true_value] if values[pred] else values[false_value])
+        else:
+            try:
+                values.append(get_op_def(step[TYPE]).kernel(*(values[i] for i in step[INPUTS]), **step[ATTRS]))
+            except Exception as e:  # noqa: BLE001 (re-raised, marked with the step)
+                raise note_failed_step(e, step)
 
 
 def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes=None, shapes=None):

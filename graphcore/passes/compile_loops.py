@@ -1,11 +1,14 @@
 """Compiled loops (`jit_compile=True`): a while loop whose ops are all pure, with one
-output each and a kernel (fused ones included), and with no cond or loop inside, becomes
+output each and a kernel (fused ones included), with conds but no loop inside, becomes
 one `CompiledLoop` op (graphcore/ops/compiled_ops.py) in the loop's outer context, whose
 outputs replace the loop's Exits. Anything else stays as it is, on the frame executor.
 
 Recognised, in the loop's own context: its Enters (loop variables and invariants), one
 Merge(Enter, NextIteration) per variable, Switch(Merge, LoopCond), the LoopCond, the
-NextIterations, Identities (the pivot among them), Consts and pure ops. An op runs in
+NextIterations, Identities (the pivot among them), Consts and pure ops; conds inside it
+too: an op of a branch becomes a step guarded by the predicates around it (it runs only
+where the frame executor would have run it live), a cond's Merge a choice between its two
+inputs by the predicate. An op runs in
 the loop test's region (every iteration, the last one too) unless it depends on the
 body side of a Switch or waits for the pivot, as the frame executor runs it. Not part of
 the default passes: it runs when asked for, last.
@@ -25,20 +28,40 @@ class _NotCompilable(Exception):
 
 def run(graph: Graph, state: PassState) -> int:
     ops = graph.get_operations()
-    by_ctx: dict[int, list[Operation]] = {}
-    for op in ops:
-        if op.ctx is not None:
-            by_ctx.setdefault(id(op.ctx), []).append(op)
+    contexts = {id(o.ctx): o.ctx for o in ops if o.ctx is not None}
     compiled = 0
     for loop in list(graph._while_contexts.values()):
-        if any(c is not loop and loop.contains(c) for c in {id(o.ctx): o.ctx for o in ops if o.ctx}.values()):
-            continue  # a cond or loop inside
+        inner = [c for c in contexts.values() if c is not loop and loop.contains(c)]
+        if any(c.is_while for c in inner):
+            continue  # a loop inside: stays on the frame executor
+        ctxs = {id(loop)} | {id(c) for c in inner}
         try:
-            _compile(graph, state, loop, by_ctx.get(id(loop), []), ops)
+            _compile(graph, state, loop, [op for op in ops if id(op.ctx) in ctxs], ops)
         except _NotCompilable:
             continue
         compiled += 1
     return compiled
+
+
+def _branch_of(t: Tensor, ctx) -> bool:
+    """True if `t`, an input of a Merge in `ctx`, comes from its cond's true branch."""
+    if t.op.type == "Switch" and t.op.ctx is ctx:
+        return t.value_index == 1
+    c = t.op.ctx
+    while c is not None and c.outer is not ctx:
+        c = c.outer
+    if c is None or not hasattr(c, "branch"):
+        raise _NotCompilable
+    return bool(c.branch)
+
+
+def _pred_of(t: Tensor, ctx) -> Tensor:
+    if t.op.type == "Switch" and t.op.ctx is ctx:
+        return t.op.inputs[1]
+    c = t.op.ctx
+    while c.outer is not ctx:
+        c = c.outer
+    return c.pred
 
 
 def _pure(op: Operation) -> bool:
@@ -69,12 +92,21 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
     for op in members:
         if id(op) in machinery:
             continue
-        if op.type in _LOOP_MACHINERY or (op.type != "Identity" and not _pure(op)):
+        if op.type in _LOOP_MACHINERY - {"Switch", "Merge"} or \
+                (op.type not in ("Identity", "Switch", "Merge") and not _pure(op)):
             raise _NotCompilable
-        if any(c.ctx is not loop for c in op.control_inputs) or any(id(t) not in value for t in op.inputs):
+        if any(not loop.contains(c.ctx) for c in op.control_inputs) or any(id(t) not in value for t in op.inputs):
             raise _NotCompilable  # waits for something outside the loop, or reads what we cannot number
         on_body = any(id(t) in body for t in op.inputs) or any(id(c.outputs[0]) in body for c in op.control_inputs
                                                                   if c.outputs)
+        if op.type == "Switch":  # a cond's: both outputs are its data (the guards say which exists)
+            for t in op.outputs:
+                value[id(t)] = value[id(op.inputs[0])]
+                if on_body:
+                    body.add(id(t))
+            continue
+        if op.type == "Merge" and (len(op.inputs) != 2 or op.outputs[1].consumers()):
+            raise _NotCompilable
         if on_body:
             body.add(id(op.outputs[0]))
         if op.type == "Identity":
@@ -90,9 +122,24 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
         kind, x = value[id(t)]
         return x if kind == "var" else n + x if kind == "inv" else step_number[id(x)]
 
+    def guard(ctx) -> tuple:
+        """(value number of a predicate, the branch) for each cond around `ctx` in the loop."""
+        out = []
+        while ctx is not loop:
+            out.append((number(ctx.pred), bool(ctx.branch)))
+            ctx = ctx.outer
+        return tuple(reversed(out))
+
+    def step(op):
+        inputs = tuple(map(number, op.inputs))
+        if op.type == "Merge":  # a cond's Merge: (the true branch's value, the false one's, the predicate)
+            true_first = _branch_of(op.inputs[0], op.ctx)
+            pred = _pred_of(op.inputs[0], op.ctx)
+            inputs = (inputs if true_first else inputs[::-1]) + (number(pred),)
+        return (op.type, inputs, dict(op.attrs), op.name, op.location(), op.outputs[0].dtype, guard(op.ctx))
+
     def steps(region):
-        return tuple((op.type, tuple(map(number, op.inputs)), dict(op.attrs), op.name, op.location(),
-                      op.outputs[0].dtype) for op in region)
+        return tuple(map(step, region))
 
     pred_in = loop.loop_cond.inputs[0]
     if id(pred_in) not in value or id(pred_in) in body or any(id(nx.inputs[0]) not in value for nx in nexts):

@@ -98,8 +98,20 @@ def cond_in_loop(n):
     while i < n:
         if i % 3 == 0:
             s += i
+        elif i % 3 == 1:
+            if s > 10:
+                s -= 1
         i += 1
     return s
+
+
+@pytest.mark.parametrize("n", [np.int64(0), np.int64(1), np.int64(20), np.int32(50)])
+def test_conds_in_a_loop_become_guarded_steps(n):
+    jit = function(cond_in_loop, jit_compile=True)
+    assert jit(n) == cond_in_loop(n) and type(jit(n)) is type(function(cond_in_loop)(n))
+    (op,) = compiled_ops(jit, n)
+    source = compiled_loop_kernel(op).source
+    assert "if v" in source and " else v" in source  # guarded steps, Merges as choices
 
 
 def print_in_loop(n):
@@ -110,11 +122,24 @@ def print_in_loop(n):
     return i
 
 
-@pytest.mark.parametrize("fn", [cond_in_loop, print_in_loop])
-def test_loops_it_cannot_take_stay_interpreted(fn, capsys):
+def loop_in_loop(n):
+    total = 0
+    k = 0
+    while k < n:
+        j = 0
+        while j < k:
+            total += j
+            j += 1
+        k += 1
+    return total
+
+
+@pytest.mark.parametrize("fn, compiled", [(print_in_loop, 0), (loop_in_loop, 1)])
+def test_loops_it_cannot_take_stay_interpreted(fn, compiled, capsys):
+    """A print stays in its loop; of two nested loops only the inner one is compiled."""
     jit = function(fn, jit_compile=True)
     assert jit(np.int64(7)) == fn(np.int64(7))
-    assert compiled_ops(jit, np.int64(7)) == []
+    assert len(compiled_ops(jit, np.int64(7))) == compiled
 
 
 def grow(x, y, n):
@@ -170,5 +195,5 @@ def test_cli_graph_jit_prints_the_compiled_loop():
     assert r.exit_code == 0, r.output
     assert "CompiledLoop(" in r.output and "compile_loops" in r.output
     assert "def loop(" in r.output and "while True:" in r.output and "fibonacci.py:15, compiled" in r.output
-    r = CliRunner().invoke(app, ["graph", "collatz", "27", "--jit", "--plain"])
+    r = CliRunner().invoke(app, ["graph", "print_loop", "3", "4", "--jit", "--plain"])
     assert r.exit_code == 0 and "no loop was compiled" in r.output
