@@ -95,10 +95,23 @@ def nested_loops(n):
     return s
 
 
+def fib_loop(n):
+    """The executor walk-through's loop: three loop variables, two adds per iteration."""
+    a, b, i = np.int64(1), np.int64(1), np.int64(1)
+    while i < n:
+        a, b, i = b, a + b, i + 1
+    return a
+
+
 def _control_flow(name: str, fn, arg, repeat: int) -> dict:
-    f = function(fn)
-    assert f(arg) == fn(arg), name
-    return _report(name, *best_of_each([lambda: f(arg), lambda: fn(arg)], repeat))
+    """The graph interpreted and compiled (jit_compile=True), beside plain numpy."""
+    f, fj = function(fn), function(fn, jit_compile=True)
+    assert f(arg) == fj(arg) == fn(arg), name
+    graph_s, jit_s, numpy_s = best_of_each([lambda: f(arg), lambda: fj(arg), lambda: fn(arg)], repeat)
+    out = _report(name, graph_s, numpy_s)
+    jit = _report(name + " (jit)", jit_s, numpy_s, note=f"{graph_s / jit_s:.1f}x faster than interpreted")
+    out.update(jit_s=jit_s, jit_ratio=jit["ratio"])
+    return out
 
 
 def add_one(x):
@@ -231,7 +244,7 @@ def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> d
     return figures
 
 
-WORKLOADS = ("collatz", "nested_loops", "call", "first_call", "rnn_forward", "parallel_branches")
+WORKLOADS = ("fib_loop", "collatz", "nested_loops", "call", "first_call", "rnn_forward", "parallel_branches")
 
 
 def main(argv=None) -> dict:
@@ -246,6 +259,11 @@ def main(argv=None) -> dict:
     todo = args.only or WORKLOADS
     print(f"workloads beside plain numpy, best of {repeat} ({os.cpu_count()} cores)")
     figures = {}
+    if "fib_loop" in todo:
+        n = 10 if quick else 10_000
+        figures["fib_loop"] = _control_flow("fib_loop", fib_loop, np.int64(n), repeat)
+        for key in ("graph_s", "jit_s", "numpy_s"):
+            print(f"    fib_loop {key[:-2]:>6}: {figures['fib_loop'][key] / n * 1e6:.3f} us per iteration")
     if "collatz" in todo:
         figures["collatz"] = _control_flow("collatz", collatz_total, np.int64(5 if quick else 100), repeat)
     if "nested_loops" in todo:
