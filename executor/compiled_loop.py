@@ -28,8 +28,10 @@ import functools
 
 from graphcore.ops.compiled_ops import GUARD, run_loop
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
+from graphcore.registry import get_op_def
 
 from .fused_kernel import step_kernel
+from .scalar_kernels import scalar_source
 
 
 def compiled_loop_kernel(op):
@@ -50,8 +52,15 @@ def compiled_loop_kernel(op):
             t, f, p = step[INPUTS]
             line = f"v{i} = v{t} if v{p} else v{f}"
         else:
-            env[f"k{i}"] = step_kernel(step, [dtypes[x] for x in step[INPUTS]])
-            line = f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
+            in_dtypes = [dtypes[x] for x in step[INPUTS]]
+            inline = None if step[ATTRS] else scalar_source(step[TYPE], in_dtypes, [f"v{x}" for x in step[INPUTS]],
+                                                            f"k{i}", f"T{i}")
+            if inline is not None:  # the operator written out: no call where a scalar kernel would use one
+                env[f"k{i}"], env[f"T{i}"] = get_op_def(step[TYPE]).kernel, inline[1]
+                line = f"v{i} = {inline[0]}"
+            else:
+                env[f"k{i}"] = step_kernel(step, in_dtypes)
+                line = f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
         if step[GUARD]:  # in a cond's branch: only when its predicates say so
             test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
             line = f"if {test}: {line}"

@@ -41,32 +41,74 @@ def scalar_kernel(op):
     return scalar_kernel_for(op.type, [x.dtype.np_dtype for x in op.inputs], op.op_def.kernel)
 
 
-def scalar_kernel_for(name: str, input_dtypes: list, fallback):
-    """The same for an op of type `name` without attributes whose inputs have these numpy
-    dtypes and whose own kernel is `fallback` (a fused op's steps have no Operation)."""
+def _rule(name: str, input_dtypes: list):
+    """(operator, numpy scalar type, kind, bound) for an op of type `name` on inputs of these
+    dtypes, or None: kind "unary" / "exact" (both inputs of the type), "bounded" (and both
+    within +-bound), "positive" (and a positive divisor)."""
     t = input_dtypes[0] if input_dtypes else None
     if t is None or any(d != t for d in input_dtypes):
         return None
     T = t.type
     if name == "LogicalNot" and T is np.bool_:
-        return _unary(operator.invert, fallback, T)   # ~ on a numpy bool is `not`
+        return operator.invert, T, "unary", None   # ~ on a numpy bool is `not`
     if len(input_dtypes) != 2:
         return None
     if name in _COMPARISONS:
-        return _exact(_COMPARISONS[name], fallback, T)
+        return _COMPARISONS[name], T, "exact", None
     if name in _LOGICAL and T is np.bool_:
-        return _exact(_LOGICAL[name], fallback, T)
+        return _LOGICAL[name], T, "exact", None
     if name in _FLOAT_ARITHMETIC and T in _FLOATS:
-        return _exact(_FLOAT_ARITHMETIC[name], fallback, T)
+        return _FLOAT_ARITHMETIC[name], T, "exact", None
     if T in _INTS:
         bits = np.iinfo(T).bits
         if name in _INT_SUM:  # |a|, |b| < 2**(bits - 2): |a ± b| < 2**(bits - 1)
-            return _bounded(_INT_SUM[name], fallback, T, 2 ** (bits - 2))
+            return _INT_SUM[name], T, "bounded", 2 ** (bits - 2)
         if name == "Mul":     # |a|, |b| < 2**((bits - 1) // 2): |a * b| < 2**(bits - 1)
-            return _bounded(operator.mul, fallback, T, 2 ** ((bits - 1) // 2))
+            return operator.mul, T, "bounded", 2 ** ((bits - 1) // 2)
         if name in _INT_DIVISION:
-            return _positive_divisor(_INT_DIVISION[name], fallback, T)
+            return _INT_DIVISION[name], T, "positive", None
     return None
+
+
+def scalar_kernel_for(name: str, input_dtypes: list, fallback):
+    """The same for an op of type `name` without attributes whose inputs have these numpy
+    dtypes and whose own kernel is `fallback` (a fused op's steps have no Operation)."""
+    rule = _rule(name, input_dtypes)
+    if rule is None:
+        return None
+    fast, T, kind, bound = rule
+    if kind == "unary":
+        return _unary(fast, fallback, T)
+    if kind == "exact":
+        return _exact(fast, fallback, T)
+    if kind == "bounded":
+        return _bounded(fast, fallback, T, bound)
+    return _positive_divisor(fast, fallback, T)
+
+
+_SYMBOLS = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=", operator.eq: "==",
+            operator.ne: "!=", operator.and_: "&", operator.or_: "|", operator.add: "+", operator.sub: "-",
+            operator.mul: "*", operator.truediv: "/", operator.floordiv: "//", operator.mod: "%",
+            operator.invert: "~"}
+
+
+def scalar_source(name: str, input_dtypes: list, args: list[str], fallback: str, type_name: str):
+    """The same rule as Python source, for generated code: an expression of the variables
+    `args` that applies the operator where scalar_kernel_for's kernel would and calls
+    `fallback` (the op's own kernel) otherwise, `type_name` naming the numpy type; returns
+    (expression, that type), or None."""
+    rule = _rule(name, input_dtypes)
+    if rule is None:
+        return None
+    fast, T, kind, bound = rule
+    sym = _SYMBOLS[fast]
+    expr = f"{sym}{args[0]}" if kind == "unary" else f"{args[0]} {sym} {args[1]}"
+    checks = [f"type({a}) is {type_name}" for a in args]
+    if kind == "bounded":
+        checks += [f"{-bound} < {a} < {bound}" for a in args]
+    elif kind == "positive":
+        checks.append(f"{args[1]} > 0")
+    return f"({expr}) if {' and '.join(checks)} else {fallback}({', '.join(args)})", T
 
 
 def _exact(fast, fallback, T):

@@ -89,3 +89,29 @@ def test_anything_but_numpy_scalars_of_the_dtype_goes_to_numpy():
 def test_ops_with_attributes_or_other_types_keep_their_kernel():
     assert scalar_kernel(_op("Maximum", np.float64)) is None  # NaN: np.maximum is not max()
     assert scalar_kernel(_op("Pow", np.int64)) is None
+
+
+def _source_kernel(op_type, dtype, arity=2):
+    """scalar_source's expression, compiled as the compiled-loop generator uses it."""
+    from executor.scalar_kernels import scalar_source
+
+    args = [f"a{i}" for i in range(arity)]
+    made = scalar_source(op_type, [np.dtype(dtype)] * arity, args, "fallback", "T")
+    if made is None:
+        return None
+    env = {"fallback": gc.registry.get_op_def(op_type).kernel, "T": made[1]}
+    exec(f"def f({', '.join(args)}):\n    return {made[0]}\n", env)  # noqa: S102
+    return env["f"]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("op_type", BINARY)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_written_out_operator_agrees_with_numpy_too(op_type, dtype, data):
+    fast = _source_kernel(op_type, dtype)
+    if fast is None:
+        assert op_type == "RealDiv"
+        return
+    a, b = data.draw(_ints(dtype)), data.draw(_ints(dtype))
+    _same(fast, gc.registry.get_op_def(op_type).kernel, (a, b))
