@@ -210,8 +210,8 @@ class ExecutionPlan:
         d = op.op_def
         item.num_outputs = len(op.outputs)
         item.single_output = len(op.outputs) == 1
-        item.cheap = d.cost == "cheap"
         item.uses_blas = uses_blas(op)
+        item.cheap = d.cost == "cheap" and not item.uses_blas  # a Fused op with a MatMul in it is heavy
         if item.kind == NORMAL and op.type in _GENERATED:
             k = _GENERATED[op.type](op)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
