@@ -5,20 +5,16 @@ conformance programs and random programs; what cannot be compiled stays interpre
 failing step is reported at its line; differentiating a compiled loop is refused clearly."""
 from __future__ import annotations
 
-import linecache
-
 import numpy as np
 import pytest
 
 import autograph
 import graphcore as gc
 from autograph import TensorSpec, function
-from autograph.testing import differential as diff
-from autograph.testing.random_programs import generate
 from executor.compiled_loop import compiled_loop_kernel
 from samples import available_samples
 from test_conformance import CASES
-from test_optimizer_differential import _outcome, _same
+from test_optimizer_differential import _outcome, _same, disagreements
 
 RANDOM_SEEDS = range(2000, 2150)
 
@@ -49,16 +45,7 @@ def test_conformance_programs(f, args):
 
 
 def test_random_programs():
-    failures = []
-    for seed in RANDOM_SEEDS:
-        program = generate(seed)
-        fn, filename = diff.load_function(program)
-        try:
-            compiled_and_interpreted(fn, program.args)
-        except AssertionError as e:
-            failures.append(f"seed {seed}: {str(e)[:200]}")
-        finally:
-            linecache.cache.pop(filename, None)
+    failures = disagreements(compiled_and_interpreted, RANDOM_SEEDS)
     assert not failures, "\n".join(failures)
 
 

@@ -10,6 +10,7 @@ from autograph import function
 from executor import Session
 from executor.fused_kernel import fused_kernel
 from graphcore.passes import optimize
+from samples import find_sample
 
 
 def fused_ops(g):
@@ -55,15 +56,7 @@ def test_matmul_bias_activation_is_one_op(dtype, activation):
     assert [t.op.type for t in op.inputs] == ["Placeholder"] * 3
 
 
-def collatz(n):
-    steps = 0
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
+collatz = find_sample("collatz").python_function
 
 
 def test_scalar_loop_runs_fewer_nodes_and_agrees_with_python():
