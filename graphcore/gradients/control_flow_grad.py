@@ -259,7 +259,8 @@ class GradWhileContext(WhileContext):
         """A forward body value popped from an accumulator, or computed again here when the
         memory budget says so (remat.py)."""
         fwd = self.forward
-        if remat.current_budget() is not None and t.op.type == "Const" and t.op.ctx is fwd:
+        if remat.current_budget() is not None and t.op.type == "Const" and t.op.ctx is fwd \
+                and not isinstance(fwd, GradWhileContext) and t.dtype.np_dtype is not None:
             return self._recompute(t)  # the same value in every iteration: nothing to keep
         keep, kept = remat.keep(self.kept_bytes, t)
         if keep or not remat.recomputable(t, fwd):

@@ -57,11 +57,14 @@ def nbytes(t: Tensor) -> int | None:
 
 
 def recomputable(t: Tensor, body) -> bool:
-    """`t` can be computed again in the backward loop of `body`: an elementwise op with
-    no control inputs, right in the loop's body (a value of a cond branch is live only in
-    some iterations)."""
+    """`t` can be computed again in the backward loop of `body`: an elementwise op on
+    arrays with no control inputs, right in the loop's body (a value of a cond branch is
+    live only in some iterations), and `body` not itself a backward loop."""
     op = t.op
-    return op.type in ELEMENTWISE and op.ctx is body and not op.control_inputs and not op.op_def.stateful
+    if hasattr(body, "forward"):
+        return False  # a backward loop differentiated again: its values are popped ones, kept as they are
+    return (op.type in ELEMENTWISE and op.ctx is body and not op.control_inputs and not op.op_def.stateful
+            and t.dtype.np_dtype is not None and all(x.dtype.np_dtype is not None for x in op.inputs))
 
 
 def keep(kept: int, t: Tensor) -> tuple[bool, int]:
