@@ -57,14 +57,16 @@ def nbytes(t: Tensor) -> int | None:
 
 
 def recomputable(t: Tensor, body) -> bool:
-    """`t` can be computed again in the backward loop of `body`: an elementwise op on
-    arrays with no control inputs, right in the loop's body (a value of a cond branch is
-    live only in some iterations), and `body` not itself a backward loop."""
+    """`t` can be computed again in the backward loop of `body`: a float value of an
+    elementwise op with no control inputs, right in the loop's body (a value of a cond
+    branch is live only in some iterations), and `body` not itself a backward loop.
+    Predicates and counters are popped as before: the backward loop's conds are built on
+    popped predicates, which differentiating it again relies on."""
     op = t.op
     if hasattr(body, "forward"):
         return False  # a backward loop differentiated again: its values are popped ones, kept as they are
     return (op.type in ELEMENTWISE and op.ctx is body and not op.control_inputs and not op.op_def.stateful
-            and t.dtype.np_dtype is not None and all(x.dtype.np_dtype is not None for x in op.inputs))
+            and t.dtype.is_floating and all(x.dtype.np_dtype is not None for x in op.inputs))
 
 
 def keep(kept: int, t: Tensor) -> tuple[bool, int]:

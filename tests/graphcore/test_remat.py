@@ -71,3 +71,13 @@ def test_the_block_form_and_bad_budgets():
     with pytest.raises(ValueError, match="bytes >= 0"):
         with gc.memory_budget(-1):
             pass
+
+
+@pytest.mark.parametrize("seed", [7093, 7143, 7149])
+def test_random_gradient_programs_under_a_zero_budget_first_and_second_order(seed):
+    """Programs whose second derivatives failed when predicates were recomputed (conds in
+    loops): first and second order against finite differences, gc.gradients twice too."""
+    from autograph.testing import random_grad_programs as rgp
+
+    with gc.memory_budget(0):
+        assert rgp.run_seed(seed) is None
