@@ -51,10 +51,11 @@ def _fusible(op: Operation) -> bool:
 
 
 def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
-    """A fetched op may be a root (the fused op is fetched instead); an anchor may not."""
-    out = op.outputs[0] if len(op.outputs) == 1 else None
-    return _fusible(op) and op.type != "Const" and id(op) not in anchors and \
-        out is not None and bool(out.consumers() or state.is_fetched(out))
+    """A fetched op may be a root (the fused op is fetched instead); an anchor, or an op
+    something waits for, may not."""
+    if not _fusible(op) or op.type == "Const" or id(op) in anchors or op.control_outputs:
+        return False
+    return bool(op.outputs[0].consumers() or state.is_fetched(op.outputs[0]))
 
 
 def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int]) -> list[Operation]:

@@ -87,11 +87,14 @@ def test_what_fusion_leaves_alone():
             c = fetched * 3.0
             p = gc.reduce_sum(x) > 0.0             # the cond's predicate: an anchor
             d = gc.cond(p, lambda: x * 2.0 + 1.0, lambda: x - 1.0)
-        return g, [a, b, fetched, c, d], x
+            waited_for = gc.cos(x) * 4.0               # something waits for it
+            with g.control_dependencies([waited_for.op]):
+                e = gc.identity(x)
+        return g, [a, b, fetched, c, d, e, waited_for], x
 
     g, _, _ = run_both(build, lambda x: {x: np.array([0.5, -1.0, 2.0])})
     kinds = [op.type for op in g.get_operations()]
-    assert "Exp" in kinds and "Sin" in kinds and "Greater" in kinds
+    assert "Exp" in kinds and "Sin" in kinds and "Greater" in kinds and "Cos" in kinds
     trees = sorted(tuple(steps_of(op)) for op in fused_ops(g))
     assert ("Const", "Mul", "Const", "Add") in trees  # x * 2.0 + 1.0, inside the true branch only
     for op in fused_ops(g):
