@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 _controllers: list | None = None
+_CORES = os.cpu_count() or 1  # (os.cpu_count() costs microseconds a call: it reads the system each time)
 
 
 def _blas_controllers() -> list:
@@ -39,4 +40,4 @@ def threads() -> int:
         value = os.environ.get(var, "")
         if value.strip().isdigit():
             return int(value)
-    return os.cpu_count() or 1
+    return _CORES

@@ -114,7 +114,7 @@ class ExecutorState:
         self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
         # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at a
         # time, inline (executor/blas.py says why).
-        self.blas_spreads = pool is not None and blas.threads() > 1
+        self.blas_spreads = pool is not None and plan.uses_blas and blas.threads() > 1
         self.inflight = 0      # tasks on the pool not finished
         self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
         self.caller = threading.get_ident()

@@ -160,6 +160,7 @@ class ExecutionPlan:
         for it in self.items:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
+        self.uses_blas = any(it.uses_blas for it in self.items if it.op is not None)
         self._assign_frames()
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}
