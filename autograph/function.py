@@ -547,6 +547,9 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     passes/compile_loops.py); loops it cannot take stay on the frame executor."""
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
               jit_compile=jit_compile)
-    if func is None:
-        return lambda f: Function(f, **kw)
-    return Function(func, **kw)
+
+    def make(f):
+        if isinstance(f, Function) and f._instance is None:  # function(@function f, jit_compile=True): these options
+            return Function(f.python_function, **{**kw, "input_signature": input_signature or f.input_signature})
+        return Function(f, **kw)
+    return make if func is None else make(func)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 
-from graphcore.ops.compiled_ops import GUARD, run_loop
+from graphcore.ops.compiled_ops import GUARD, outputs_of, run_loop
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import get_op_def
 
@@ -36,14 +36,28 @@ from .scalar_kernels import scalar_source
 
 def compiled_loop_kernel(op):
     """A fast kernel for the CompiledLoop op `op`."""
-    a = op.attrs
-    n_in = len(op.inputs)
+    return compiled_loop_kernel_for(op.attrs, [t.dtype.np_dtype for t in op.inputs], op.name)
+
+
+def _kernel_of(step, input_dtypes: list):
+    """The kernel of a step: an inner compiled loop's generated one, else as a fused step's."""
+    if step[TYPE] == "CompiledLoop":
+        return compiled_loop_kernel_for(step[ATTRS], input_dtypes, step[3])
+    return step_kernel(step, input_dtypes)
+
+
+def compiled_loop_kernel_for(a: dict, input_dtypes: list, name: str):
+    """The kernel of a CompiledLoop op with attributes `a` on inputs of these numpy dtypes."""
+    n_in = len(input_dtypes)
     steps = list(a["cond_steps"]) + list(a["body_steps"])
-    dtypes = [t.dtype.np_dtype for t in op.inputs] + [s[DTYPE].np_dtype for s in steps]
+    dtypes = list(input_dtypes)
     env = {"reference": functools.partial(run_loop, **a)}
     lines = []
-    for j, step in enumerate(steps):
-        i = n_in + j
+    for step in steps:
+        i = len(dtypes)  # the number of the step's (first) value
+        k = outputs_of(step)
+        dtypes += [d.np_dtype for d in step[DTYPE]] if k > 1 else [step[DTYPE].np_dtype]
+        targets = ", ".join(f"v{i + x}" for x in range(k))
         if step[TYPE] == "Const":
             env[f"c{i}"] = step[ATTRS]["value"]
             lines.append(f"v{i} = c{i}")
@@ -53,14 +67,14 @@ def compiled_loop_kernel(op):
             line = f"v{i} = v{t} if v{p} else v{f}"
         else:
             in_dtypes = [dtypes[x] for x in step[INPUTS]]
-            inline = None if step[ATTRS] else scalar_source(step[TYPE], in_dtypes, [f"v{x}" for x in step[INPUTS]],
-                                                            f"k{i}", f"T{i}")
+            inline = None if step[ATTRS] or k > 1 else \
+                scalar_source(step[TYPE], in_dtypes, [f"v{x}" for x in step[INPUTS]], f"k{i}", f"T{i}")
             if inline is not None:  # the operator written out: no call where a scalar kernel would use one
                 env[f"k{i}"], env[f"T{i}"] = get_op_def(step[TYPE]).kernel, inline[1]
                 line = f"v{i} = {inline[0]}"
             else:
-                env[f"k{i}"] = step_kernel(step, in_dtypes)
-                line = f"v{i} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
+                env[f"k{i}"] = _kernel_of(step, in_dtypes)
+                line = f"{targets} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
         if step[GUARD]:  # in a cond's branch: only when its predicates say so
             test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
             line = f"if {test}: {line}"
@@ -77,7 +91,7 @@ def compiled_loop_kernel(op):
     body += [f"    return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}",
              "except Exception:", f"    return reference({params})"]
     source = f"def loop({params}):\n" + "".join(f"    {x}\n" for x in body)
-    exec(compile(source, f"<compiled loop {op.name}>", "exec"), env)  # noqa: S102 (our own source)
+    exec(compile(source, f"<compiled loop {name}>", "exec"), env)  # noqa: S102 (our own source)
     loop = env["loop"]
     loop.source = source
     return loop

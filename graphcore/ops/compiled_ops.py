@@ -12,12 +12,14 @@ it is true; `nexts` give the next value of each loop variable; `exits` which var
 output is. A step is as a Fused op's, (type, inputs, attrs, name, location, dtype), and a
 guard: (value, branch) pairs, the predicates of the conds around it, under which it runs;
 a cond's Merge is a step of type Merge whose inputs are (true value, false value, predicate).
+A step with several outputs (an inner compiled loop) has a tuple of dtypes and numbers them
+one after the other.
 """
 from __future__ import annotations
 
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, get_op_def
-from .fused_ops import ATTRS, INPUTS, TYPE, note_failed_step
+from .fused_ops import ATTRS, DTYPE, INPUTS, TYPE, note_failed_step
 
 GUARD = 6  # a loop step's guard, after the fields a fused step has
 
@@ -26,18 +28,25 @@ def _loop_rule(*inputs, dtypes, shapes, **attrs):
     return [(d, s) for d, s in zip(dtypes, shapes)]
 
 
+def outputs_of(step) -> int:
+    """How many values a step makes (an inner compiled loop may make several)."""
+    return len(step[DTYPE]) if isinstance(step[DTYPE], tuple) else 1
+
+
 def _run_region(values: list, steps) -> None:
     for step in steps:
+        k = outputs_of(step)
         if not all(bool(values[p]) == branch for p, branch in step[GUARD]):
-            values.append(None)  # a branch not taken in this iteration: its values do not exist
+            values.extend([None] * k)  # a branch not taken in this iteration: its values do not exist
         elif step[TYPE] == "Merge":
             true_value, false_value, pred = step[INPUTS]
             values.append(values[true_value] if values[pred] else values[false_value])
         else:
             try:
-                values.append(get_op_def(step[TYPE]).kernel(*(values[i] for i in step[INPUTS]), **step[ATTRS]))
+                out = get_op_def(step[TYPE]).kernel(*(values[i] for i in step[INPUTS]), **step[ATTRS])
             except Exception as e:  # noqa: BLE001 (re-raised, marked with the step)
                 raise note_failed_step(e, step)
+            values.extend(out) if k > 1 else values.append(out)
 
 
 def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes=None, shapes=None):

@@ -1,11 +1,12 @@
-"""Compiled loops (`jit_compile=True`): a while loop whose ops are all pure, with one
-output each and a kernel (fused ones included), with conds but no loop inside, becomes
-one `CompiledLoop` op (graphcore/ops/compiled_ops.py) in the loop's outer context, whose
+"""Compiled loops (`jit_compile=True`): a while loop whose ops are all pure, with a
+kernel (fused ones and compiled inner loops included), conds inside allowed, becomes one
+`CompiledLoop` op (graphcore/ops/compiled_ops.py) in the loop's outer context, whose
 outputs replace the loop's Exits. Anything else stays as it is, on the frame executor.
 
 Recognised, in the loop's own context: its Enters (loop variables and invariants), one
 Merge(Enter, NextIteration) per variable, Switch(Merge, LoopCond), the LoopCond, the
-NextIterations, Identities (the pivot among them), Consts and pure ops; conds inside it
+NextIterations, Identities (the pivot among them), Consts and pure ops (compiled inner
+loops among them: of nested loops the inner one is compiled first); conds inside it
 too: an op of a branch becomes a step guarded by the predicates around it (it runs only
 where the frame executor would have run it live), a cond's Merge a choice between its two
 inputs by the predicate. An op runs in
@@ -27,20 +28,26 @@ class _NotCompilable(Exception):
 
 
 def run(graph: Graph, state: PassState) -> int:
-    ops = graph.get_operations()
-    contexts = {id(o.ctx): o.ctx for o in ops if o.ctx is not None}
+    """Innermost loops first: a loop whose inner loops all compiled holds CompiledLoop ops
+    only, and is taken in the next sweep."""
     compiled = 0
-    for loop in list(graph._while_contexts.values()):
-        inner = [c for c in contexts.values() if c is not loop and loop.contains(c)]
-        if any(c.is_while for c in inner):
-            continue  # a loop inside: stays on the frame executor
-        ctxs = {id(loop)} | {id(c) for c in inner}
-        try:
-            _compile(graph, state, loop, [op for op in ops if id(op.ctx) in ctxs], ops)
-        except _NotCompilable:
-            continue
-        compiled += 1
-    return compiled
+    while True:
+        ops = graph.get_operations()
+        contexts = {id(o.ctx): o.ctx for o in ops if o.ctx is not None}
+        now = 0
+        for loop in list(graph._while_contexts.values()):
+            inner = [c for c in contexts.values() if c is not loop and loop.contains(c)]
+            if any(c.is_while for c in inner):
+                continue  # a loop inside: taken once that one is compiled
+            ctxs = {id(loop)} | {id(c) for c in inner}
+            try:
+                _compile(graph, state, loop, [op for op in ops if id(op.ctx) in ctxs], ops)
+            except _NotCompilable:
+                continue
+            now += 1
+        compiled += now
+        if not now:
+            return compiled
 
 
 def _branch_of(t: Tensor, ctx) -> bool:
@@ -66,8 +73,8 @@ def _pred_of(t: Tensor, ctx) -> Tensor:
 
 def _pure(op: Operation) -> bool:
     d = op.op_def
-    return (d.kernel is not None and not d.stateful and not d.uses_runtime and len(op.outputs) == 1
-            and op.outputs[0].dtype.np_dtype is not None and all(t.dtype.np_dtype is not None for t in op.inputs))
+    return (d.kernel is not None and not d.stateful and not d.uses_runtime and bool(op.outputs)
+            and all(t.dtype.np_dtype is not None for t in (*op.outputs, *op.inputs)))
 
 
 def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops: list[Operation]) -> None:
@@ -78,7 +85,7 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
     n = len(merges)
     var_enters = [m.inputs[0].op for m in merges]
     invariants = [op for op in members if op.type == "Enter" and op.attrs.get("is_constant")]
-    value: dict[int, object] = {}  # id(tensor) -> ("var", k) | ("inv", j) | ("step", op)
+    value: dict[int, object] = {}  # id(tensor) -> ("var", k) | ("inv", j) | ("step", the tensor)
     for k, m in enumerate(merges):
         if var_enters[k].type != "Enter" or m.inputs[1].op is not nexts[k] or m.outputs[0].dtype.np_dtype is None:
             raise _NotCompilable
@@ -108,19 +115,22 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
         if op.type == "Merge" and (len(op.inputs) != 2 or op.outputs[1].consumers()):
             raise _NotCompilable
         if on_body:
-            body.add(id(op.outputs[0]))
+            body.update(id(t) for t in op.outputs)
         if op.type == "Identity":
             value[id(op.outputs[0])] = value[id(op.inputs[0])]
             continue
-        value[id(op.outputs[0])] = ("step", op)
+        for t in op.outputs:
+            value[id(t)] = ("step", t)
         (body_ops if on_body else cond_ops).append(op)
-    # number the values of one iteration: variables, invariants, then the steps as they run
-    first = n + len(invariants)
-    step_number = {id(op): first + i for i, op in enumerate(cond_ops + body_ops)}
+    # number the values of one iteration: variables, invariants, then the steps' outputs as they run
+    step_number, next_number = {}, n + len(invariants)
+    for op in cond_ops + body_ops:
+        step_number[id(op)] = next_number
+        next_number += 1 if op.type == "Merge" else len(op.outputs)  # a cond's Merge: its value only
 
     def number(t: Tensor) -> int:
         kind, x = value[id(t)]
-        return x if kind == "var" else n + x if kind == "inv" else step_number[id(x)]
+        return x if kind == "var" else n + x if kind == "inv" else step_number[id(x.op)] + x.value_index
 
     def guard(ctx) -> tuple:
         """(value number of a predicate, the branch) for each cond around `ctx` in the loop."""
@@ -136,7 +146,9 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
             true_first = _branch_of(op.inputs[0], op.ctx)
             pred = _pred_of(op.inputs[0], op.ctx)
             inputs = (inputs if true_first else inputs[::-1]) + (number(pred),)
-        return (op.type, inputs, dict(op.attrs), op.name, op.location(), op.outputs[0].dtype, guard(op.ctx))
+        dtype = op.outputs[0].dtype if op.type == "Merge" or len(op.outputs) == 1 else \
+            tuple(t.dtype for t in op.outputs)
+        return (op.type, inputs, dict(op.attrs), op.name, op.location(), dtype, guard(op.ctx))
 
     def steps(region):
         return tuple(map(step, region))
@@ -154,8 +166,16 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
     with graph.inserting_before(anchor, context=loop.outer):
         new = graph.create_op(compiled_loop_op, inputs, attrs, name=f"{loop.name.rpartition('/')[2]}_compiled",
                               source=merges[0].source, capture=False)
+    replaced = {}
     for e, out in zip(exits, new.outputs):
         state.replace(e.outputs[0], out)
+        replaced[id(e.outputs[0])] = out
+    for o in ops:  # a cond on the loop's result: its context names the new predicate
+        c = o.ctx
+        while c is not None:
+            if id(getattr(c, "pred", None)) in replaced:
+                c.pred = replaced[id(c.pred)]
+            c = c.outer
         for waiting in list(e.control_outputs):
             graph.remove_control_input(waiting, e)
             graph.add_control_input(waiting, new)

@@ -121,12 +121,45 @@ def loop_in_loop(n):
     return total
 
 
-@pytest.mark.parametrize("fn, compiled", [(print_in_loop, 0), (loop_in_loop, 1)])
-def test_loops_it_cannot_take_stay_interpreted(fn, compiled, capsys):
-    """A print stays in its loop; of two nested loops only the inner one is compiled."""
+def print_in_inner_loop(n):
+    total = 0
+    for k in range(n):
+        j = 0
+        while j < k:
+            print("j", j)
+            j += 1
+        total += k
+    return total
+
+
+@pytest.mark.parametrize("fn", [print_in_loop, print_in_inner_loop])
+def test_loops_it_cannot_take_stay_interpreted(fn, capsys):
+    """A print stays in its loop, and a loop with such a loop inside stays interpreted too."""
     jit = function(fn, jit_compile=True)
     assert jit(np.int64(7)) == fn(np.int64(7))
-    assert len(compiled_ops(jit, np.int64(7))) == compiled
+    assert compiled_ops(jit, np.int64(7)) == []
+    printed = capsys.readouterr().out
+    assert printed and printed == _printed_by(fn, np.int64(7), capsys)
+
+
+def _printed_by(fn, arg, capsys):
+    fn(arg)
+    return capsys.readouterr().out * 3  # the plain function once; the graph printed for 3 calls
+
+
+def test_nested_loops_compile_into_one_op_innermost_first():
+    """The inner loop compiles first and becomes a step of the outer one; a cond that reads
+    the inner loop's result (count_primes' `if is_prime`) follows the compiled result."""
+    jit = function(loop_in_loop, jit_compile=True)
+    for n in (0, 1, 7, 12):
+        assert jit(np.int64(n)) == loop_in_loop(np.int64(n))
+    (op,) = compiled_ops(jit, np.int64(7))
+    assert [s[0] for s in op.attrs["body_steps"]].count("CompiledLoop") == 1
+    assert compiled_loop_kernel(op).source.count("while True") == 1  # the inner loop is its own kernel
+    from samples.count_primes import count_primes
+    primes = function(count_primes, jit_compile=True)
+    assert [primes(np.int64(n)) for n in (2, 30, 100)] == [count_primes(n) for n in (2, 30, 100)]
+    assert len(compiled_ops(primes, np.int64(30))) == 1
 
 
 def grow(x, y, n):
@@ -184,3 +217,17 @@ def test_cli_graph_jit_prints_the_compiled_loop():
     assert "def loop(" in r.output and "while True:" in r.output and "fibonacci.py:15, compiled" in r.output
     r = CliRunner().invoke(app, ["graph", "print_loop", "3", "4", "--jit", "--plain"])
     assert r.exit_code == 0 and "no loop was compiled" in r.output
+
+
+def test_options_given_to_an_already_decorated_function_apply():
+    """`function(f, jit_compile=True)` on an `@function` f traces the plain function with
+    these options (it used to call the decorated one inside, options ignored)."""
+    from samples.collatz import collatz
+    assert isinstance(collatz, autograph.Function)
+    jit = function(collatz, jit_compile=True)
+    assert jit.jit_compile and jit.python_function is collatz.python_function
+    assert jit(np.int64(9)) == collatz(np.int64(9))
+    assert compiled_ops(jit, np.int64(9)) and not compiled_ops(collatz, np.int64(9))
+    plain = function(collatz, optimize=False)
+    plain(np.int64(9))
+    assert plain.get_concrete_function(np.int64(9)).optimize_report is None
