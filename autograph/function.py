@@ -160,7 +160,8 @@ class ConcreteFunction:
     """One traced graph: `.graph`, its input placeholders, and how to rebuild outputs."""
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
-                 returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
+                 returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
+                 devices=None, engine: str = "local"):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -174,6 +175,7 @@ class ConcreteFunction:
         self._optimize = optimize
         self._skip_passes = tuple(skip_passes)
         self._jit_compile = jit_compile
+        self._devices, self._engine = devices, engine
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
         self.optimize_report: "passes.OptimizeReport | None" = None
 
@@ -225,7 +227,7 @@ class ConcreteFunction:
     def session(self) -> Session:
         with self._lock:
             if self._session is None:
-                self._session = Session(self.graph)
+                self._session = Session(self.graph, devices=self._devices, engine=self._engine)
             return self._session
 
     def _run_flat(self, input_values: list, trace: list | None = None):
@@ -305,7 +307,8 @@ class Function:
     """A Python function compiled to graphs; see the module docstring and `function`."""
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
-                 instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
+                 instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
+                 devices=None, engine: str = "local"):
         # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
         self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
         if self._method_kind is not None:
@@ -317,6 +320,7 @@ class Function:
         self.optimize = optimize  # None: on unless AUTOGRAPH_OPTIMIZE=0
         self.skip_passes = tuple(skip_passes)
         self.jit_compile = jit_compile
+        self.devices, self.engine = devices, engine
         self._instance = instance
         self._signature = inspect.signature(python_function)
         self._cache: dict = {}
@@ -343,7 +347,8 @@ class Function:
             bound = None
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
-                             optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile)
+                             optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
+                             devices=self.devices, engine=self.engine)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -475,7 +480,8 @@ class Function:
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
         return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
-                                optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile)
+                                optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
+                             devices=self.devices, engine=self.engine)
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())
@@ -535,7 +541,8 @@ class Function:
 
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
-             optimize: bool | None = None, skip_passes=(), jit_compile: bool = False):
+             optimize: bool | None = None, skip_passes=(), jit_compile: bool = False, devices=None,
+             engine: str = "local"):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
     control flow on tensors then fails as in graph mode).
@@ -544,9 +551,12 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     (or the environment variable AUTOGRAPH_OPTIMIZE=0) runs it as traced, and
     `skip_passes=["cse"]` leaves out named passes. `jit_compile=True` also turns each while
     loop of pure ops into one CompiledLoop op that runs as generated Python (graphcore/
-    passes/compile_loops.py); loops it cannot take stay on the frame executor."""
+    passes/compile_loops.py); loops it cannot take stay on the frame executor.
+    `devices=["cpu:0", "cpu:1"]` runs the graph partitioned across those devices (ops go
+    where `gc.device(...)` put them, else to the first), on threads of this process or,
+    with `engine="ray"`, one Ray actor per device (executor/session.py says more)."""
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
-              jit_compile=jit_compile)
+              jit_compile=jit_compile, devices=devices, engine=engine)
 
     def make(f):
         if isinstance(f, Function) and f._instance is None:  # function(@function f, jit_compile=True): these options

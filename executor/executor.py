@@ -49,6 +49,7 @@ puts on the ready queue at that time (_run_deadline).
 """
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 from collections import deque
@@ -93,8 +94,14 @@ class ExecutorState:
     # The handler of each kind of node, indexed by NodeItem.kind (set below the class).
     _handlers: tuple = ()
 
-    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None):
+    def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None,
+                 transport=None):
         self.plan = plan
+        # One device's part of a partitioned run: _Send/_Recv go through `transport`
+        # (executor/distributed/rendezvous.py); a value that arrives later is queued on
+        # `arrivals` by the sending thread, and taken by the thread that runs this part.
+        self.transport = transport
+        self.arrivals: deque = deque()
         self.deadline = deadline
         self.feed_values = feed_values
         self.pool = pool
@@ -107,8 +114,9 @@ class ExecutorState:
         self.root: FrameState | None = None
         # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
         # at a time under `lock` (each lets it go while a long kernel runs).
-        self.lock = threading.Lock() if pool is not None else None
-        self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if pool is not None else None
+        waits = pool is not None or transport is not None  # for the pool's tasks, or for values from other devices
+        self.lock = threading.Lock() if waits else None
+        self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if waits else None
         # Kernels on the pool at once: one fewer than the pool's threads, as the calling
         # thread computes too. A task gives its slot back when its kernel ends.
         self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
@@ -125,6 +133,10 @@ class ExecutorState:
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
+        if self.plan.has_transport and self.transport is None:
+            raise ExecutionError("this graph has _Send/_Recv ops (it was partitioned): run it with "
+                                 "Session(graph, devices=[...]), which runs each device's part")
+        self.caller = threading.get_ident()
         root = self.root = FrameState(self.plan.root, None, None)
         root.num_pending_inputs = 0
         it0 = root.iterations[0]
@@ -160,6 +172,9 @@ class ExecutorState:
                 self._process_ready()
                 if self.error is not None:
                     raise self.error
+                if self.arrivals:
+                    self._take_arrivals()
+                    continue
                 if not self.inflight and not self.ready and not self.heavy_waiting:
                     return
                 self.caller_waits = True
@@ -428,6 +443,51 @@ class ExecutorState:
         """The watchdog's token: end the run (run() raises DeadlineExceededError)."""
         raise _DeadlineReached
 
+    def _run_send(self, node: TaggedNode) -> None:
+        """_Send: hand the value (none for a control edge; dead if the node is dead) to the
+        transport, keyed by the edge and this frame and iteration."""
+        item, it = node.item, node.iteration
+        value = None
+        if item.num_inputs:
+            s = item.input_start
+            value = it.inputs[s]
+            it.inputs[s] = None
+        self.transport.send(item.kernel, node.frame.tag(it.iter_id), value, node.is_dead)
+        self.stats.messages += 1
+        if item.control_edges:
+            self._activate_nodes(item, item.control_edges, node.frame, it, None, node.is_dead)
+
+    def _run_recv(self, node: TaggedNode):
+        """_Recv: the value sent under its key in this frame and iteration, now if it is
+        there, else when it arrives (the node stays out until then; no thread blocks)."""
+        item, it = node.item, node.iteration
+        got = self.transport.recv(item.kernel, node.frame.tag(it.iter_id), functools.partial(self._arrived, node))
+        if got is None:
+            self.inflight += 1
+            return _ASYNC
+        self._deliver(node, *got)
+        return None
+
+    def _arrived(self, node: TaggedNode, value, dead: bool, error: BaseException | None) -> None:
+        """(On the sending thread) a value for a waiting _Recv: queue it for this part's thread."""
+        self.arrivals.append((node, value, dead, error))
+        self.wakeups.put(None)
+
+    def _take_arrivals(self) -> None:
+        """(Under the lock) deliver the values that arrived for waiting _Recvs; a cancelled
+        receive ends the run with the transport's error."""
+        while self.arrivals:
+            node, value, dead, error = self.arrivals.popleft()
+            self.inflight -= 1
+            if error is not None:
+                raise error
+            self._deliver(node, value, dead)
+            self._node_done(node.frame, node.iteration)
+
+    def _deliver(self, node: TaggedNode, value, dead: bool) -> None:
+        node.is_dead = node.is_dead or dead
+        self._propagate_op_outputs(node, None if node.is_dead else value)
+
     def _deadline_error(self) -> DeadlineExceededError:
         """The error of a run past its deadline, naming the innermost live frame and its iteration."""
         frame, depth, stack = self.root, 0, [(self.root, 0)]
@@ -677,7 +737,8 @@ class ExecutorState:
 
 ExecutorState._handlers = (ExecutorState._run_op, ExecutorState._run_switch, ExecutorState._run_merge,
                            ExecutorState._run_enter, ExecutorState._run_exit, ExecutorState._run_next_iteration,
-                           ExecutorState._run_feed, ExecutorState._run_deadline)
+                           ExecutorState._run_feed, ExecutorState._run_deadline, ExecutorState._run_send,
+                           ExecutorState._run_recv)
 
 
 class TracedExecutorState(ExecutorState):

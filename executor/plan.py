@@ -25,11 +25,14 @@ from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
 NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)
+# (7 is the executor's deadline token) the two ends of an edge between devices
+SEND, RECV = 8, 9
 # edge kinds: how an arrival counts at its consumer (executor.activate_nodes reads them)
 TO_OP, TO_MERGE, CONTROL_TO_OP, CONTROL_TO_MERGE, TO_FETCH = range(5)
-_KIND = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT_ITERATION}
+_KIND = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT_ITERATION,
+         "_Send": SEND, "_Recv": RECV}
 KIND_NAMES = {NORMAL: "op", SWITCH: "Switch", MERGE: "Merge", ENTER: "Enter", EXIT: "Exit",
-              NEXT_ITERATION: "NextIteration", FEED: "Feed"}
+              NEXT_ITERATION: "NextIteration", FEED: "Feed", SEND: "_Send", RECV: "_Recv"}
 
 
 class NodeItem:
@@ -114,6 +117,7 @@ class ExecutionPlan:
         self.roots: list[NodeItem] = []
         self.fetch_producers: list[NodeItem | None] = []
         self.placeholders_needed: list[Operation] = []
+        self.has_transport = False  # it has _Send/_Recv ops: it runs as one device's part of a partitioned run
         self._build(runtime)
 
     # -- building ------------------------------------------------------------
@@ -222,6 +226,9 @@ class ExecutionPlan:
             if args or op.attrs:
                 k = functools.partial(k, *args, **op.attrs)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
+        if item.kind in (SEND, RECV):  # the message's key, less the frame and iteration
+            item.kernel = (op.attrs["tensor_name"], op.attrs["send_device"], op.attrs["recv_device"])
+            self.has_transport = True
         if item.kind == ENTER:
             item.is_constant_enter = bool(op.attrs.get("is_constant", False))
 

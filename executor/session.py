@@ -11,8 +11,14 @@ from graphcore import nest
 from graphcore.errors import DeadlineExceededError, ExecutionError, GraphError
 from graphcore.graph import Graph, Operation, Tensor
 
+from graphcore.partition import partition
+from graphcore.placement import device_list
+
 from .deadline import run_deadline
+from .distributed.device_part import DevicePart
+from .distributed.local import LocalEngine
 from .executor import _NO_VALUE, ExecutorState, TracedExecutorState
+from .fetch_errors import missing_fetch_error
 from .plan import ExecutionPlan
 from .pool import shared_pool
 
@@ -38,13 +44,20 @@ class Session:
       skip_passes: names of passes to leave out when optimizing.
       jit_compile: also turn while loops of pure ops into compiled loops (generated
         Python; graphcore/passes/compile_loops.py); implies optimizing a copy.
+      devices: run across these devices (e.g. ["cpu:0", "cpu:1"]): each op goes to the
+        device `gc.device(...)` put it on, else to the first (graphcore/placement.py);
+        the graph is partitioned with _Send/_Recv pairs and control loops
+        (graphcore/partition.py) and each device's part runs in its own executor.
+      engine: where the devices run: "local" (threads of this process) or "ray" (one
+        Ray actor per device; pip install -e '.[distributed]').
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
     """
 
     def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
-                 optimize: bool = False, skip_passes=(), jit_compile: bool = False):
+                 optimize: bool = False, skip_passes=(), jit_compile: bool = False, devices=None,
+                 engine: str = "local"):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -59,6 +72,13 @@ class Session:
         self.skip_passes = tuple(skip_passes)
         self._optimized: dict = {}  # (graph version, fetch names, feed names) -> (graph, fetches, report)
         self.last_optimize_report = None
+        self.devices = device_list(devices) if devices is not None else None
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
+        self.engine_name = engine
+        self._engine = None
+        self._partitions: dict = {}  # (graph, fetch, target and feed names) -> (Partitioning, [DevicePart])
+        self.last_partitioning = None
 
     # -- public ------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None,
@@ -80,6 +100,13 @@ class Session:
         graph = self.graph
         if self.optimize:
             graph, fetch_tensors, targets, feed_tensors = self._optimized_copy(fetch_tensors, targets, feed_tensors)
+        if self.devices is not None:
+            if trace is not None:
+                raise GraphError("a run across devices cannot be traced yet; trace it without devices=")
+            values = self._run_on_devices(graph, fetch_tensors, targets, feed_tensors, feed_values, deadline)
+            it = iter(values)
+            out = [None if isinstance(e, Operation) else next(it) for e in elems]
+            return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
         plan = self._plan(fetch_tensors, targets, feed_tensors, graph)
         missing = [op for op in plan.placeholders_needed]
         if missing:
@@ -102,7 +129,7 @@ class Session:
                 continue
             v = results[k]
             if v is _NO_VALUE:
-                raise self._missing_fetch_error(plan, state, k)
+                raise missing_fetch_error(plan, state, k)
             if isinstance(v, np.ndarray) and v.ndim == 0:
                 v = v[()]
             out.append(v)
@@ -110,7 +137,10 @@ class Session:
         return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
 
     def close(self) -> None:
-        """Nothing to release: worker threads belong to the process-wide pool."""
+        """Let a Ray engine's actors go; worker threads belong to the process-wide pool."""
+        if self._engine is not None and hasattr(self._engine, "close"):
+            self._engine.close()
+        self._engine = None
 
     def __enter__(self):
         return self
@@ -147,6 +177,36 @@ class Session:
             self.last_optimize_report = hit[4]
             return hit[:4]
 
+    def _run_on_devices(self, graph: Graph, fetches, targets, feeds, feed_values, deadline) -> list:
+        """Partition (once per graph version and fetch/target/feed set) and run each
+        device's part in the engine; the fetched values, in order."""
+        for t in feeds:
+            if t.op.type != "Placeholder":
+                raise GraphError(f"a run across devices feeds placeholders only, but {t.name} is computed by "
+                                 f"{t.op.describe()}; feed a placeholder instead")
+        key = (id(graph), graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),
+               tuple(t.name for t in feeds))
+        with self._plans_lock:
+            hit = self._partitions.get(key)
+            if hit is None:
+                p = partition(graph, fetches, targets, feeds, self.devices)
+                parts = [DevicePart(p.graph, d, p.fetches, p.feeds, runtime=self.runtime) for d in p.devices]
+                if len(self._partitions) > 16:
+                    self._partitions.clear()
+                hit = self._partitions[key] = (p, parts)
+            if self._engine is None:
+                self._engine = _make_engine(self.engine_name)
+        self.last_partitioning = hit[0]
+        if deadline is not None and deadline.when <= time.monotonic():
+            raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
+                                        timeout=deadline.seconds)
+        try:
+            return self._engine.run(hit[1], feed_values, deadline, num_fetches=len(fetches), partitioning=hit[0])
+        except ExecutionError as e:  # name the op of the graph that was run, not of its partitioned copy
+            if e.op is not None and e.op.graph is not graph and e.op.name in graph._by_name:
+                e.op = graph.get_operation_by_name(e.op.name)
+            raise
+
     def _plan(self, fetches, targets, feeds, graph: Graph | None = None) -> ExecutionPlan:
         graph = self.graph if graph is None else graph
         key = (id(graph), graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
@@ -172,15 +232,15 @@ class Session:
             values.append(v)
         return tensors, values
 
-    def _missing_fetch_error(self, plan: ExecutionPlan, state: ExecutorState, k: int) -> ExecutionError:
-        t = plan.fetches[k]
-        if state.dead_results[k]:
-            sw = _killing_switch(t, state, plan)
-            why = f"; it depends on {sw}" if sw else ""
-            return ExecutionError(f"fetch {t.name} is dead on the path taken: it was computed in a branch that was "
-                                  f"not taken{why}. Fetch the cond's output (its Merge) instead")
-        return ExecutionError(f"fetch {t.name} was never produced: the run could make no more progress "
-                              f"({_stuck_nodes(state, plan)})")
+
+ENGINES = ("local", "ray")
+
+
+def _make_engine(name: str):
+    if name == "ray":
+        from .distributed.ray_engine import RayEngine  # noqa: PLC0415 (Ray is an optional extra)
+        return RayEngine()
+    return LocalEngine()
 
 
 def _coerce_feed(t: Tensor, value):
@@ -197,33 +257,3 @@ def _coerce_feed(t: Tensor, value):
         raise ExecutionError(f"cannot feed a value of shape {list(arr.shape)} to {t.name}, which has shape {t.shape}")
     return arr if arr.ndim else arr[()]
 
-
-def _killing_switch(t: Tensor, state: ExecutorState, plan: ExecutionPlan) -> str | None:
-    """The nearest Switch upstream of `t` whose output on the path to `t` was the dead one."""
-    items = {id(it.op): it for it in plan.items if it.op is not None}
-    seen, queue = set(), [t]
-    while queue:
-        cur = queue.pop(0)
-        op = cur.op
-        if op.type == "Switch" and id(op) in items:
-            pred = state.switch_preds.get(items[id(op)].id)
-            if pred is not None and cur.value_index != int(pred):
-                branch = "true" if cur.value_index else "false"
-                return (f"the {branch} output of Switch {op.name} (created at {op.location()}), which was dead "
-                        f"because its predicate was {pred}")
-        if id(op) in seen:
-            continue
-        seen.add(id(op))
-        queue.extend(op.inputs)
-    return None
-
-
-def _stuck_nodes(state: ExecutorState, plan: ExecutionPlan) -> str:
-    """Root-frame nodes that received some of their inputs but not all."""
-    root = state.root
-    if root is None or 0 not in root.iterations:
-        return "no node is waiting"
-    it = root.iterations[0]
-    waiting = [f"{item.name} waits for {it.pending[item.local_id]} more input(s)" for item in plan.root.nodes
-               if 0 < it.pending[item.local_id] < item.pending_init][:3]
-    return "; ".join(waiting) if waiting else "no node received any input"

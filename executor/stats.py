@@ -4,13 +4,14 @@ from __future__ import annotations
 
 
 class RunStats:
-    __slots__ = ("nodes", "frames", "async_ops", "pool_nodes", "max_iterations_in_flight")
+    __slots__ = ("nodes", "frames", "async_ops", "pool_nodes", "messages", "max_iterations_in_flight")
 
     def __init__(self):
         self.nodes = 0
         self.frames = 0
         self.async_ops = 0      # kernels handed to the pool
         self.pool_nodes = 0     # nodes the pool's threads ran (those kernels and what they made ready)
+        self.messages = 0       # values (and dead tokens) this device sent to others (_Send ops run)
         self.max_iterations_in_flight: dict[str, int] = {}
 
     def note_iterations(self, frame_name: str, in_flight: int) -> None:
@@ -19,5 +20,5 @@ class RunStats:
 
     def __repr__(self) -> str:
         return (f"RunStats(nodes={self.nodes}, frames={self.frames}, async_ops={self.async_ops}, "
-                f"pool_nodes={self.pool_nodes}, "
+                f"pool_nodes={self.pool_nodes}, messages={self.messages}, "
                 f"max_iterations_in_flight={self.max_iterations_in_flight})")

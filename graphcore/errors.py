@@ -69,3 +69,8 @@ def execution_error_type(base: type, original: BaseException | None) -> type:
                                     {"__doc__": f"{base.__name__} that is also a {kind.__name__}.",
                                      "__module__": __name__})
     return cls
+
+
+class CancelledError(ExecutionError):
+    """A partition's run was ended because another device's failed (or the run was
+    interrupted): no device keeps waiting for a value that will never come."""

@@ -69,5 +69,8 @@ def _context_entry(ctx, outer: int | None) -> dict:
     else:
         entry["kind"] = "cond"
         entry["branch"] = int(ctx.branch)
-        entry["pred"] = _tensor_name(ctx.pred) if getattr(ctx, "pred", None) is not None else None
+        pred = getattr(ctx, "pred", None)
+        # (a predicate the optimizer folded away is no longer in the graph: the cond is then known)
+        in_graph = pred is not None and pred.op.graph._by_name.get(pred.op.name) is pred.op
+        entry["pred"] = _tensor_name(pred) if in_graph else None
     return entry

@@ -1,0 +1,58 @@
+"""One device's part of a partitioned run: its plan over the ops placed on it (they reach
+other devices' ops only through _Recv), the run's fetches and feeds that are its own,
+and the values it produced. Both engines run parts: local.py on threads, ray_engine.py
+in actors."""
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore.errors import ExecutionError
+from graphcore.graph import Graph
+
+from ..executor import _NO_VALUE, ExecutorState
+from ..fetch_errors import missing_fetch_error
+from ..plan import ExecutionPlan
+
+
+class DevicePart:
+    """The plan of `device`'s ops in the partitioned `graph`. `fetches` and `feeds` are all
+    of the run's (tensors of `graph`), in the run's order; the part takes its own."""
+
+    def __init__(self, graph: Graph, device: str, fetches: list, feeds: list, runtime=None):
+        self.device = device
+        self.fetch_positions = [i for i, t in enumerate(fetches) if t.op.device == device]
+        self.feed_positions = [i for i, t in enumerate(feeds) if t.op.device == device]
+        fed = {id(feeds[i].op) for i in self.feed_positions}
+        ops = [op for op in graph.get_operations() if op.device == device and id(op) not in fed]
+        self.plan = ExecutionPlan(graph, [fetches[i] for i in self.fetch_positions], ops,
+                                  [feeds[i] for i in self.feed_positions], runtime=runtime)
+        if self.plan.placeholders_needed:
+            op = self.plan.placeholders_needed[0]
+            where = f" (created at {op.location()})" if op.source else ""
+            raise ExecutionError(f"placeholder {op.name!r}{where} must be fed: pass its value in feed_dict")
+
+    def state(self, feed_values: list, transport, deadline=None, pool=None) -> ExecutorState:
+        """A new run of this part, with the run's feed values (all of them, in order)."""
+        return ExecutorState(self.plan, [feed_values[i] for i in self.feed_positions], pool=pool, deadline=deadline,
+                             transport=transport)
+
+    def results(self, state: ExecutorState) -> list[tuple[int, object]]:
+        """(position among the run's fetches, value) of this part's fetches after `state` ran."""
+        out = []
+        for k, pos in enumerate(self.fetch_positions):
+            v = state.results[k]
+            if v is _NO_VALUE:
+                raise missing_fetch_error(self.plan, state, k)
+            if isinstance(v, np.ndarray) and v.ndim == 0:
+                v = v[()]
+            out.append((pos, v))
+        return out
+
+
+def on_device(error: BaseException, device: str) -> BaseException:
+    """`error` with the device it happened on at the front of its message (same type, so an
+    IndexError raised by a kernel is still caught as one)."""
+    if isinstance(error, ExecutionError) and error.args and not str(error.args[0]).startswith("on device "):
+        error.args = (f"on device {device}: {error.args[0]}",) + tuple(error.args[1:])
+        error.device = device
+    return error

@@ -1,0 +1,52 @@
+"""Programs placed across two devices give the same results as on one: every sample, the
+converter's conformance programs and random programs, under three placements (ops
+round-robin; loop bodies on one device and predicates on the other, cond branches
+apart; nesting depths alternating), in process."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+import autograph
+from placements import DEVICES, PLACEMENTS
+from samples import available_samples
+from test_conformance import CASES
+from test_optimizer_differential import _outcome, _same, disagreements
+
+RANDOM_SEEDS = range(3000, 3060)
+
+
+def across_devices(python_fn, args, place, engine="local"):
+    """(value, error type, printed) of `python_fn` on two devices, against one device."""
+    f = autograph.function(python_fn, devices=DEVICES, engine=engine)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            place(f.get_concrete_function(*args).graph)
+    except Exception:  # noqa: BLE001 (tracing raises what Python raises: the call below compares it)
+        pass
+    two = _outcome(f, args)
+    one = _outcome(autograph.function(python_fn), args)
+    assert two[1] == one[1] and two[2] == one[2], (two, one)
+    _same(one[0], two[0])
+    return two
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
+@pytest.mark.parametrize("sample", available_samples(), ids=lambda s: s.name)
+def test_samples(sample, placement):
+    for args in sample.examples:
+        across_devices(sample.python_function, args, PLACEMENTS[placement])
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
+@pytest.mark.parametrize("f,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_conformance_programs(f, args, placement):
+    across_devices(f, args, PLACEMENTS[placement])
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
+def test_random_programs(placement):
+    failures = disagreements(lambda fn, args: across_devices(fn, args, PLACEMENTS[placement]), RANDOM_SEEDS)
+    assert not failures, "\n".join(failures)
