@@ -1,0 +1,239 @@
+"""The Ray engine: each device is a Ray actor that holds its part of the partitioned
+graph and runs it in its own executor; a _Send to another device is a call of the peer
+actor's `deliver`, which puts the value in that actor's rendezvous for the run. The
+driver (the Session) starts every actor's part of a run and waits for all of them.
+
+Failure: an error in any actor's part, or an actor that dies, makes the driver abort
+the run on every other actor (their waiting receives are cancelled at once) and raise
+the first real error, named with its device, its op and the user's line. An actor that
+died is replaced on the next run; the session stays usable.
+
+Ray is an optional extra (pip install -e '.[distributed]'); only this module imports it.
+Graphs with variables run with engine="local" (variable values live in this process).
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+import os
+import threading
+import time
+from collections import OrderedDict
+
+from graphcore import errors as gc_errors
+from graphcore.errors import CancelledError, ExecutionError, GraphError
+from graphcore.graph import Graph
+
+from ..deadline import run_deadline
+from .device_part import DevicePart, on_device
+from .rendezvous import Rendezvous
+
+try:
+    import ray
+except ImportError:  # pragma: no cover (the error says what to install)
+    ray = None
+
+
+def _require_ray():
+    if ray is None:
+        raise GraphError("engine='ray' needs Ray: pip install -e '.[distributed]' (or pip install 'ray==2.60.0')")
+    if not ray.is_initialized():
+        ray.init(num_cpus=max(2, os.cpu_count() or 1), include_dashboard=False, log_to_driver=True,
+                 ignore_reinit_error=True, configure_logging=False)
+
+
+# -- errors cross processes as data: an ExecutionError's op is a graph object, and the
+# -- combined classes (ExecutionError[IndexError]) exist only in the process that made them
+
+def _error_to_wire(e: BaseException) -> dict:
+    if not isinstance(e, ExecutionError):
+        return {"base": "ExecutionError", "python": None, "message": f"{type(e).__name__}: {e}", "op": None,
+                "frame": None, "iteration": None}
+    base = next(c.__name__ for c in type(e).__mro__ if c.__module__ == gc_errors.__name__ and "[" not in c.__name__)
+    python = next((t.__name__ for t in gc_errors._PYTHON_TYPES if isinstance(e, t)), None)
+    return {"base": base, "python": python, "message": str(e.args[0]) if e.args else str(e),
+            "op": getattr(e.op, "name", None), "frame": e.frame, "iteration": e.iteration}
+
+
+def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
+    base = getattr(gc_errors, w["base"], ExecutionError)
+    if base is gc_errors.DeadlineExceededError:
+        return base(w["message"], frame=w["frame"], iteration=w["iteration"])
+    original = getattr(builtins, w["python"])("") if w["python"] else None
+    cls = gc_errors.execution_error_type(base, original)
+    op = graph._by_name.get(w["op"]) if w["op"] else None
+    return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"])
+
+
+class _ActorTransport:
+    """What a part's executor sends and receives through, inside an actor: values for this
+    device go to its own rendezvous, others to the peer actor's `deliver`."""
+
+    def __init__(self, device: str, run_id: int, rendezvous: Rendezvous, peers: dict):
+        self.device, self.run_id, self.rendezvous, self.peers = device, run_id, rendezvous, peers
+
+    def send(self, key, tag, value, dead) -> None:
+        if key[2] == self.device:
+            self.rendezvous.send(key, tag, value, dead)
+        else:
+            self.peers[key[2]].deliver.remote(self.run_id, key, tag, value, dead)
+
+    def recv(self, key, tag, callback):
+        return self.rendezvous.recv(key, tag, callback)
+
+
+class DeviceActor:
+    """One device: its parts of partitioned graphs, and the rendezvous of its runs."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.parts: dict[int, DevicePart] = {}
+        self.peers: dict = {}
+        self.lock = threading.Lock()
+        self.runs: dict[int, Rendezvous] = {}
+        self.finished: OrderedDict = OrderedDict()
+
+    def ping(self) -> int:
+        return os.getpid()
+
+    def set_peers(self, peers: dict) -> None:
+        self.peers = dict(peers)
+
+    def load(self, part_id: int, graph_json: str, fetch_names: list, feed_names: list) -> None:
+        g = Graph.from_json(graph_json)
+        fetches = [g.get_tensor_by_name(n) for n in fetch_names]
+        feeds = [g.get_tensor_by_name(n) for n in feed_names]
+        part = DevicePart(g, self.device, fetches, feeds)
+        uses = [it.op for it in part.plan.items if it.op is not None and it.op.op_def.uses_runtime]
+        if uses:
+            raise GraphError(f"{uses[0].describe()} uses variables, whose values live in the driver's process: run "
+                             "graphs with variables with engine='local'")
+        self.parts[part_id] = part
+
+    def _rendezvous(self, run_id: int) -> Rendezvous:
+        with self.lock:
+            r = self.runs.get(run_id)
+            if r is None:
+                r = self.runs[run_id] = Rendezvous()
+                if run_id in self.finished:  # a late value of a run that ended here: dropped
+                    r.abort(CancelledError("the run has ended"))
+            return r
+
+    def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None):
+        """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent)
+        or ("error", the error as data)."""
+        rendezvous = self._rendezvous(run_id)
+        part = self.parts[part_id]
+        deadline = run_deadline(seconds_left) if seconds_left is not None else None
+        state = part.state(feed_values, _ActorTransport(self.device, run_id, rendezvous, self.peers), deadline)
+        try:
+            state.run()
+            return "ok", part.results(state), state.stats.messages
+        except BaseException as e:  # noqa: BLE001 (sent to the driver as data)
+            rendezvous.abort(CancelledError(f"the run was cancelled on device {self.device}"))
+            return "error", _error_to_wire(e)
+        finally:
+            self._end(run_id)
+
+    def deliver(self, run_id: int, key, tag, value, dead) -> None:
+        self._rendezvous(run_id).send(tuple(key), tag, value, dead)
+
+    def abort(self, run_id: int, message: str) -> None:
+        self._rendezvous(run_id).abort(CancelledError(message))
+
+    def _end(self, run_id: int) -> None:
+        with self.lock:
+            self.runs.pop(run_id, None)
+            self.finished[run_id] = True
+            while len(self.finished) > 256:
+                self.finished.popitem(last=False)
+
+
+class RayEngine:
+    """Runs the parts of a partitioned graph in one Ray actor per device."""
+
+    name = "ray"
+    _ids = itertools.count(1)
+
+    def __init__(self):
+        _require_ray()
+        self.actors: dict[str, object] = {}
+        self.loaded: dict[str, set] = {}     # device -> ids of the parts its actor holds
+        self.part_ids: dict[int, int] = {}   # id(partitioning) -> part id
+        self.last_messages = 0
+
+    def _actor(self, device: str):
+        a = self.actors.get(device)
+        if a is None:
+            cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
+            a = self.actors[device] = cls.remote(device)
+            self.loaded[device] = set()
+        return a
+
+    def _prepare(self, partitioning) -> int:
+        pid = self.part_ids.get(id(partitioning))
+        if pid is None:
+            pid = self.part_ids[id(partitioning)] = next(self._ids)
+        actors = {d: self._actor(d) for d in partitioning.devices}
+        waits = [a.set_peers.remote(actors) for a in actors.values()]
+        todo = [d for d in partitioning.devices if pid not in self.loaded[d]]
+        if todo:
+            text = partitioning.graph.to_json()
+            fetches = [t.name for t in partitioning.fetches]
+            feeds = [t.name for t in partitioning.feeds]
+            waits += [actors[d].load.remote(pid, text, fetches, feeds) for d in todo]
+        try:
+            ray.get(waits)
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            raise (cause if isinstance(cause, GraphError) else GraphError(str(e))) from None
+        for d in todo:
+            self.loaded[d].add(pid)
+        return pid
+
+    def run(self, parts, feed_values: list, deadline=None, num_fetches: int = 0, partitioning=None) -> list:
+        pid = self._prepare(partitioning)
+        run_id = next(self._ids)
+        seconds = None if deadline is None else max(deadline.when - time.monotonic(), 1e-3)
+        refs = {self.actors[d].run.remote(pid, run_id, feed_values, seconds): d for d in partitioning.devices}
+        pending, out, failures, messages = list(refs), [None] * num_fetches, [], 0
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            device = refs[done[0]]
+            try:
+                reply = ray.get(done[0])
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as e:
+                self._forget(device)
+                failures.append((device, ExecutionError(
+                    f"on device {device}: the Ray actor running it died during the run ({type(e).__name__}); the "
+                    "session starts a new one for the next run")))
+                self._abort_others(pending, refs, run_id, device)
+                continue
+            if reply[0] == "ok":
+                for pos, v in reply[1]:
+                    out[pos] = v
+                messages += reply[2]
+                continue
+            error = _error_from_wire(reply[1], partitioning.graph)
+            failures.append((device, on_device(error, device)))
+            self._abort_others(pending, refs, run_id, device)
+        self.last_messages = messages
+        if failures:
+            raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
+        return out
+
+    def _abort_others(self, pending, refs, run_id: int, failed: str) -> None:
+        for ref in pending:
+            actor = self.actors.get(refs[ref])
+            if actor is not None:
+                actor.abort.remote(run_id, f"the run was cancelled: device {failed} failed")
+
+    def _forget(self, device: str) -> None:
+        self.actors.pop(device, None)
+        self.loaded.pop(device, None)
+
+    def close(self) -> None:
+        for a in self.actors.values():
+            ray.kill(a)
+        self.actors.clear()
+        self.loaded.clear()

@@ -1,0 +1,76 @@
+"""A failure on one device ends the whole run: the error names the device, the op and the
+user's line, every other device stops waiting (its receives are cancelled), and the
+session runs again afterwards. Also: a deadline across devices, an unknown device."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import graphcore as gc
+from executor import Session
+from graphcore.errors import DeadlineExceededError, ExecutionError, GraphError
+from placements import DEVICES
+
+
+def indexing_loop():
+    """sum(xs[i] for i < n), xs[i] read on cpu:1, the loop's predicate on cpu:0."""
+    g = gc.Graph()
+    with g.as_default():
+        xs = gc.placeholder(gc.float64, [None], name="xs")
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(i, total):
+            with gc.device("cpu:1"):
+                x = xs[i]  # the line a failure names
+            return i + 1, total + x
+        _, total = gc.while_loop(lambda i, total: i < n, body, [gc.constant(np.int64(0)), gc.constant(0.0)])
+    return g, xs, n, total
+
+
+def test_a_kernel_failing_on_one_device_mid_loop_ends_the_run_and_names_it():
+    g, xs, n, total = indexing_loop()
+    s = Session(g, devices=DEVICES)
+    values = np.arange(5.0)
+    assert s.run(total, {xs: values, n: 2}, timeout=30) == 1.0  # (starts the deadline's watchdog thread)
+    threads_before = threading.active_count()
+    with pytest.raises(ExecutionError) as e:
+        s.run(total, {xs: values, n: 8}, timeout=30)
+    assert isinstance(e.value, IndexError)  # the kernel's error, as in one process
+    message = str(e.value)
+    assert message.startswith("on device cpu:1:")
+    assert "StridedSlice" in message and "test_device_failures.py" in message and "iteration 5" in message
+    assert e.value.op.graph is g  # the op of the user's graph, not of the partitioned copy
+    assert threading.active_count() <= threads_before  # no device is left waiting
+    assert s.run(total, {xs: values, n: 5}, timeout=30) == values.sum()  # usable afterwards
+    assert s.run(total, {xs: values, n: 3}, timeout=30) == values[:3].sum()
+
+
+def test_a_deadline_ends_every_device():
+    g, xs, n, total = indexing_loop()
+    s = Session(g, devices=DEVICES)
+    big = np.ones(2_000_000)
+    with pytest.raises(DeadlineExceededError):
+        s.run(total, {xs: big, n: 2_000_000}, timeout=0.3)
+    assert s.run(total, {xs: big[:10], n: 10}, timeout=30) == 10.0
+
+
+def test_an_op_on_a_device_the_run_does_not_have_is_refused_at_its_line():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        with gc.device("gpu:7"):
+            y = x * 2.0
+    with pytest.raises(GraphError, match=r"at test_device_failures.py:\d+ is placed on device .gpu:7., which this run"):
+        Session(g, devices=DEVICES).run(y, {x: 1.0})
+
+
+def test_bad_device_lists_are_refused():
+    g = gc.Graph()
+    with pytest.raises(GraphError, match="twice"):
+        Session(g, devices=["cpu:0", "cpu:0"])
+    with pytest.raises(GraphError, match="non-empty"):
+        Session(g, devices=[])
+    with pytest.raises(ValueError, match="engine"):
+        Session(g, devices=DEVICES, engine="mpi")
