@@ -14,6 +14,8 @@ Graphs with variables run with engine="local" (variable values live in this proc
 from __future__ import annotations
 
 import builtins
+import contextlib
+import io
 import itertools
 import os
 import threading
@@ -38,7 +40,7 @@ def _require_ray():
     if ray is None:
         raise GraphError("engine='ray' needs Ray: pip install -e '.[distributed]' (or pip install 'ray==2.60.0')")
     if not ray.is_initialized():
-        ray.init(num_cpus=max(2, os.cpu_count() or 1), include_dashboard=False, log_to_driver=True,
+        ray.init(num_cpus=max(2, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
                  ignore_reinit_error=True, configure_logging=False)
 
 
@@ -120,18 +122,20 @@ class DeviceActor:
             return r
 
     def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None):
-        """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent)
-        or ("error", the error as data)."""
+        """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent,
+        printed text) or ("error", the error as data, printed text)."""
         rendezvous = self._rendezvous(run_id)
         part = self.parts[part_id]
         deadline = run_deadline(seconds_left) if seconds_left is not None else None
         state = part.state(feed_values, _ActorTransport(self.device, run_id, rendezvous, self.peers), deadline)
+        printed = io.StringIO()  # what Print ops write goes back to the driver with the results
         try:
-            state.run()
-            return "ok", part.results(state), state.stats.messages
+            with contextlib.redirect_stdout(printed):
+                state.run()
+            return "ok", part.results(state), state.stats.messages, printed.getvalue()
         except BaseException as e:  # noqa: BLE001 (sent to the driver as data)
             rendezvous.abort(CancelledError(f"the run was cancelled on device {self.device}"))
-            return "error", _error_to_wire(e)
+            return "error", _error_to_wire(e), printed.getvalue()
         finally:
             self._end(run_id)
 
@@ -149,6 +153,13 @@ class DeviceActor:
                 self.finished.popitem(last=False)
 
 
+# One actor per device name in this process, shared by every Session with engine="ray"
+# (a part is loaded into it once); an actor that died is replaced on the next run.
+_actors: dict[str, object] = {}
+_loaded: dict[str, set] = {}
+_actors_lock = threading.Lock()
+
+
 class RayEngine:
     """Runs the parts of a partitioned graph in one Ray actor per device."""
 
@@ -157,18 +168,21 @@ class RayEngine:
 
     def __init__(self):
         _require_ray()
-        self.actors: dict[str, object] = {}
-        self.loaded: dict[str, set] = {}     # device -> ids of the parts its actor holds
         self.part_ids: dict[int, int] = {}   # id(partitioning) -> part id
         self.last_messages = 0
 
+    @property
+    def actors(self) -> dict:
+        return _actors
+
     def _actor(self, device: str):
-        a = self.actors.get(device)
-        if a is None:
-            cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
-            a = self.actors[device] = cls.remote(device)
-            self.loaded[device] = set()
-        return a
+        with _actors_lock:
+            a = _actors.get(device)
+            if a is None:
+                cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
+                a = _actors[device] = cls.remote(device)
+                _loaded[device] = set()
+            return a
 
     def _prepare(self, partitioning) -> int:
         pid = self.part_ids.get(id(partitioning))
@@ -176,7 +190,7 @@ class RayEngine:
             pid = self.part_ids[id(partitioning)] = next(self._ids)
         actors = {d: self._actor(d) for d in partitioning.devices}
         waits = [a.set_peers.remote(actors) for a in actors.values()]
-        todo = [d for d in partitioning.devices if pid not in self.loaded[d]]
+        todo = [d for d in partitioning.devices if pid not in _loaded.get(d, ())]
         if todo:
             text = partitioning.graph.to_json()
             fetches = [t.name for t in partitioning.fetches]
@@ -188,15 +202,15 @@ class RayEngine:
             cause = getattr(e, "cause", None)
             raise (cause if isinstance(cause, GraphError) else GraphError(str(e))) from None
         for d in todo:
-            self.loaded[d].add(pid)
+            _loaded.setdefault(d, set()).add(pid)
         return pid
 
     def run(self, parts, feed_values: list, deadline=None, num_fetches: int = 0, partitioning=None) -> list:
         pid = self._prepare(partitioning)
         run_id = next(self._ids)
         seconds = None if deadline is None else max(deadline.when - time.monotonic(), 1e-3)
-        refs = {self.actors[d].run.remote(pid, run_id, feed_values, seconds): d for d in partitioning.devices}
-        pending, out, failures, messages = list(refs), [None] * num_fetches, [], 0
+        refs = {_actors[d].run.remote(pid, run_id, feed_values, seconds): d for d in partitioning.devices}
+        pending, out, failures, messages, printed = list(refs), [None] * num_fetches, [], 0, []
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             device = refs[done[0]]
@@ -209,6 +223,8 @@ class RayEngine:
                     "session starts a new one for the next run")))
                 self._abort_others(pending, refs, run_id, device)
                 continue
+            if reply[-1]:
+                printed.append((device, reply[-1]))
             if reply[0] == "ok":
                 for pos, v in reply[1]:
                     out[pos] = v
@@ -218,22 +234,31 @@ class RayEngine:
             failures.append((device, on_device(error, device)))
             self._abort_others(pending, refs, run_id, device)
         self.last_messages = messages
+        for _, text in sorted(printed, key=lambda p: partitioning.devices.index(p[0])):
+            print(text, end="")  # what the parts' Print ops wrote, device by device
         if failures:
             raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
         return out
 
     def _abort_others(self, pending, refs, run_id: int, failed: str) -> None:
         for ref in pending:
-            actor = self.actors.get(refs[ref])
+            actor = _actors.get(refs[ref])
             if actor is not None:
                 actor.abort.remote(run_id, f"the run was cancelled: device {failed} failed")
 
     def _forget(self, device: str) -> None:
-        self.actors.pop(device, None)
-        self.loaded.pop(device, None)
+        with _actors_lock:
+            _actors.pop(device, None)
+            _loaded.pop(device, None)
 
     def close(self) -> None:
-        for a in self.actors.values():
+        """Nothing to release: the actors are shared by the process's sessions."""
+
+
+def shutdown_actors() -> None:
+    """Kill every device actor of this process (the next ray run starts new ones)."""
+    with _actors_lock:
+        for a in _actors.values():
             ray.kill(a)
-        self.actors.clear()
-        self.loaded.clear()
+        _actors.clear()
+        _loaded.clear()
