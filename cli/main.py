@@ -147,6 +147,11 @@ def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The fil
 FORMATS = ("text", "dot", "svg", "png", "json")
 
 
+DEVICES_HELP = "Partition across N devices (cpu:0 ... cpu:N-1), placing ops by --place unless gc.device did."
+PLACE_HELP = ("With --devices: loops (loop bodies on the next device, predicates where the loop is), "
+              "round-robin (every op on the next device), depth (loop nesting picks the device).")
+
+
 @app.command(context_settings=WITH_ARGS)
 @friendly
 def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
@@ -169,7 +174,9 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                                     "constant_folding, arithmetic, cse, control_flow, "
                                                     "identical_branches, fusion, compile_loops."),
           jit: bool = typer.Option(False, "--jit", help="Compile loops as jit_compile=True does (implies "
-                                   "--optimize) and print the Python each compiled loop runs.")):
+                                   "--optimize) and print the Python each compiled loop runs."),
+          devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
+          place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP)):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
     if format is None:
         format = format_for_path(output)  # noqa: A001
@@ -196,8 +203,15 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         if summary is not None and (format != "text" or output is not None):
             typer.echo(summary, err=True)  # stdout holds the graph file
 
+    fetches = concrete.outputs
+    if devices is not None:  # the partitioned graph: one cluster per device, _Send/_Recv, control loops
+        p = _partitioned(g, fetches, devices, place)
+        g, fetches = p.graph, p.fetches
+        typer.echo(p.summary(), err=True)
+
     def picture():
-        return g.to_dot(fetches=concrete.outputs, show_effects=effects, depth=depth, legend=legend)
+        return g.to_dot(fetches=fetches, show_effects=effects, depth=depth, legend=legend,
+                        by_device=devices is not None)
 
     if format in ("svg", "png"):
         data = render_graphviz(picture(), format)
@@ -221,6 +235,27 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
             typer.echo("\n" + summary)
         if jit and format == "text":
             _show_compiled_loops(g, plain)
+
+
+def _device_names(n: int) -> list[str]:
+    return [f"cpu:{i}" for i in range(n)]
+
+
+def _place_rule(place: str) -> str:
+    from graphcore.placement import SPREADS  # noqa: PLC0415 (the CLI loads the project when a command runs)
+
+    if place not in SPREADS:
+        raise CliError(f"--place {place}: use one of {', '.join(SPREADS)}")
+    return place
+
+
+def _partitioned(g, fetches, n: int, place: str):
+    """The partitioning of `g` across n devices, ops without a device spread by `place`."""
+    from graphcore.partition import partition  # noqa: PLC0415
+    from graphcore.placement import spread  # noqa: PLC0415
+
+    spread(g, _device_names(n), _place_rule(place))
+    return partition(g, fetches, devices=_device_names(n))
 
 
 def _show_compiled_loops(g, plain: bool) -> None:
@@ -278,7 +313,11 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         timeout: Optional[float] = typer.Option(None, "--timeout", metavar="SECONDS",
                                                 help="End the graph run if it takes longer (a loop that never ends)."),
         optimize: bool = typer.Option(True, "--optimize/--no-optimize",
-                                      help="Run the graph passes on the traced graph first (the default).")):
+                                      help="Run the graph passes on the traced graph first (the default)."),
+        devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
+        place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP),
+        engine: str = typer.Option("local", "--engine", metavar="[local|ray]",
+                                   help="With --devices: run the devices on threads here (local) or in Ray actors.")):
     """Run the converted function on the arguments and print the result."""
     from executor import deadline  # noqa: PLC0415
 
@@ -289,11 +328,24 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     if not optimize:
         os.environ["AUTOGRAPH_OPTIMIZE"] = "0"  # this process only: the command runs one function
     target, values = _target_and_args(spec, args, dtype, static)
+    fn = target.function
+    if devices is not None:
+        import autograph  # noqa: PLC0415
+        from graphcore.placement import spread  # noqa: PLC0415
+
+        if engine not in ("local", "ray"):
+            raise CliError(f"--engine {engine}: use local or ray")
+        fn = autograph.function(fn, devices=_device_names(devices), engine=engine)
+        spread(fn.get_concrete_function(*values).graph, _device_names(devices), _place_rule(place))
     t0 = time.perf_counter()
     with deadline(timeout) if timeout is not None else contextlib.nullcontext():
-        result = target.function(*values)
+        result = fn(*values)
     t_graph = time.perf_counter() - t0
     typer.echo(format_value(result))
+    if devices is not None:
+        session = fn.get_concrete_function(*values).session
+        typer.echo(f"ran across {session.last_partitioning.summary()}; engine {engine}, "
+                   f"{session._engine.last_messages} messages", err=True)
     if check:
         t0 = time.perf_counter()
         expected = target.python_function(*values)

@@ -48,7 +48,10 @@ NODE_STYLES: dict[str, dict[str, str]] = {
     "LoopCond": {"shape": "hexagon", "style": "filled", "fillcolor": "#f9c74f"},
     "Placeholder": {"shape": "ellipse", "style": "filled", "fillcolor": "#ffffb3"},
     "Const": {"shape": "box", "style": "rounded,filled", "fillcolor": "#eeeeee", "fontsize": "10"},
+    "_Send": {"shape": "rarrow", "style": "filled", "fillcolor": "#caf0f8"},
+    "_Recv": {"shape": "larrow", "style": "filled", "fillcolor": "#caf0f8"},
 }
+_DEVICE_CLUSTER = {"style": "rounded,bold", "color": "#6c757d", "fontsize": "13"}
 _DEFAULT_NODE = {"shape": "box", "style": "rounded"}
 _CLUSTER_STYLE = {
     "while": {"style": "rounded,filled", "fillcolor": "#eef6ff", "color": "#1d3557"},
@@ -66,7 +69,10 @@ LEGEND = (
     ("Exit", "Exit: out of a loop frame"),
     ("NextIteration", "NextIteration: to the next iteration"),
     ("LoopCond", "LoopCond: the loop's predicate"),
+    ("_Send", "_Send: a value (or dead token) to another device, keyed by frame and iteration"),
+    ("_Recv", "_Recv: the value sent from another device in this frame and iteration"),
 )
+_ONLY_IF_USED = frozenset({"_Send", "_Recv"})
 
 # ops that only carry the effects token along (hidden unless show_effects)
 _TOKEN_CARRIERS = frozenset({"Enter", "Merge", "Switch", "Exit", "NextIteration", "Identity"})
@@ -187,7 +193,7 @@ def op_tooltip(op) -> str:
 
 
 def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: bool = False,
-                  depth: int | None = None, legend: bool = True) -> "graphviz.Digraph":
+                  depth: int | None = None, legend: bool = True, by_device: bool = False) -> "graphviz.Digraph":
     """The picture of `graph` as a graphviz.Digraph (see the module docstring).
 
     Args:
@@ -195,7 +201,11 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
       show_effects: draw the effects-token chain too.
       depth: draw each frame or cond branch nested `depth` deep (0 = outermost) as one node.
       legend: add the legend of the control-flow primitives used (if any).
+      by_device: one cluster per device (a partitioned graph: graphcore/partition.py),
+        loops and branches inside it as usual; each _Send is joined to its _Recv.
     """
+    if by_device and depth is not None:
+        raise GraphError("a picture by device draws every op: leave out the depth")
     ops = graph.get_operations()
     hidden = set() if show_effects else effects_ops(graph)
     ops = [op for op in ops if op.name not in hidden]
@@ -278,11 +288,41 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
             for sub in children.get(id(ctx), []):
                 add_cluster(c, sub)
 
-    for op in root_ops:
-        if node_of[op.name] == op.name:
-            add_node(dot, op)
-    for ctx in children.get(0, []):
-        add_cluster(dot, ctx)
+    def add_cluster_of(g, ctx, device):
+        """As add_cluster, with only `device`'s ops (a loop spanning devices is drawn in each)."""
+        if not _has_op_on(ctx, device):
+            return
+        counter[0] += 1
+        kind = "while" if ctx.is_while else ("true" if getattr(ctx, "branch", 1) else "false")
+        with g.subgraph(name=f"cluster_{counter[0]}") as c:
+            c.attr(label=_esc(context_title(ctx)), tooltip=_esc(f"{context_title(ctx)}, frame {ctx.name}"),
+                   **_CLUSTER_STYLE[kind])
+            for op in ctx_ops.get(id(ctx), []):
+                if op.device == device:
+                    add_node(c, op)
+            for sub in children.get(id(ctx), []):
+                add_cluster_of(c, sub, device)
+
+    def _has_op_on(ctx, device) -> bool:
+        return any(op.device == device for op in ctx_ops.get(id(ctx), [])) or \
+            any(_has_op_on(sub, device) for sub in children.get(id(ctx), []))
+
+    if by_device:
+        for device in dict.fromkeys(op.device for op in ops):
+            counter[0] += 1
+            with dot.subgraph(name=f"cluster_{counter[0]}") as dc:
+                dc.attr(label=_esc(f"device {device or '(default)'}"), **_DEVICE_CLUSTER)
+                for op in root_ops:
+                    if op.device == device:
+                        add_node(dc, op)
+                for ctx in children.get(0, []):
+                    add_cluster_of(dc, ctx, device)
+    else:
+        for op in root_ops:
+            if node_of[op.name] == op.name:
+                add_node(dot, op)
+        for ctx in children.get(0, []):
+            add_cluster(dot, ctx)
 
     seen_edges: set[tuple[str, str, str]] = set()
 
@@ -315,6 +355,15 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
             if c.name in node_of:
                 edge(node_of[c.name], head, "^", style="dashed", color="#777777", arrowhead="odot")
 
+    recvs = {(op.attrs["tensor_name"], op.attrs["recv_device"]): op for op in ops if op.type == "_Recv"}
+    for op in ops:
+        if op.type == "_Send":
+            recv = recvs.get((op.attrs["tensor_name"], op.attrs["recv_device"]))
+            if recv is not None:
+                edge(op.name, recv.name, "send", style="dashed", color="#0077b6", penwidth="1.5",
+                     tooltip=_esc(f"{op.attrs['tensor_name']}: {op.attrs['send_device']} -> "
+                                  f"{op.attrs['recv_device']}"))
+
     for i, t in enumerate(fetches):
         if t.op.name not in node_of:
             continue
@@ -330,6 +379,8 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
             lg.attr(label="legend", style="rounded", color="#999999", fontsize="10")
             prev = None
             for kind, text in LEGEND:
+                if kind in _ONLY_IF_USED and kind not in used:
+                    continue
                 key = f"legend_{kind}"
                 lg.node(key, label=kind, tooltip=_esc(text), fontsize="9", **NODE_STYLES[kind])
                 if prev is not None:

@@ -61,3 +61,61 @@ def place(ops, devices, default: str | None = None) -> dict[int, str]:
             elif op.inputs and id(op.inputs[0].op) in member:
                 where[id(op)] = where[id(op.inputs[0].op)]
     return where
+
+
+# with "loops", these stay where the loop is: its machinery and its predicate
+_LOOP_OWN_OPS = frozenset({"Merge", "Switch", "Enter", "Exit", "NextIteration", "Identity", "LoopCond", "Less",
+                           "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr",
+                           "LogicalNot"})
+
+
+def _round_robin(ops, devices):
+    return {id(op): devices[i % len(devices)] for i, op in enumerate(ops)}
+
+
+def _loops(ops, devices):
+    """Each loop's body on the next device, its machinery and predicate with the ops around
+    the loop; the branches of a cond apart (true on the next device)."""
+    out = {}
+    for op in ops:
+        depth, c, where = 0, op.ctx, None
+        while c is not None:
+            if c.is_while:
+                depth += 1
+                if where is None and op.type not in _LOOP_OWN_OPS:
+                    where = "body"
+            elif where is None and getattr(c, "branch", None) is not None:
+                where = "true" if c.branch else "false"
+            c = c.outer
+        out[id(op)] = devices[(depth if where in ("body", "true") else 0) % len(devices)] if where else devices[0]
+    return out
+
+
+def _depth(ops, devices):
+    """Nesting depth of loops decides: the root on the first device, depth 1 on the next..."""
+    out = {}
+    for op in ops:
+        depth, c = 0, op.ctx
+        while c is not None:
+            depth += bool(c.is_while)
+            c = c.outer
+        out[id(op)] = devices[depth % len(devices)]
+    return out
+
+
+SPREADS = {"round-robin": _round_robin, "loops": _loops, "depth": _depth}
+
+
+def spread(graph, devices, how: str = "loops", keep_given: bool = True) -> None:
+    """Set the device of a graph's ops by a rule, to run (or look at) it across `devices`
+    without writing gc.device: "round-robin" (every op on the next device in turn),
+    "loops" (loop bodies and true branches on the next device, predicates where the loop
+    is), "depth" (loop nesting depth picks the device). Ops with a device keep it unless
+    `keep_given=False`. (The placer still moves the primitives next to their data.)"""
+    if how not in SPREADS:
+        raise GraphError(f"unknown way to spread ops {how!r}; use one of {', '.join(SPREADS)}")
+    devices = device_list(devices)
+    ops = [op for op in graph.get_operations() if not (keep_given and op.device)]
+    chosen = SPREADS[how](ops, devices)
+    for op in ops:
+        op.device = chosen[id(op)]

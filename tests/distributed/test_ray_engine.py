@@ -71,3 +71,13 @@ def test_an_actor_killed_mid_run_ends_the_run_and_the_session_goes_on():
     killer.join()
     assert s.run(total, {xs: values[:4], n: 4}, timeout=60) == 4.0  # a new actor for cpu:1
     s.close()
+
+
+def test_cli_run_on_ray():
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from cli.main import app  # noqa: PLC0415
+    collatz = next(s for s in available_samples() if s.name == "collatz").path
+    r = CliRunner().invoke(app, ["run", f"{collatz}:collatz", "27", "--devices", "2", "--engine", "ray", "--check"])
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == "111" and "agrees" in r.output and "engine ray" in r.output
