@@ -205,7 +205,37 @@ class _Builder:
             for c in op.control_inputs:
                 if c.device != op.device:
                     self.g.remove_control_input(op, c)
-                    self.g.add_control_input(op, self._recv(c, op))
+                    frame = self._pivot_frame(c)
+                    local = self.control_pivot(frame, op.device) if frame is not None else None
+                    self.g.add_control_input(op, local if local is not None else self._recv(c, op))
+
+    def _pivot_frame(self, op: Operation) -> str | None:
+        """The frame whose loop pivot `op` is (an Identity of the true output of a Switch on
+        the loop's LoopCond: live exactly in the iterations the predicate holds), else None."""
+        if op.type != "Identity" or op.inputs[0].value_index != 1 or op.inputs[0].op.type != "Switch":
+            return None
+        frame = self.frames.frame_of[id(op)]
+        cond = self.loop_cond.get(frame)
+        return frame if cond is not None and op.inputs[0].op.inputs[1] is cond.outputs[0] else None
+
+    def control_pivot(self, frame: str, device: str) -> Operation | None:
+        """On a device that is not the frame's leader, its control loop's pivot: an op live
+        exactly when the loop's pivot is (a control edge from the pivot then needs no message)."""
+        if device == self.leaders.get(frame):
+            return None
+        merge = self.control_loop(frame, device)
+        switch = merge.outputs[0].consumers()[0] if merge.outputs[0].consumers() else None
+        if switch is None or switch.type != "Switch":
+            return None
+        pivots = [c for c in switch.outputs[1].consumers() if c.type == "Identity"]
+        if pivots:
+            return pivots[0]
+        g = self.g
+        with g.inserting_after(switch), g.device(device):
+            pivot = g.create_op("Identity", [switch.outputs[1]], name=f"{merge.name.rpartition('/')[0]}/pivot",
+                                capture=False)
+        self.frames.frame_of[id(pivot)] = self.frames.output_frame_of[id(pivot)] = frame
+        return pivot
 
     def _recv(self, src, consumer: Operation) -> Operation:
         """The _Recv on `consumer`'s device of `src` (a tensor, or an op for a control edge),
