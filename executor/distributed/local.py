@@ -23,6 +23,7 @@ class LocalEngine:
 
     def __init__(self):
         self.last_messages = 0
+        self.last_stats: dict = {}  # device -> RunStats of the last run
 
     def run(self, parts: list[DevicePart], feed_values: list, deadline=None, num_fetches: int = 0,
             partitioning=None) -> list:
@@ -50,6 +51,7 @@ class LocalEngine:
             for t in threads:
                 _join(t, rendezvous)
         self.last_messages = rendezvous.messages
+        self.last_stats = {part.device: state.stats for part, state in zip(parts, states)}
         if failures:
             device, error = next(((d, e) for d, e in failures if not isinstance(e, CancelledError)), failures[0])
             raise on_device(error, device)

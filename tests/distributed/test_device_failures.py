@@ -74,3 +74,26 @@ def test_bad_device_lists_are_refused():
         Session(g, devices=[])
     with pytest.raises(ValueError, match="engine"):
         Session(g, devices=DEVICES, engine="mpi")
+
+
+def test_parallel_iterations_hold_on_every_device():
+    """The leader may run ahead of the other device by at most parallel_iterations
+    iterations: the other device's control loop starts them one by one as well."""
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        w = gc.placeholder(gc.float64, [64, 64], name="w")
+
+        def body(i, x):
+            with gc.device("cpu:1"):
+                y = gc.tanh(gc.matmul(x, w))  # slow enough for iterations to pile up
+            return i + 1, y
+        _, x = gc.while_loop(lambda i, x: i < n, body, [gc.constant(np.int64(0)), gc.ones([64, 64], gc.float64)],
+                             parallel_iterations=3)
+    s = Session(g, devices=DEVICES)
+    feeds = {n: 40, w: np.eye(64) * 0.5}
+    np.testing.assert_array_equal(s.run(x, feeds), Session(g).run(x, feeds))
+    stats = s._engine.last_stats
+    assert set(stats) == set(DEVICES)
+    for device, st in stats.items():
+        assert 1 <= max(st.max_iterations_in_flight.values()) <= 3, (device, st)
