@@ -273,8 +273,12 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
 
     counter = [0]
 
-    def add_cluster(g, ctx):
-        if id(ctx) in collapsed:
+    def add_cluster(g, ctx, device=None):
+        """One context's cluster; with a device, only that device's ops (a loop spanning
+        devices is drawn in each device's cluster)."""
+        if device is not None and not _has_op_on(ctx, device):
+            return
+        if device is None and id(ctx) in collapsed:
             add_collapsed(g, ctx)
             return
         counter[0] += 1
@@ -283,25 +287,10 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
             c.attr(label=_esc(context_title(ctx)), tooltip=_esc(f"{context_title(ctx)}, frame {ctx.name}"),
                    **_CLUSTER_STYLE[kind])
             for op in ctx_ops.get(id(ctx), []):
-                if node_of[op.name] == op.name:
+                if op.device == device if device is not None else node_of[op.name] == op.name:
                     add_node(c, op)
             for sub in children.get(id(ctx), []):
-                add_cluster(c, sub)
-
-    def add_cluster_of(g, ctx, device):
-        """As add_cluster, with only `device`'s ops (a loop spanning devices is drawn in each)."""
-        if not _has_op_on(ctx, device):
-            return
-        counter[0] += 1
-        kind = "while" if ctx.is_while else ("true" if getattr(ctx, "branch", 1) else "false")
-        with g.subgraph(name=f"cluster_{counter[0]}") as c:
-            c.attr(label=_esc(context_title(ctx)), tooltip=_esc(f"{context_title(ctx)}, frame {ctx.name}"),
-                   **_CLUSTER_STYLE[kind])
-            for op in ctx_ops.get(id(ctx), []):
-                if op.device == device:
-                    add_node(c, op)
-            for sub in children.get(id(ctx), []):
-                add_cluster_of(c, sub, device)
+                add_cluster(c, sub, device)
 
     def _has_op_on(ctx, device) -> bool:
         return any(op.device == device for op in ctx_ops.get(id(ctx), [])) or \
@@ -316,7 +305,7 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
                     if op.device == device:
                         add_node(dc, op)
                 for ctx in children.get(0, []):
-                    add_cluster_of(dc, ctx, device)
+                    add_cluster(dc, ctx, device)
     else:
         for op in root_ops:
             if node_of[op.name] == op.name:
