@@ -5,16 +5,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..frames import topological_order
 from .attr_values import encode_attr
 from .document import FORMAT, VERSION
 
 
 def to_json(graph, indent: int | None = 1) -> str:
-    """The graph as a JSON document that `from_json` loads back; ops in creation order."""
+    """The graph as a JSON document that `from_json` loads back; ops in the graph's order
+    where it lists every op after what it waits for (a traced graph does), else in an order
+    that does (a rewritten graph may have put an op before its inputs)."""
     contexts = _ContextTable()
-    ops = [_op_entry(op, contexts) for op in graph.get_operations()]
+    ops = graph.get_operations()
+    if not _in_order(ops):
+        ops = topological_order(ops)
+    ops = [_op_entry(op, contexts) for op in ops]
     doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
+
+
+def _in_order(ops) -> bool:
+    """Every op stands after its control inputs and after at least one data input (the
+    loader builds an op whose later inputs it wires afterwards, as loops need)."""
+    seen: set[int] = set()
+    for op in ops:
+        if any(id(c) not in seen for c in op.control_inputs) or \
+                (op.inputs and not any(id(t.op) in seen for t in op.inputs)):
+            return False
+        seen.add(id(op))
+    return True
 
 
 def _tensor_name(t) -> str:

@@ -212,3 +212,20 @@ def test_without_the_graphviz_package_pictures_say_so_and_the_rest_works(monkeyp
     bundle = g._repr_mimebundle_()
     assert "image/svg+xml" not in bundle and "Mul" in bundle["text/plain"]
     assert Session(g).run(y, feed_dict={x: 1.5}) == 3.0
+
+
+def test_json_of_a_rewritten_graph_that_lists_an_op_before_its_inputs():
+    """A rewrite may put an op before what it reads (inserting_before an earlier op); the
+    file then lists ops in an order the loader can build (found by copying random
+    optimized programs to partition them across devices)."""
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        first = gc.constant(1.0, name="one")
+        y = x * 3.0
+    with g.inserting_before(first.op):
+        z = gc.add(y, y, name="late")  # reads y, which stands after it
+    names = [op.name for op in g.get_operations()]
+    assert names.index("late") < names.index(y.op.name)
+    loaded = gc.Graph.from_json(g.to_json())
+    assert Session(loaded).run(loaded.get_tensor_by_name(z.name), {loaded.get_tensor_by_name("x:0"): 2.0}) == 12.0
