@@ -23,6 +23,7 @@ import numpy as np
 
 import graphcore as gc
 from executor import Session
+from executor.session import jit_passes
 from graphcore import source_info
 from graphcore import passes
 
@@ -198,7 +199,7 @@ class ConcreteFunction:
                 if (enabled or self._jit_compile) and fetches:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
                     if passes_to_run is None and self._jit_compile:  # compiled loops: last, after fusion
-                        passes_to_run = (passes.DEFAULT_PASSES if enabled else ()) + ("compile_loops",)
+                        passes_to_run = (passes.DEFAULT_PASSES if enabled else ()) + jit_passes(self._jit_compile)
                     self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
                                                            skip=skip - set(passes_to_run or ()))
                     self._follow(dict(zip(map(id, fetches), self.optimize_report.fetches)))
@@ -552,9 +553,12 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     `skip_passes=["cse"]` leaves out named passes. `jit_compile=True` also turns each while
     loop of pure ops into one CompiledLoop op that runs as generated Python (graphcore/
     passes/compile_loops.py); loops it cannot take stay on the frame executor.
+    `jit_compile="numba"` runs those loops whose values are numeric scalars and whose ops
+    have an exact machine form as numba-compiled code (pip install -e '.[jit]').
     `devices=["cpu:0", "cpu:1"]` runs the graph partitioned across those devices (ops go
     where `gc.device(...)` put them, else to the first), on threads of this process or,
     with `engine="ray"`, one Ray actor per device (executor/session.py says more)."""
+    jit_passes(jit_compile)  # checks the value (and that numba is there for "numba")
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
               jit_compile=jit_compile, devices=devices, engine=engine)
 

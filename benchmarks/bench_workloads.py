@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import graphcore as gc  # noqa: E402
 from autograph import function  # noqa: E402
 from executor import Session  # noqa: E402
+from executor.numba_loop import numba_available  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> float:
@@ -104,13 +105,26 @@ def fib_loop(n):
 
 
 def _control_flow(name: str, fn, arg, repeat: int) -> dict:
-    """The graph interpreted and compiled (jit_compile=True), beside plain numpy."""
+    """The graph interpreted, compiled (jit_compile=True) and, with numba installed,
+    compiled with numba (its compile time, the first call's, beside), beside plain numpy."""
     f, fj = function(fn), function(fn, jit_compile=True)
-    assert f(arg) == fj(arg) == fn(arg), name
-    graph_s, jit_s, numpy_s = best_of_each([lambda: f(arg), lambda: fj(arg), lambda: fn(arg)], repeat)
+    variants = [f, fj]
+    if numba_available():
+        fn_numba = function(fn, jit_compile="numba")
+        t0 = time.perf_counter()
+        fn_numba(arg)
+        numba_first = time.perf_counter() - t0
+        variants.append(fn_numba)
+    assert all(v(arg) == fn(arg) for v in variants), name
+    times = best_of_each([(lambda v=v: v(arg)) for v in variants] + [lambda: fn(arg)], repeat)
+    graph_s, jit_s, numpy_s = times[0], times[1], times[-1]
     out = _report(name, graph_s, numpy_s)
     jit = _report(name + " (jit)", jit_s, numpy_s, note=f"{graph_s / jit_s:.1f}x faster than interpreted")
     out.update(jit_s=jit_s, jit_ratio=jit["ratio"])
+    if len(variants) == 3:
+        nb = _report(name + " (numba)", times[2], numpy_s,
+                     note=f"{graph_s / times[2]:.0f}x faster than interpreted; first call {numba_first * 1e3:.0f} ms")
+        out.update(numba_s=times[2], numba_ratio=nb["ratio"], numba_first_s=numba_first)
     return out
 
 

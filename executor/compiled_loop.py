@@ -31,12 +31,19 @@ from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import get_op_def
 
 from .fused_kernel import step_kernel
+from .numba_loop import numba_loop_kernel
 from .scalar_kernels import scalar_source
 
 
 def compiled_loop_kernel(op):
-    """A fast kernel for the CompiledLoop op `op`."""
-    return compiled_loop_kernel_for(op.attrs, [t.dtype.np_dtype for t in op.inputs], op.name)
+    """A fast kernel for the CompiledLoop op `op`: numba's if it asks for it and every step
+    has an exact machine form (executor/numba_loop.py), else generated Python."""
+    dtypes = [t.dtype.np_dtype for t in op.inputs]
+    if op.attrs.get("backend") == "numba":
+        k = numba_loop_kernel(op.attrs, dtypes, [t.shape for t in op.inputs], op.name)
+        if k is not None:
+            return k
+    return compiled_loop_kernel_for(op.attrs, dtypes, op.name)
 
 
 def _kernel_of(step, input_dtypes: list):

@@ -19,6 +19,7 @@ from .distributed.device_part import DevicePart
 from .distributed.local import LocalEngine
 from .executor import _NO_VALUE, ExecutorState, TracedExecutorState
 from .fetch_errors import missing_fetch_error
+from .numba_loop import require_numba
 from .plan import ExecutionPlan
 from .pool import shared_pool
 
@@ -43,7 +44,8 @@ class Session:
         this says when the environment sets AUTOGRAPH_OPTIMIZE=0.
       skip_passes: names of passes to leave out when optimizing.
       jit_compile: also turn while loops of pure ops into compiled loops (generated
-        Python; graphcore/passes/compile_loops.py); implies optimizing a copy.
+        Python; graphcore/passes/compile_loops.py); implies optimizing a copy. "numba"
+        compiles those of numeric scalars with numba (executor/numba_loop.py).
       devices: run across these devices (e.g. ["cpu:0", "cpu:1"]): each op goes to the
         device `gc.device(...)` put it on, else to the first (graphcore/placement.py);
         the graph is partitioned with _Send/_Recv pairs and control loops
@@ -67,7 +69,8 @@ class Session:
         self._plans_lock = threading.Lock()
         self.runtime = runtime if runtime is not None else default_runtime()
         self.last_stats = None
-        self.optimize = optimize or jit_compile
+        jit_passes(jit_compile)
+        self.optimize = optimize or bool(jit_compile)
         self.jit_compile = jit_compile
         self.skip_passes = tuple(skip_passes)
         self._optimized: dict = {}  # (graph version, fetch names, feed names) -> (graph, fetches, report)
@@ -166,7 +169,7 @@ class Session:
                 c_targets = [copy.get_operation_by_name(o.name) for o in targets]
                 c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]
                 # a fed tensor is an input: fetch it too, so that nothing replaces it
-                names = passes.DEFAULT_PASSES + (("compile_loops",) if self.jit_compile else ())
+                names = passes.DEFAULT_PASSES + jit_passes(self.jit_compile)
                 report = passes.optimize(copy, c_fetches + c_targets + c_feeds, passes=names,
                                          skip=set(self.skip_passes) | set(passes.manager.skipped_by_environment()))
                 n = len(c_fetches)
@@ -234,6 +237,19 @@ class Session:
 
 
 ENGINES = ("local", "ray")
+
+
+def jit_passes(jit_compile) -> tuple[str, ...]:
+    """The passes `jit_compile` asks for: none (False), compiled loops (True), and numba
+    kernels for them ("numba", which needs numba installed)."""
+    if jit_compile is False or jit_compile is None:
+        return ()
+    if jit_compile is True:
+        return ("compile_loops",)
+    if jit_compile == "numba":
+        require_numba()
+        return ("compile_loops", "numba_loops")
+    raise ValueError(f"jit_compile must be False, True or 'numba', got {jit_compile!r}")
 
 
 def _make_engine(name: str):

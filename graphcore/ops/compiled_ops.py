@@ -49,7 +49,7 @@ def _run_region(values: list, steps) -> None:
             values.extend(out) if k > 1 else values.append(out)
 
 
-def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes=None, shapes=None):
+def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes=None, shapes=None, backend=None):
     """The reference kernel: the steps' own kernels, one at a time (eager runs use it; the
     executor's generated kernel falls back to it to name a failing step)."""
     state = list(inputs[:n_vars])

@@ -180,3 +180,15 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
             graph.remove_control_input(waiting, e)
             graph.add_control_input(waiting, new)
     graph.erase_ops(members + exits)
+
+
+def mark_numba(graph: Graph, state: PassState) -> int:
+    """(jit_compile="numba") Each compiled loop asks the executor for a numba-compiled
+    kernel (executor/numba_loop.py), which it gets where every step has an exact machine
+    form; the others keep the generated Python."""
+    marked = 0
+    for op in graph.get_operations():
+        if op.type == "CompiledLoop" and op.attrs.get("backend") != "numba":
+            op.attrs["backend"] = "numba"
+            marked += 1
+    return marked

@@ -32,10 +32,11 @@ PASSES: dict[str, Callable] = {
     "identical_branches": identical_branches.run,
     "fusion": fusion.run,  # once, at the end: the others see plain ops
     "compile_loops": compile_loops.run,  # asked for (jit_compile=True), after fusion
+    "numba_loops": compile_loops.mark_numba,  # asked for (jit_compile="numba"), after compile_loops
 }
-DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p != "compile_loops")
+DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p not in ("compile_loops", "numba_loops"))
 ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
-LAST = ("fusion", "compile_loops")  # passes that run once, after the others reached their fixed point
+LAST = ("fusion", "compile_loops", "numba_loops")  # passes that run once, after the others reached their fixed point
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:

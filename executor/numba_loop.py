@@ -1,0 +1,208 @@
+"""`jit_compile="numba"`: a CompiledLoop whose values are all numeric scalars and whose
+steps all have an exact machine form runs as one numba-compiled function (numba is an
+optional extra: pip install -e '.[jit]').
+
+Exact means the same value, bit for bit, as the numpy kernel the frame executor runs:
+  + - * on integers wrap around as numpy's do; // and % on integers give 0 for a zero
+    divisor, as numpy does (numba's error_model="numpy"), and a divisor of -1 is written
+    out (the machine division would trap on the smallest integer);
+  + - * / on floats are IEEE operations in both; sqrt is correctly rounded in both;
+  comparisons, logical ops, Select and a cond's Merge are choices;
+  Maximum/Minimum are written as numpy's loop computes them (a NaN wins);
+  each result is cast to the dtype the op declares.
+Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit, casts
+between kinds may differ out of range, arrays follow other rules: a loop with any of
+those keeps the generated Python kernel (executor/compiled_loop.py). A Fused step is
+written out step by step; an inner compiled loop becomes a numba function it calls.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from graphcore.errors import GraphError
+from graphcore.ops.compiled_ops import GUARD, outputs_of
+from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
+
+_TYPES = {np.dtype(np.int64): "np.int64", np.dtype(np.int32): "np.int32", np.dtype(np.float64): "np.float64",
+          np.dtype(np.float32): "np.float32", np.dtype(np.bool_): "np.bool_"}
+_INTS = {np.dtype(np.int64), np.dtype(np.int32)}
+_FLOATS = {np.dtype(np.float64), np.dtype(np.float32)}
+_ARITHMETIC = {"Add": "+", "Sub": "-", "Mul": "*"}
+_COMPARISONS = {"Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">=", "Equal": "==",
+                "NotEqual": "!="}
+
+
+class _Inexact(Exception):
+    """A step without an exact machine form: the loop keeps the Python kernel."""
+
+
+def numba_available() -> bool:
+    try:
+        import numba  # noqa: F401,PLC0415 (optional)
+    except ImportError:
+        return False
+    return True
+
+
+def require_numba() -> None:
+    if not numba_available():
+        raise GraphError("jit_compile='numba' needs numba: pip install -e '.[jit]' (or pip install 'numba==0.68.1'); "
+                         "jit_compile=True compiles loops to Python without it")
+
+
+def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
+    """The exact expression of one op on scalars named `args` (see the module docstring)."""
+    out = np.dtype(out)
+    if out not in _TYPES or any(np.dtype(d) not in _TYPES for d in in_dtypes):
+        raise _Inexact
+    T = _TYPES[out]
+    same = len({np.dtype(d) for d in in_dtypes}) <= 1
+    d0 = np.dtype(in_dtypes[0]) if in_dtypes else None
+    if kind == "Identity":
+        return args[0]
+    if kind in _ARITHMETIC and same and (d0 in _INTS or d0 in _FLOATS):
+        return f"{T}({args[0]} {_ARITHMETIC[kind]} {args[1]})"
+    if kind == "AddN" and same and (d0 in _INTS or d0 in _FLOATS):  # left to right, as its kernel adds
+        total = args[0]
+        for x in args[1:]:
+            total = f"{T}({total} + {x})"
+        return total
+    if kind == "RealDiv" and same and d0 in _FLOATS:
+        return f"{T}({args[0]} / {args[1]})"
+    if kind in ("FloorDiv", "Mod") and same and d0 in _INTS:
+        a, b = args
+        if kind == "FloorDiv":
+            return f"{T}(-{a} if {b} == -1 else {a} // {b})"
+        return f"{T}(0 if {b} == -1 else {a} % {b})"
+    if kind == "Neg" and (d0 in _INTS or d0 in _FLOATS):
+        return f"{T}(-{args[0]})"
+    if kind == "Square" and (d0 in _INTS or d0 in _FLOATS):
+        return f"{T}({args[0]} * {args[0]})"
+    if kind == "Sqrt" and d0 in _FLOATS:
+        return f"{T}(np.sqrt({args[0]}))"
+    if kind in _COMPARISONS and same and d0 != np.dtype(np.bool_):
+        return f"({args[0]} {_COMPARISONS[kind]} {args[1]})"
+    if kind in ("LogicalAnd", "LogicalOr") and same and d0 == np.dtype(np.bool_):
+        return f"({args[0]} {'and' if kind == 'LogicalAnd' else 'or'} {args[1]})"
+    if kind == "LogicalNot" and d0 == np.dtype(np.bool_):
+        return f"(not {args[0]})"
+    if kind in ("Maximum", "Minimum") and same and (d0 in _INTS or d0 in _FLOATS):
+        a, b = args
+        cmp = ">=" if kind == "Maximum" else "<="
+        nan = f" or {a} != {a}" if d0 in _FLOATS else ""
+        return f"{T}({a} if ({a} {cmp} {b}{nan}) else {b})"
+    if kind == "Select" and len({np.dtype(d) for d in in_dtypes[1:]}) == 1 and d0 == np.dtype(np.bool_):
+        return f"{T}({args[1]} if {args[0]} else {args[2]})"
+    raise _Inexact
+
+
+def _const(value, dtype) -> str:
+    arr = np.asarray(value)
+    if arr.shape != () or np.dtype(dtype) not in _TYPES:
+        raise _Inexact
+    v = arr.item()
+    if isinstance(v, float) and not np.isfinite(v):
+        raise _Inexact  # (nan/inf literals: kept simple)
+    return f"{_TYPES[np.dtype(dtype)]}({v!r})"
+
+
+def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str):
+    """The numba-compiled kernel of a CompiledLoop with these attributes, or None if some
+    step has no exact machine form (or a value is not a scalar)."""
+    require_numba()
+    if any(tuple(s.dims or ()) != () or s.dims is None for s in input_shapes):
+        return None
+    try:
+        fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name)
+    except _Inexact:
+        return None
+    out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
+
+    def loop(*inputs):
+        result = fn(*inputs)
+        if len(out_types) == 1:
+            return out_types[0](result)
+        return tuple(T(v) for T, v in zip(out_types, result))
+    loop.source = source
+    loop.backend = "numba"
+    return loop
+
+
+def _compile(a: dict, input_dtypes: list, name: str):
+    import numba  # noqa: PLC0415 (optional; checked by require_numba)
+
+    n_in = len(input_dtypes)
+    dtypes = list(input_dtypes)
+    env: dict = {"np": np}
+    cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, env, name)]
+    body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
+    params = ", ".join(f"x{i}" for i in range(n_in))
+    out = [f"v{k}" for k in a["exits"]]
+    state = ", ".join(f"v{k}" for k in range(a["n_vars"]))
+    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "while True:"]
+    body += [f"    {x}" for x in cond_lines]
+    body += [f"    if not v{a['pred']}:", "        break"]
+    body += [f"    {x}" for x in body_lines]
+    body += [f"    {state}{',' if a['n_vars'] == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
+    body += [f"return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}"]
+    source = f"def loop({params}):\n" + "".join(f"    {x}\n" for x in body)
+    exec(compile(source, f"<numba loop {name}>", "exec"), env)  # noqa: S102 (our own source)
+    try:
+        fn = numba.njit(error_model="numpy", cache=False)(env["loop"])
+        fn.compile(tuple(numba.from_dtype(d) for d in input_dtypes))
+    except numba.core.errors.NumbaError:
+        raise _Inexact from None
+    return fn, source
+
+
+def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
+    """The lines of one loop step; its values are numbered from len(dtypes), which grows."""
+    i = len(dtypes)
+    k = outputs_of(step)
+    out_dtypes = [np.dtype(d.np_dtype) for d in step[DTYPE]] if k > 1 else [np.dtype(step[DTYPE].np_dtype)]
+    dtypes += out_dtypes
+    kind, ins = step[TYPE], step[INPUTS]
+    args = ", ".join(f"v{x}" for x in ins)
+    if kind == "Const":
+        code = [f"v{i} = {_const(step[ATTRS]['value'], out_dtypes[0])}"]
+    elif kind == "Merge":  # a cond's: the value of the branch its predicate took
+        t, f, p = ins
+        code = [f"v{i} = v{t} if v{p} else v{f}"]
+    elif kind == "Fused":
+        code = _fused_lines(step, [f"v{x}" for x in ins], [dtypes[x] for x in ins], f"v{i}")
+    elif kind == "CompiledLoop":
+        env[f"k{i}"], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
+        targets = ", ".join(f"v{i + x}" for x in range(k))
+        code = [f"{targets} = k{i}({args})"]
+    elif step[ATTRS]:
+        raise _Inexact
+    else:
+        code = [f"v{i} = {_expr(kind, [f'v{x}' for x in ins], [dtypes[x] for x in ins], out_dtypes[0])}"]
+    if step[GUARD]:  # in a cond's branch: only when its predicates say so
+        test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
+        # (a value of a branch not taken is never read, but numba types it on every path)
+        code = [f"v{i + x} = {_zero(d)}" for x, d in enumerate(out_dtypes)] + [f"if {test}:"] + \
+            [f"    {c}" for c in code]
+    return code
+
+
+def _zero(dtype) -> str:
+    return f"{_TYPES[np.dtype(dtype)]}(0)"
+
+
+def _fused_lines(step, args: list[str], in_dtypes: list, target: str) -> list[str]:
+    """A Fused step written out: one line per inner step, the last one into `target`."""
+    inner = step[ATTRS]["steps"]
+    names, dtypes, code = list(args), list(in_dtypes), []
+    for j, s in enumerate(inner):
+        name = target if j == len(inner) - 1 else f"{target}_{j}"
+        d = np.dtype(s[DTYPE].np_dtype)
+        if s[TYPE] == "Const":
+            code.append(f"{name} = {_const(s[ATTRS]['value'], d)}")
+        elif s[ATTRS]:
+            raise _Inexact
+        else:
+            code.append(f"{name} = {_expr(s[TYPE], [names[x] for x in s[INPUTS]], [dtypes[x] for x in s[INPUTS]], d)}")
+        names.append(name)
+        dtypes.append(d)
+    return code

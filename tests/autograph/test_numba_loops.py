@@ -1,0 +1,125 @@
+"""`@function(jit_compile="numba")`: compiled loops whose values are numeric scalars and
+whose steps have an exact machine form run as numba code (executor/numba_loop.py). The
+results are identical to the frame executor's for every sample, the conformance programs
+and random programs; numpy's integer wrap-around, division by zero and NaN rules hold;
+a loop with an inexact step keeps the generated Python."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba", reason="the numba backend is optional: pip install -e '.[jit]'")
+
+import autograph  # noqa: E402
+from autograph import function  # noqa: E402
+from executor import numba_loop  # noqa: E402
+from executor.compiled_loop import compiled_loop_kernel  # noqa: E402
+from graphcore.errors import GraphError  # noqa: E402
+from samples import available_samples  # noqa: E402
+from test_compiled_loops import compiled_ops  # noqa: E402
+from test_conformance import CASES  # noqa: E402
+from test_optimizer_differential import _outcome, _same, disagreements  # noqa: E402
+
+RANDOM_SEEDS = range(2000, 2100)
+
+
+def numba_and_interpreted(python_fn, args):
+    jit = _outcome(autograph.function(python_fn, jit_compile="numba"), args)
+    interp = _outcome(autograph.function(python_fn), args)
+    assert jit[1] == interp[1] and jit[2] == interp[2], (jit, interp)
+    _same(interp[0], jit[0])
+    return jit
+
+
+@pytest.mark.parametrize("sample", available_samples(), ids=lambda s: s.name)
+def test_samples(sample):
+    for args in sample.examples:
+        numba_and_interpreted(sample.python_function, args)
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_conformance_programs(f, args):
+    numba_and_interpreted(f, args)
+
+
+def test_random_programs():
+    failures = disagreements(numba_and_interpreted, RANDOM_SEEDS)
+    assert not failures, "\n".join(failures)
+
+
+def backends(fn, *args):
+    return [getattr(compiled_loop_kernel(op), "backend", "python") for op in compiled_ops(fn, *args)]
+
+
+def fib(n):
+    a, b, i = np.int64(1), np.int64(1), np.int64(1)
+    while i < n:
+        a, b, i = b, a + b, i + 1
+    return a
+
+
+def int_edges(a, b, n):
+    """Wrap-around, a zero divisor and the smallest integer divided by -1, in a loop."""
+    i = np.int64(0)
+    s = np.int64(0)
+    while i < n:
+        s = s + a * a + (a // b) + (a % b) + (a // (b - b)) + (a % (b - b))
+        a = a * np.int64(3) + np.int64(1)
+        i += 1
+    return s, a // np.int64(-1)
+
+
+def float_edges(x, n):
+    """NaN through maximum/minimum, division by zero, sqrt of a negative."""
+    i = 0
+    m = x
+    while i < n:
+        m = np.maximum(m, x / (x - x)) + np.minimum(x, np.sqrt(x - 3.0))
+        i += 1
+    return m
+
+
+@pytest.mark.parametrize("fn, args", [
+    (fib, (np.int64(100),)),
+    (int_edges, (np.int64(-2**62), np.int64(-1), np.int64(40))),
+    (int_edges, (np.int64(7), np.int64(3), np.int64(25))),
+    (float_edges, (np.float64(2.0), np.int64(3))),
+    (float_edges, (np.float64(-1.5), np.int64(2))),
+])
+def test_numpy_rules_hold_in_numba_code(fn, args):
+    with np.errstate(all="ignore"):
+        got = numba_and_interpreted(fn, args)[0]
+        want = fn(*args)
+    _same(want, got)
+    assert backends(function(fn, jit_compile="numba"), *args) == ["numba"]
+
+
+def transcendental(x, n):
+    i = 0
+    while i < n:
+        x = np.tanh(x) + 0.5
+        i += 1
+    return x
+
+
+def test_a_loop_with_an_inexact_step_keeps_the_python_kernel():
+    jit = function(transcendental, jit_compile="numba")
+    x, n = np.float64(0.3), np.int64(5)
+    assert jit(x, n) == function(transcendental)(x, n)
+    assert backends(jit, x, n) == ["python"]
+
+
+def test_nested_loops_become_one_numba_function():
+    from samples.count_primes import count_primes
+    jit = function(count_primes, jit_compile="numba")
+    assert [jit(np.int64(n)) for n in (2, 30, 100)] == [count_primes(np.int64(n)) for n in (2, 30, 100)]
+    (kernel,) = [compiled_loop_kernel(op) for op in compiled_ops(jit, np.int64(30))]
+    assert kernel.backend == "numba" and "k" in kernel.source  # the inner loop: a numba function it calls
+
+
+def test_bad_jit_compile_values_and_a_missing_numba_are_refused(monkeypatch):
+    with pytest.raises(ValueError, match="jit_compile must be False, True or 'numba'"):
+        function(fib, jit_compile="llvm")
+    monkeypatch.setattr(numba_loop, "numba_available", lambda: False)
+    with pytest.raises(GraphError, match=r"pip install -e '.\[jit\]'"):
+        function(fib, jit_compile="numba")
