@@ -10,9 +10,9 @@ Exact means the same value, bit for bit, as the numpy kernel the frame executor 
   comparisons, logical ops, Select and a cond's Merge are choices;
   Maximum/Minimum are written as numpy's loop computes them (a NaN wins);
   each result is cast to the dtype the op declares.
-Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit, casts
-between kinds may differ out of range, arrays follow other rules: a loop with any of
-those keeps the generated Python kernel (executor/compiled_loop.py). A Fused step is
+  a Cast is exact except float -> int (out of range or NaN, numpy's result is its own);
+Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit, float
+to int casts out of range, arrays follow other rules: a loop with any of those keeps the generated Python kernel (executor/compiled_loop.py). A Fused step is
 written out step by step; an inner compiled loop becomes a numba function it calls.
 """
 from __future__ import annotations
@@ -74,6 +74,20 @@ def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
         if kind == "FloorDiv":
             return f"{T}(-{a} if {b} == -1 else {a} // {b})"
         return f"{T}(0 if {b} == -1 else {a} % {b})"
+    if kind == "Cast":  # exact where numpy's and the machine's conversions agree
+        if d0 == out:
+            return args[0]
+        if out == np.dtype(np.bool_):
+            return f"({args[0]} != 0)"
+        if d0 in _FLOATS and out in _INTS:
+            raise _Inexact  # (out of range or NaN: numpy gives the smallest integer, numba anything)
+        return f"{T}({args[0]})"
+    if kind == "Sign" and d0 in _INTS:
+        return f"{T}(1 if {args[0]} > 0 else (-1 if {args[0]} < 0 else 0))"
+    if kind == "Abs" and d0 in _INTS:  # (the smallest integer stays itself, as in numpy)
+        return f"{T}(-{args[0]} if {args[0]} < 0 else {args[0]})"
+    if kind == "Abs" and d0 in _FLOATS:
+        return f"{T}(abs({args[0]}))"
     if kind == "Neg" and (d0 in _INTS or d0 in _FLOATS):
         return f"{T}(-{args[0]})"
     if kind == "Square" and (d0 in _INTS or d0 in _FLOATS):
@@ -174,7 +188,7 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
         env[f"k{i}"], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
         targets = ", ".join(f"v{i + x}" for x in range(k))
         code = [f"{targets} = k{i}({args})"]
-    elif step[ATTRS]:
+    elif step[ATTRS] and kind != "Cast":
         raise _Inexact
     else:
         code = [f"v{i} = {_expr(kind, [f'v{x}' for x in ins], [dtypes[x] for x in ins], out_dtypes[0])}"]
@@ -199,7 +213,7 @@ def _fused_lines(step, args: list[str], in_dtypes: list, target: str) -> list[st
         d = np.dtype(s[DTYPE].np_dtype)
         if s[TYPE] == "Const":
             code.append(f"{name} = {_const(s[ATTRS]['value'], d)}")
-        elif s[ATTRS]:
+        elif s[ATTRS] and s[TYPE] != "Cast":
             raise _Inexact
         else:
             code.append(f"{name} = {_expr(s[TYPE], [names[x] for x in s[INPUTS]], [dtypes[x] for x in s[INPUTS]], d)}")

@@ -79,8 +79,23 @@ def float_edges(x, n):
     return m
 
 
+def casts_and_signs(a, n):
+    """Casts between kinds (int -> float, int64 -> int32 wrapping, numbers -> bool), and
+    sign/abs of the smallest integer."""
+    i = np.int64(0)
+    f = np.float64(0.5)
+    k = np.int32(0)
+    while i < n:
+        f = f + a.astype(np.float64) / 3.0
+        k = k + (a * np.int64(2**40 + 7)).astype(np.int32) + (f > 2.0).astype(np.int32)
+        a = np.abs(a) * np.sign(a) - np.int64(2**62)
+        i += 1
+    return f, k, (a != 0), np.abs(np.int64(-2**63) + a - a)
+
+
 @pytest.mark.parametrize("fn, args", [
     (fib, (np.int64(100),)),
+    (casts_and_signs, (np.int64(-5), np.int64(9))),
     (int_edges, (np.int64(-2**62), np.int64(-1), np.int64(40))),
     (int_edges, (np.int64(7), np.int64(3), np.int64(25))),
     (float_edges, (np.float64(2.0), np.int64(3))),
