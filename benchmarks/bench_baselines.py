@@ -20,6 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from autograph import function  # noqa: E402
+from executor.numba_loop import numba_available  # noqa: E402
 from benchmarks.bench_workloads import best_of_each, collatz_total, fib_loop  # noqa: E402
 
 
@@ -148,17 +149,22 @@ def main(argv=None) -> dict:
     systems = {"TensorFlow": _tensorflow(), "JAX": _jax()}
     missing = [name for name, s in systems.items() if s is None]
     systems = {name: s for name, s in systems.items() if s is not None}
-    columns = ["graph", "graph jit", *systems]
+    modes = {"graph": False, "graph jit": True}
+    if numba_available():
+        modes["graph numba"] = "numba"
+    columns = [*modes, *systems]
     print(f"time as a ratio to plain numpy, best of {repeat} after a warm-up ({os.cpu_count()} cores)"
           + (f"; not installed: {', '.join(missing)}" if missing else ""))
     print(f"{'workload':16s}{'numpy':>12s}" + "".join(f"{c:>12s}" for c in columns))
-    figures = {}
+    figures, first_calls = {}, {}
     for name, (plain, graph_fn, fargs) in workloads(args.quick).items():
-        runs = {"graph": function(graph_fn), "graph jit": function(graph_fn, jit_compile=True)}
+        runs = {label: function(graph_fn, jit_compile=mode) for label, mode in modes.items()}
         runs.update({s: impl[name] for s, impl in systems.items()})
         expected = plain(*fargs)
         for label, fn in runs.items():
+            t0 = time.perf_counter()
             got = fn(*fargs)
+            first_calls.setdefault(name, {})[label] = time.perf_counter() - t0
             if not _agree(got, expected):
                 raise AssertionError(f"{name}: {label} gave {got!r}, numpy {expected!r}")
         t0 = time.perf_counter()
@@ -175,6 +181,10 @@ def main(argv=None) -> dict:
         figures[name] = dict(zip(["numpy", *runs], times))
         unit, scale = ("us", 1e6) if times[0] < 1e-3 else ("ms", 1e3)
         print(f"{name:16s}{times[0] * scale:>9.2f} {unit}" + "".join(f"{t / times[0]:>11.2f}x" for t in times[1:]))
+    print("first call in ms (convert/trace, compile, run):")
+    for name, firsts in first_calls.items():
+        print(f"{name:16s}{'':12s}" + "".join(f"{firsts[c] * 1e3:>11.1f} " for c in columns))
+    figures["first_call_s"] = first_calls
     return figures
 
 
