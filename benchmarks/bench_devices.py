@@ -53,7 +53,7 @@ def loop_graph():
     return g, n, x
 
 
-def loop_across_devices(iterations: int, repeat: int, ray: bool) -> None:
+def loop_across_devices(iterations: int, repeat: int, ray: bool) -> dict:
     g, n, x = loop_graph()
     feeds = {n: iterations}
     one = Session(g, num_threads=1)
@@ -63,7 +63,7 @@ def loop_across_devices(iterations: int, repeat: int, ray: bool) -> None:
     if ray:
         rows.append(("2 devices, Ray actors", Session(g, devices=DEVICES, engine="ray")))
     print(f"loop_across_devices: {iterations} iterations, predicate on cpu:0, body on cpu:1")
-    base = None
+    base, out = None, {}
     for label, s in rows:
         assert s.run(x, feeds) == want
         t = best(lambda: s.run(x, feeds), repeat) / iterations
@@ -73,6 +73,9 @@ def loop_across_devices(iterations: int, repeat: int, ray: bool) -> None:
             per = s._engine.last_messages / iterations
             extra = f"  {per:.2f} messages per iteration (minimum 3: the predicate, x there and back)"
         print(f"  {label:24s} {t * 1e6:9.1f} us per iteration  {t / base:7.1f}x one device{extra}")
+        out[label] = {"us_per_iteration": t * 1e6,
+                      "messages_per_iteration": s._engine.last_messages / iterations if s.devices else 0}
+    return out
 
 
 def branches_graph(n: int, depth: int, chains: int, split: bool):
@@ -90,7 +93,7 @@ def branches_graph(n: int, depth: int, chains: int, split: bool):
     return g, w, starts, out
 
 
-def parallel_branches(n: int, depth: int, repeat: int) -> None:
+def parallel_branches(n: int, depth: int, repeat: int) -> dict:
     rng = np.random.default_rng(1)
     chains = 8
     w = rng.normal(size=(n, n)) / np.sqrt(n)
@@ -104,14 +107,15 @@ def parallel_branches(n: int, depth: int, repeat: int) -> None:
     print(f"parallel_branches: {chains} chains of {depth} matmuls {n}x{n} on Ray actors, BLAS on 1 thread each")
     print(f"  one worker {times[0] * 1e3:8.1f} ms   two workers {times[1] * 1e3:8.1f} ms   "
           f"speed-up {times[0] / times[1]:.2f}x ({os.cpu_count()} cores)")
+    return {"one_worker_s": times[0], "two_workers_s": times[1], "speed_up": times[0] / times[1]}
 
 
-def main() -> None:
+def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-ray", action="store_true", help="in process only")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     use_ray = not args.no_ray
     if use_ray:
         try:
@@ -121,11 +125,13 @@ def main() -> None:
             use_ray = False
         else:
             os.environ.update(ONE_THREAD)  # the actors' BLAS on one thread each
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
-                     runtime_env={"env_vars": ONE_THREAD})
-    loop_across_devices(args.iterations, args.repeat, use_ray)
+            if not ray.is_initialized():
+                ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+                         runtime_env={"env_vars": ONE_THREAD})
+    figures = {"loop_across_devices": loop_across_devices(args.iterations, args.repeat, use_ray)}
     if use_ray:
-        parallel_branches(256, 20, args.repeat)
+        figures["parallel_branches"] = parallel_branches(256, 20, args.repeat)
+    return figures
 
 
 if __name__ == "__main__":

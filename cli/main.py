@@ -498,40 +498,78 @@ def demo(plain: bool = typer.Option(False, "--plain", help="Plain text table."),
         raise typer.Exit(1)
 
 
-_BENCHES = ("executor", "autograph", "gradients", "workloads")
+_BENCHES = ("executor", "autograph", "gradients", "workloads")  # what `all` runs
+_MORE_BENCHES = ("optimizer", "baselines", "devices")          # by name: slower, or optional systems
 
 
 @app.command()
 @friendly
-def bench(which: str = typer.Argument("all", help="executor | autograph | gradients | workloads | all"),
-          quick: bool = typer.Option(False, "--quick", help="Fewer repeats and iterations (a smoke run).")):
+def bench(which: str = typer.Argument("all", help="executor | autograph | gradients | workloads | all, or "
+                                                  "optimizer | baselines | devices"),
+          quick: bool = typer.Option(False, "--quick", help="Fewer repeats and iterations (a smoke run)."),
+          json_path: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                                  help="Also write every benchmark's figures to FILE as JSON.")):
     """Run the benchmarks and print their figures (not part of the tests).
 
     executor: cost per loop iteration of seed 002's Fibonacci loop; autograph: first and
     steady call of a nested function; gradients: a 100-step RNN, forward vs backward;
-    workloads: collatz, nested loops, call overhead, first call, RNN forward and parallel
-    branches, each beside plain numpy."""
+    workloads: fib_loop, collatz, nested loops (interpreted, jit, numba), call overhead,
+    first call, RNN forward and parallel branches, each beside plain numpy. By name:
+    optimizer (ops and time per sample), baselines (tf.function and jax.jit side by side,
+    where installed), devices (a loop across devices in process and on Ray)."""
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
     names = _BENCHES if which == "all" else (which,)
     for name in names:
-        if name not in _BENCHES:
-            _fail(f"no benchmark named {name}; choose one of {', '.join(_BENCHES)} or all")
-        if name == "executor":
-            from benchmarks import bench_executor  # noqa: PLC0415
+        if name not in _BENCHES + _MORE_BENCHES:
+            _fail(f"no benchmark named {name}; choose one of {', '.join(_BENCHES + _MORE_BENCHES)} or all")
+    figures = {}
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("benchmarks", total=len(names))
+        for name in names:
+            progress.update(task, description=f"bench {name}")
+            figures[name] = _run_bench(name, quick)
+            typer.echo("")
+            progress.advance(task)
+    if json_path is not None:
+        with open(json_path, "w", encoding="utf-8") as f:
+            json.dump(figures, f, indent=1, default=_json_value)
+        typer.echo(f"wrote {json_path}")
 
-            bench_executor.main(["--iterations", "1000", "--repeat", "1"] if quick else [])
-        elif name == "autograph":
-            from benchmarks import bench_autograph  # noqa: PLC0415
 
-            bench_autograph.main(n=4, repeats=3) if quick else bench_autograph.main()
-        elif name == "gradients":
-            from benchmarks import bench_gradients  # noqa: PLC0415
+def _run_bench(name: str, quick: bool):
+    """Run one benchmark; its figures (what its main returns), or None."""
+    if name == "executor":
+        from benchmarks import bench_executor  # noqa: PLC0415
+        return bench_executor.main(["--iterations", "1000", "--repeat", "1"] if quick else [])
+    if name == "autograph":
+        from benchmarks import bench_autograph  # noqa: PLC0415
+        return bench_autograph.main(n=4, repeats=3) if quick else bench_autograph.main()
+    if name == "gradients":
+        from benchmarks import bench_gradients  # noqa: PLC0415
+        return bench_gradients.main(["--steps", "10", "--hidden", "16", "--inputs", "16", "--repeat", "1"]
+                                    if quick else [])
+    if name == "optimizer":
+        from benchmarks import bench_optimizer  # noqa: PLC0415
+        return bench_optimizer.main(quick=quick)
+    if name == "baselines":
+        from benchmarks import bench_baselines  # noqa: PLC0415
+        return bench_baselines.main(["--quick"] if quick else [])
+    if name == "devices":
+        from benchmarks import bench_devices  # noqa: PLC0415
+        return bench_devices.main(["--iterations", "100", "--repeat", "1", "--no-ray"] if quick else [])
+    from benchmarks import bench_workloads  # noqa: PLC0415
+    return bench_workloads.main(["--quick"] if quick else [])
 
-            bench_gradients.main(["--steps", "10", "--hidden", "16", "--inputs", "16", "--repeat", "1"] if quick else [])
-        else:
-            from benchmarks import bench_workloads  # noqa: PLC0415
 
-            bench_workloads.main(["--quick"] if quick else [])
-        typer.echo("")
+def _json_value(v):
+    """numpy scalars and anything else a benchmark returns, as JSON values."""
+    if hasattr(v, "item"):
+        return v.item()
+    return str(v)
 
 
 from .fuzz import fuzz as _fuzz  # noqa: E402

@@ -44,3 +44,14 @@ def test_bad_device_options_are_refused():
     assert r.exit_code != 0 and "--place random" in r.output
     r = runner.invoke(app, ["run", f"{COLLATZ}:collatz", "27", "--devices", "2", "--engine", "mpi"])
     assert r.exit_code != 0 and "--engine mpi" in r.output
+
+
+def test_bench_devices_quick_writes_its_figures_as_json(tmp_path):
+    import json  # noqa: PLC0415
+
+    path = tmp_path / "figures.json"
+    out = ok("bench", "devices", "--quick", "--json", path)
+    assert "messages per iteration (minimum 3" in out and f"wrote {path}" in out
+    figures = json.loads(path.read_text())["devices"]["loop_across_devices"]
+    assert figures["one device"]["us_per_iteration"] > 0
+    assert 3 <= figures["2 devices, in process"]["messages_per_iteration"] < 3.2
