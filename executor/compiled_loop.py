@@ -40,7 +40,8 @@ def compiled_loop_kernel(op):
     has an exact machine form (executor/numba_loop.py), else generated Python."""
     dtypes = [t.dtype.np_dtype for t in op.inputs]
     if op.attrs.get("backend") == "numba":
-        k = numba_loop_kernel(op.attrs, dtypes, [t.shape for t in op.inputs], op.name)
+        k = numba_loop_kernel(op.attrs, dtypes, [t.shape for t in op.inputs], op.name,
+                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name))
         if k is not None:
             return k
     return compiled_loop_kernel_for(op.attrs, dtypes, op.name)

@@ -120,20 +120,28 @@ def _const(value, dtype) -> str:
     return f"{_TYPES[np.dtype(dtype)]}({v!r})"
 
 
-def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str):
+def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback):
     """The numba-compiled kernel of a CompiledLoop with these attributes, or None if some
-    step has no exact machine form (or a value is not a scalar)."""
+    step has no exact machine form (or a value is not a scalar). `fallback()` gives the
+    kernel to run instead should a call not fit the compiled signature."""
     require_numba()
-    if any(tuple(s.dims or ()) != () or s.dims is None for s in input_shapes):
+    if any(s.dims is None or tuple(s.dims) != () for s in input_shapes):
         return None
     try:
         fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name)
     except _Inexact:
         return None
+    in_types = [np.dtype(d).type for d in input_dtypes]
     out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
+    other: list = []
 
     def loop(*inputs):
-        result = fn(*inputs)
+        try:  # (a 0-d array or a Python number becomes the scalar type compiled for)
+            result = fn(*[T(x) for T, x in zip(in_types, inputs)])
+        except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
+            if not other:
+                other.append(fallback())
+            return other[0](*inputs)
         if len(out_types) == 1:
             return out_types[0](result)
         return tuple(T(v) for T, v in zip(out_types, result))
@@ -164,6 +172,7 @@ def _compile(a: dict, input_dtypes: list, name: str):
     try:
         fn = numba.njit(error_model="numpy", cache=False)(env["loop"])
         fn.compile(tuple(numba.from_dtype(d) for d in input_dtypes))
+        fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError:
         raise _Inexact from None
     return fn, source

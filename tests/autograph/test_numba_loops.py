@@ -93,8 +93,19 @@ def casts_and_signs(a, n):
     return f, k, (a != 0), np.abs(np.int64(-2**63) + a - a)
 
 
+def zero_d_input(x, n):
+    """np.where on scalars gives a 0-d array, which enters the loop (seed 9728 found it)."""
+    s = np.where(x > 0, x, -x)
+    i = np.int64(0)
+    while i < n:
+        s = s * np.int64(3) + np.int64(1)
+        i += 1
+    return s
+
+
 @pytest.mark.parametrize("fn, args", [
     (fib, (np.int64(100),)),
+    (zero_d_input, (np.int64(-4), np.int64(6))),
     (casts_and_signs, (np.int64(-5), np.int64(9))),
     (int_edges, (np.int64(-2**62), np.int64(-1), np.int64(40))),
     (int_edges, (np.int64(7), np.int64(3), np.int64(25))),
