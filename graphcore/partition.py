@@ -69,6 +69,10 @@ def partition(graph: Graph, fetches, targets=(), feeds=(), devices=("cpu:0",), d
     module docstring). `feeds`: tensors the run feeds (their producers then run nowhere).
     The graph itself is not changed."""
     devices = device_list(devices)
+    made = next((op for op in graph.get_operations() if op.type in ("_Send", "_Recv")), None)
+    if made is not None:
+        raise GraphError(f"{made.describe()}: this graph is partitioned already (it has _Send/_Recv ops); run the "
+                         "graph it was made from with devices=[...], which partitions it again")
     work = Graph.from_json(graph.to_json())
     fetches = [work.get_tensor_by_name(t if isinstance(t, str) else t.name) for t in fetches]
     targets = [work.get_operation_by_name(o if isinstance(o, str) else o.name) for o in targets]

@@ -97,3 +97,17 @@ def test_parallel_iterations_hold_on_every_device():
     assert set(stats) == set(DEVICES)
     for device, st in stats.items():
         assert 1 <= max(st.max_iterations_in_flight.values()) <= 3, (device, st)
+
+
+def test_a_graph_partitioned_already_is_refused_not_run():
+    """Its _Recv ops might wait for sends that no part makes: a clear error instead."""
+    from graphcore.partition import partition  # noqa: PLC0415
+    g, xs, n, total = indexing_loop()
+    p = partition(g, [total], feeds=[xs, n], devices=DEVICES)
+    copy = gc.Graph.from_json(p.graph.to_json())
+    fetch = copy.get_tensor_by_name(total.name)
+    feeds = {copy.get_tensor_by_name("xs:0"): np.ones(3), copy.get_tensor_by_name("n:0"): 3}
+    with pytest.raises(GraphError, match="partitioned already"):
+        Session(copy, devices=DEVICES).run(fetch, feeds)
+    with pytest.raises(ExecutionError, match="run it with Session\\(graph, devices"):
+        Session(copy).run(fetch, feeds)
