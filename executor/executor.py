@@ -129,23 +129,12 @@ class ExecutorState:
         self.caller_waits = False  # the calling thread waits on `wakeups` for the pool
         self.error: BaseException | None = None  # what ended the run on a worker
         self.aborted = False
+        self.alarm = None
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
-        if self.plan.has_transport and self.transport is None:
-            raise ExecutionError("this graph has _Send/_Recv ops (it was partitioned): run it with "
-                                 "Session(graph, devices=[...]), which runs each device's part")
-        self.caller = threading.get_ident()
-        root = self.root = FrameState(self.plan.root, None, None)
-        root.num_pending_inputs = 0
-        it0 = root.iterations[0]
-        if self.trace is not None:
-            self._trace("frame_created", frame=root.path, iteration=0)
-        for item in self.plan.roots:
-            self.ready.append(it0.tagged[item.local_id])
-        it0.outstanding_ops = len(self.plan.roots)
-        alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
+        self.start()
         try:
             if self.lock is None:
                 self._process_ready()
@@ -158,9 +147,44 @@ class ExecutorState:
             self._abort()
             raise
         finally:
-            if alarm is not None:
-                WATCHDOG.cancel(alarm)
+            self.stop()
         return self.results
+
+    def start(self) -> None:
+        """Put the root frame's ready nodes on the queue (and arm the deadline)."""
+        if self.plan.has_transport and self.transport is None:
+            raise ExecutionError("this graph has _Send/_Recv ops (it was partitioned): run it with "
+                                 "Session(graph, devices=[...]), which runs each device's part")
+        self.caller = threading.get_ident()
+        root = self.root = FrameState(self.plan.root, None, None)
+        root.num_pending_inputs = 0
+        it0 = root.iterations[0]
+        if self.trace is not None:
+            self._trace("frame_created", frame=root.path, iteration=0)
+        for item in self.plan.roots:
+            self.ready.append(it0.tagged[item.local_id])
+        it0.outstanding_ops = len(self.plan.roots)
+        self.alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
+
+    def pump(self) -> bool:
+        """(Parts of a partitioned run taking turns on one thread: executor/distributed/local.py)
+        Run what is ready and take the values that arrived meanwhile; True once the run is
+        over, False if it waits for values from other parts."""
+        self._process_ready()
+        while self.arrivals:
+            self._take_arrivals()
+            self._process_ready()
+        return not self.inflight and not self.ready and not self.heavy_waiting
+
+    def failed(self, e: BaseException) -> BaseException:
+        """The run ends with `e`: stop what is still out; the error to raise."""
+        self._abort()
+        return self._deadline_error() if isinstance(e, _DeadlineReached) else e
+
+    def stop(self) -> None:
+        if self.alarm is not None:
+            WATCHDOG.cancel(self.alarm)
+            self.alarm = None
 
     def _run_with_workers(self) -> None:
         """The calling thread's part when the pool helps: run ready nodes; when none is left

@@ -26,6 +26,8 @@ class DevicePart:
         ops = [op for op in graph.get_operations() if op.device == device and id(op) not in fed]
         self.plan = ExecutionPlan(graph, [fetches[i] for i in self.fetch_positions], ops,
                                   [feeds[i] for i in self.feed_positions], runtime=runtime)
+        # heavy kernels (matmuls, large arrays): the part gets a thread of its own
+        self.heavy = any(not it.cheap for it in self.plan.items if it.op is not None)
         if self.plan.placeholders_needed:
             op = self.plan.placeholders_needed[0]
             where = f" (created at {op.location()})" if op.source else ""

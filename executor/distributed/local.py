@@ -1,5 +1,9 @@
-"""The in-process engine: each device's part runs on its own thread (the calling thread
-runs the first), all of them exchanging values through one Rendezvous per run.
+"""The in-process engine: the devices' parts exchange values through one Rendezvous per
+run. Parts of cheap ops only (scalar loops, control flow) take turns on the calling
+thread: a message then costs no thread hand-off, and when every part waits for a value no
+part will send, the run is known to be stuck and ends with an error instead of hanging.
+Parts with heavy ops (matmuls, large arrays) each run on a thread of their own, so their
+kernels overlap (numpy lets go of the GIL); the calling thread runs the first.
 
 A failure on any device aborts the run's rendezvous, so every other device's waiting
 _Recv ends at once with a CancelledError; the run then raises the first real error,
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from graphcore.errors import CancelledError
+from graphcore.errors import CancelledError, ExecutionError
 
 from .device_part import DevicePart, on_device
 from .rendezvous import Rendezvous
@@ -21,7 +25,8 @@ class LocalEngine:
 
     name = "local"
 
-    def __init__(self):
+    def __init__(self, threads: bool | None = None):
+        self.threads = threads  # None: threads only for parts with heavy ops
         self.last_messages = 0
         self.last_stats: dict = {}  # device -> RunStats of the last run
 
@@ -29,6 +34,63 @@ class LocalEngine:
             partitioning=None) -> list:
         rendezvous = Rendezvous()
         states = [part.state(feed_values, rendezvous, deadline) for part in parts]
+        threads = self.threads if self.threads is not None else any(p.heavy for p in parts)
+        failures = (self._on_threads if threads else self._taking_turns)(parts, states, rendezvous)
+        self.last_messages = rendezvous.messages
+        self.last_stats = {part.device: state.stats for part, state in zip(parts, states)}
+        if failures:
+            device, error = next(((d, e) for d, e in failures if not isinstance(e, CancelledError)), failures[0])
+            raise on_device(error, device)
+        out = [None] * num_fetches
+        for part, state in zip(parts, states):
+            for pos, v in part.results(state):
+                out[pos] = v
+        return out
+
+    def _taking_turns(self, parts, states, rendezvous: Rendezvous) -> list:
+        """Every part on this thread, in turns, until each is over; the failures. Only the
+        parts send, so when every part waits and no value has arrived, nothing ever will."""
+        failures: list[tuple[str, BaseException]] = []
+        started = []
+        try:
+            for state in states:
+                state.wakeups = _NO_WAKEUPS  # (a value that arrives is taken at the part's next turn)
+                state.start()
+                started.append(state)
+            live = list(zip(parts, states))
+            while live:
+                waiting = []
+                for part, state in live:
+                    try:
+                        if not state.pump():
+                            waiting.append((part, state))
+                    except BaseException as e:  # noqa: BLE001 (the first real one is raised by run())
+                        failures.append((part.device, state.failed(e)))
+                        rendezvous.abort(CancelledError(f"the run was cancelled on device {part.device}: another "
+                                                        "device failed or the run was interrupted"))
+                live = waiting
+                if live and not any(state.arrivals or state.ready for _, state in live):
+                    if not failures:
+                        stuck = ", ".join(f"{k[0][0]} from {k[0][1]} to {k[0][2]} in {k[1]}"
+                                          for k in rendezvous.waiting_keys()[:3])
+                        failures.append((live[0][0].device, ExecutionError(
+                            f"the devices wait for each other: no device will send {stuck or 'what is awaited'}; "
+                            "the partitioned graph is malformed")))
+                    failures += [(part.device, state.failed(CancelledError("the run was cancelled")))
+                                 for part, state in live]
+                    break
+        except BaseException as e:  # noqa: BLE001 (Ctrl-C)
+            rendezvous.abort(CancelledError("the run was interrupted"))
+            for state in started:
+                state.failed(e)
+            failures.append((parts[0].device, e))
+        finally:
+            for state in started:
+                state.stop()
+        return failures
+
+    def _on_threads(self, parts, states, rendezvous: Rendezvous) -> list:
+        """A thread per part (the calling thread runs the first); the failures."""
         failures: list[tuple[str, BaseException]] = []
         lock = threading.Lock()
 
@@ -50,16 +112,18 @@ class LocalEngine:
         finally:
             for t in threads:
                 _join(t, rendezvous)
-        self.last_messages = rendezvous.messages
-        self.last_stats = {part.device: state.stats for part, state in zip(parts, states)}
-        if failures:
-            device, error = next(((d, e) for d, e in failures if not isinstance(e, CancelledError)), failures[0])
-            raise on_device(error, device)
-        out = [None] * num_fetches
-        for part, state in zip(parts, states):
-            for pos, v in part.results(state):
-                out[pos] = v
-        return out
+        return failures
+
+
+class _NoWakeups:
+    """The wake-up queue of a part that takes turns: nothing waits on it."""
+
+    @staticmethod
+    def put(_item) -> None:
+        pass
+
+
+_NO_WAKEUPS = _NoWakeups()
 
 
 def _join(thread: threading.Thread, rendezvous: Rendezvous) -> None:

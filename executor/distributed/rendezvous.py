@@ -68,6 +68,11 @@ class Rendezvous:
         for callback in waiting:
             callback(None, False, error)
 
+    def waiting_keys(self) -> list:
+        """(edge key, frame tag) of the receives waiting for a value."""
+        with self._lock:
+            return [k for k, e in self._table.items() if e[0] == _WAITING]
+
     def pending(self) -> int:
         """Entries not taken yet (sent and not received, or waiting)."""
         with self._lock:

@@ -111,3 +111,34 @@ def test_a_graph_partitioned_already_is_refused_not_run():
         Session(copy, devices=DEVICES).run(fetch, feeds)
     with pytest.raises(ExecutionError, match="run it with Session\\(graph, devices"):
         Session(copy).run(fetch, feeds)
+
+
+def test_parts_that_wait_for_each_other_end_with_an_error_not_a_hang():
+    """Parts of cheap ops take turns on one thread: when all wait and nothing arrived,
+    nothing ever will (here a _Recv that no part sends to)."""
+    from executor.distributed import LocalEngine  # noqa: PLC0415
+    from executor.distributed.device_part import DevicePart  # noqa: PLC0415
+    g = gc.Graph()
+    with g.as_default():
+        with gc.device("cpu:1"):
+            r = g.create_op("_Recv", [], {"tensor_name": "nowhere:0", "send_device": "cpu:0", "recv_device": "cpu:1",
+                                          "dtype": gc.float64, "shape": gc.TensorShape([])}).outputs[0]
+            y = r * 2.0
+        with gc.device("cpu:0"):
+            z = gc.constant(1.0) + 1.0
+    parts = [DevicePart(g, d, [y, z], []) for d in DEVICES]
+    with pytest.raises(ExecutionError, match="wait for each other: no device will send nowhere:0 from cpu:0 to cpu:1"):
+        LocalEngine(threads=False).run(parts, [], num_fetches=2)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_both_ways_of_running_parts_in_process_agree(threads):
+    from executor.distributed import LocalEngine  # noqa: PLC0415
+    g, xs, n, total = indexing_loop()
+    s = Session(g, devices=DEVICES)
+    s._engine = LocalEngine(threads=threads)
+    values = np.arange(7.0)
+    assert s.run(total, {xs: values, n: 7}) == values.sum()
+    assert s._engine.last_messages >= 3 * 7
+    with pytest.raises(IndexError):
+        s.run(total, {xs: values, n: 9})
