@@ -9,11 +9,12 @@ Exact means the same value, bit for bit, as the numpy kernel the frame executor 
   + - * / on floats are IEEE operations in both; sqrt is correctly rounded in both;
   comparisons, logical ops, Select and a cond's Merge are choices;
   Maximum/Minimum are written as numpy's loop computes them (a NaN wins);
-  each result is cast to the dtype the op declares.
-  a Cast is exact except float -> int (out of range or NaN, numpy's result is its own);
-Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit, float
-to int casts out of range, arrays follow other rules: a loop with any of those keeps the generated Python kernel (executor/compiled_loop.py). A Fused step is
-written out step by step; an inner compiled loop becomes a numba function it calls.
+  each result is cast to the dtype the op declares;
+  a Cast is exact except float -> int (out of range or NaN, numpy's result is its own).
+Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit and
+arrays follow other rules: a loop with any of those keeps the generated Python kernel
+(executor/compiled_loop.py). A Fused step is written out step by step; an inner compiled
+loop becomes a numba function it calls.
 """
 from __future__ import annotations
 

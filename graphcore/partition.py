@@ -194,8 +194,8 @@ class _Builder:
         c = self.roots.get(device)
         if c is None:
             with self.g.inserting_before(self.first, context=None), self.g.device(device):
-                c = self.g.create_op("Const", [], {"value": np.bool_(True), "dtype": dt.bool_}, name=f"_cloop/{_tag(device)}/start",
-                                     capture=False)
+                c = self.g.create_op("Const", [], {"value": np.bool_(True), "dtype": dt.bool_},
+                                     name=f"_cloop/{_tag(device)}/start", capture=False)
             self.frames.frame_of[id(c)] = self.frames.output_frame_of[id(c)] = ""
             self.roots[device] = c
         return c.outputs[0]
@@ -254,7 +254,8 @@ class _Builder:
         frame = self.frames.output_frame_of[id(op)]
         attrs = {"tensor_name": name, "send_device": op.device, "recv_device": dst}
         with g.inserting_after(op), g.device(op.device):
-            g.create_op("_Send", [src] if isinstance(src, Tensor) else [], attrs, name=f"{_base(op.name)}/_send_{_tag(dst)}",
+            g.create_op("_Send", [src] if isinstance(src, Tensor) else [], attrs,
+                        name=f"{_base(op.name)}/_send_{_tag(dst)}",
                         control_inputs=[] if isinstance(src, Tensor) else [src], capture=False)
         controls = [self.control_loop(frame, dst)] if frame else []
         dtype, shape = (src.dtype, src.shape) if isinstance(src, Tensor) else (dt.bool_, ())

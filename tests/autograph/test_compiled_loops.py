@@ -19,8 +19,9 @@ from test_optimizer_differential import _outcome, _same, disagreements
 RANDOM_SEEDS = range(2000, 2150)
 
 
-def compiled_and_interpreted(python_fn, args):
-    jit = _outcome(autograph.function(python_fn, jit_compile=True), args)
+def compiled_and_interpreted(python_fn, args, mode=True):
+    """(value, error, printed) with jit_compile=mode, checked against the frame executor's."""
+    jit = _outcome(autograph.function(python_fn, jit_compile=mode), args)
     interp = _outcome(autograph.function(python_fn), args)
     assert jit[1] == interp[1] and jit[2] == interp[2], (jit, interp)
     _same(interp[0], jit[0])

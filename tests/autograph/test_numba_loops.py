@@ -10,25 +10,20 @@ import pytest
 
 pytest.importorskip("numba", reason="the numba backend is optional: pip install -e '.[jit]'")
 
-import autograph  # noqa: E402
 from autograph import function  # noqa: E402
 from executor import numba_loop  # noqa: E402
 from executor.compiled_loop import compiled_loop_kernel  # noqa: E402
 from graphcore.errors import GraphError  # noqa: E402
 from samples import available_samples  # noqa: E402
-from test_compiled_loops import compiled_ops  # noqa: E402
+from test_compiled_loops import compiled_and_interpreted, compiled_ops  # noqa: E402
 from test_conformance import CASES  # noqa: E402
-from test_optimizer_differential import _outcome, _same, disagreements  # noqa: E402
+from test_optimizer_differential import _same, disagreements  # noqa: E402
 
 RANDOM_SEEDS = range(2000, 2100)
 
 
 def numba_and_interpreted(python_fn, args):
-    jit = _outcome(autograph.function(python_fn, jit_compile="numba"), args)
-    interp = _outcome(autograph.function(python_fn), args)
-    assert jit[1] == interp[1] and jit[2] == interp[2], (jit, interp)
-    _same(interp[0], jit[0])
-    return jit
+    return compiled_and_interpreted(python_fn, args, mode="numba")
 
 
 @pytest.mark.parametrize("sample", available_samples(), ids=lambda s: s.name)
