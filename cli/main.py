@@ -175,6 +175,8 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                                     "identical_branches, fusion, compile_loops."),
           jit: bool = typer.Option(False, "--jit", help="Compile loops as jit_compile=True does (implies "
                                    "--optimize) and print the Python each compiled loop runs."),
+          numba: bool = typer.Option(False, "--numba", help="As --jit, with jit_compile='numba': print the "
+                                     "numba code of the loops that compile to it (needs numba)."),
           devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
           place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP)):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
@@ -186,6 +188,11 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     concrete = target.function.get_concrete_function(*values)
     g = concrete.graph
     summary = None
+    jit = jit or numba
+    if numba:
+        from executor.numba_loop import require_numba  # noqa: PLC0415
+
+        require_numba()
     if optimize or passes or jit:
         from graphcore.passes import DEFAULT_PASSES  # noqa: PLC0415
         from graphcore.passes.manager import PASSES  # noqa: PLC0415
@@ -195,7 +202,8 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         if unknown:
             raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(PASSES)}")
         if jit:
-            chosen = [p for p in chosen or DEFAULT_PASSES if p != "compile_loops"] + ["compile_loops"]
+            extra = ["compile_loops"] + (["numba_loops"] if numba else [])
+            chosen = [p for p in chosen or DEFAULT_PASSES if p not in extra] + extra
         if concrete.optimize_report is not None and chosen is not None:
             raise CliError("this graph was optimized already (the function ran); --passes needs a fresh trace")
         report = concrete.optimize_report or concrete.optimize(chosen, force=True)
@@ -266,8 +274,11 @@ def _show_compiled_loops(g, plain: bool) -> None:
     if not loops:
         typer.echo("\nno loop was compiled (a loop with a cond, a print or a nested loop inside stays interpreted)")
     for op in loops:
-        typer.echo(f"\n# {op.name}: the loop at {op.location()}, compiled")
-        show_text(compiled_loop_kernel(op).source, plain, "python")
+        kernel = compiled_loop_kernel(op)
+        how = "with numba" if getattr(kernel, "backend", None) == "numba" else (
+            "as Python (a step without an exact numba form)" if op.attrs.get("backend") == "numba" else "")
+        typer.echo(f"\n# {op.name}: the loop at {op.location()}, compiled {how}".rstrip())
+        show_text(kernel.source, plain, "python")
 
 
 # file suffix -> --format, for `-o fib.png` without `-f`
@@ -317,7 +328,10 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
         place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP),
         engine: str = typer.Option("local", "--engine", metavar="[local|ray]",
-                                   help="With --devices: run the devices on threads here (local) or in Ray actors.")):
+                                   help="With --devices: run the devices on threads here (local) or in Ray actors."),
+        jit: bool = typer.Option(False, "--jit", help="Compile loops (jit_compile=True)."),
+        numba: bool = typer.Option(False, "--numba", help="Compile loops with numba where exact "
+                                   "(jit_compile='numba'; needs numba).")):
     """Run the converted function on the arguments and print the result."""
     from executor import deadline  # noqa: PLC0415
 
@@ -329,6 +343,10 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         os.environ["AUTOGRAPH_OPTIMIZE"] = "0"  # this process only: the command runs one function
     target, values = _target_and_args(spec, args, dtype, static)
     fn = target.function
+    if jit or numba:
+        import autograph  # noqa: PLC0415
+
+        fn = autograph.function(fn, jit_compile="numba" if numba else True)
     if devices is not None:
         import autograph  # noqa: PLC0415
         from graphcore.placement import spread  # noqa: PLC0415

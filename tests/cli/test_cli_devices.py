@@ -55,3 +55,11 @@ def test_bench_devices_quick_writes_its_figures_as_json(tmp_path):
     figures = json.loads(path.read_text())["devices"]["loop_across_devices"]
     assert figures["one device"]["us_per_iteration"] > 0
     assert 3 <= figures["2 devices, in process"]["messages_per_iteration"] < 3.2
+
+
+def test_numba_from_the_command_line():
+    pytest.importorskip("numba")
+    out = ok("run", f"{COLLATZ}:collatz", 27, "--numba", "--check")
+    assert out.splitlines()[0] == "111" and "agrees" in out
+    listing = ok("graph", f"{COLLATZ}:collatz", 27, "--numba", "--plain")
+    assert "compiled with numba" in listing and "== -1 else" in listing  # the written-out -1 divisor
