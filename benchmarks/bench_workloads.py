@@ -185,11 +185,17 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
               rng.normal(size=(B, H)).astype(np.float32), rng.normal(size=(T, B, H)).astype(np.float32)]
     feeds = dict(zip((W, U, h0, xs), values))
     s = Session(g, num_threads=threads)
+    sj = Session(g, num_threads=threads, jit_compile=True)  # the loop as one CompiledLoop op
     with blas_threads(1 if blas_one else None) as limited:
-        np.testing.assert_allclose(s.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
-        t_graph, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
+        for session in (s, sj):
+            np.testing.assert_allclose(session.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
+        t_graph, t_jit, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: sj.run(h, feeds),
+                                                lambda: rnn_numpy(*values)], repeat)
     blas_note = ("BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")) if blas_one else "BLAS as is"
-    return _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
+    out = _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
+    jit = _report("rnn_forward (jit)", t_jit, t_numpy)
+    out.update(jit_s=t_jit, jit_ratio=jit["ratio"])
+    return out
 
 
 def branches_graph(n: int, depth: int):
