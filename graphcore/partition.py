@@ -77,7 +77,7 @@ def partition(graph: Graph, fetches, targets=(), feeds=(), devices=("cpu:0",), d
     fetches = [work.get_tensor_by_name(t if isinstance(t, str) else t.name) for t in fetches]
     targets = [work.get_operation_by_name(o if isinstance(o, str) else o.name) for o in targets]
     feeds = [work.get_tensor_by_name(t if isinstance(t, str) else t.name) for t in feeds]
-    _keep_needed(work, fetches, targets)
+    _keep_needed(work, fetches, list(targets) + [t.op for t in feeds])  # (a fed input stays, used or not)
     for op, d in _placed(work, devices, default):
         op.device = d
     _split_enters(work)

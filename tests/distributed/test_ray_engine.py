@@ -81,3 +81,17 @@ def test_cli_run_on_ray():
     r = CliRunner().invoke(app, ["run", f"{collatz}:collatz", "27", "--devices", "2", "--engine", "ray", "--check"])
     assert r.exit_code == 0, r.output
     assert r.output.splitlines()[0] == "111" and "agrees" in r.output and "engine ray" in r.output
+
+
+def unused_argument(x, unused, n):
+    i = 0
+    while i < n:
+        x = x * 2
+        i += 1
+    return x
+
+
+def test_an_argument_the_graph_does_not_use_is_fed_all_the_same():
+    """Its placeholder stays in the partitioned graph (random programs found it on Ray)."""
+    across_devices(unused_argument, (np.int64(3), np.float64(1.5), np.int64(4)), PLACEMENTS["round_robin"],
+                   engine="ray")
