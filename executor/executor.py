@@ -26,6 +26,12 @@ are each written once, in the method named beside them:
   any other op   all inputs (and controls) arrived      kernel(values); any dead input -> every
                  (_activate_nodes, TO_OP)               output dead and the kernel does not run
                                                         (_run_op)
+  _Send(d)       d (or its control input) arrived       none: d, or a dead token, goes to the
+                                                        transport keyed by this frame and
+                                                        iteration (_run_send)
+  _Recv          its control input (a control loop's    the value sent under its key, now or when
+                 Merge, in a loop) arrived              it comes; dead if it was sent dead
+                                                        (_run_recv, _take_arrivals)
 
 Every node's outputs reach their consumers through one routine, _activate_nodes
 (TensorFlow's ActivateNodes): it counts the arrival in the consumer's pending and dead
