@@ -59,23 +59,24 @@ def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
 
 
 def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int]) -> list[Operation]:
-    """The root and every producer that may join its tree (see the module docstring)."""
+    """The root and every producer that may join its tree (see the module docstring). Each
+    member's inputs are looked at once, when it joins: a producer can join only once all its
+    consumers have, and the last of them to join looks at it then."""
     members = {id(root): root}
-    changed = True
-    while changed:
-        changed = False
-        for m in list(members.values()):
-            for t in m.inputs:
-                p = t.op
-                if id(p) in members or id(p) in taken or id(p) in protected or not _fusible(p):
-                    continue
-                if p.ctx is not root.ctx or p.device != root.device or p.control_outputs or state.is_fetched(t):
-                    continue
-                if p.type != "Const" and p.control_inputs:
-                    continue  # a constant's control input is its tie to the frame: the fused op keeps it
-                if all(id(c) in members for c in t.consumers()):
-                    members[id(p)] = p
-                    changed = True
+    todo = [root]
+    while todo:
+        m = todo.pop()
+        for t in m.inputs:
+            p = t.op
+            if id(p) in members or id(p) in taken or id(p) in protected or not _fusible(p):
+                continue
+            if p.ctx is not root.ctx or p.device != root.device or p.control_outputs or state.is_fetched(t):
+                continue
+            if p.type != "Const" and p.control_inputs:
+                continue  # a constant's control input is its tie to the frame: the fused op keeps it
+            if all(id(c) in members for c in t.consumers()):
+                members[id(p)] = p
+                todo.append(p)
     return list(members.values())
 
 
