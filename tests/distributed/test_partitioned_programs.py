@@ -50,3 +50,31 @@ def test_conformance_programs(f, args, placement):
 def test_random_programs(placement):
     failures = disagreements(lambda fn, args: across_devices(fn, args, PLACEMENTS[placement]), RANDOM_SEEDS)
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("jit", [True, "numba"])
+def test_compiled_loops_run_across_devices(jit):
+    """A compiled loop is one op: it runs on its device, its inputs and outputs cross."""
+    if jit == "numba":
+        pytest.importorskip("numba")
+    sample = next(s for s in available_samples() if s.name == "collatz")
+    for args in sample.examples:
+        f = autograph.function(sample.python_function, jit_compile=jit, devices=DEVICES)
+        PLACEMENTS["round_robin"](f.get_concrete_function(*args).graph)
+        assert f(*args) == sample.python_function(*args)
+
+
+def test_a_session_optimizes_then_partitions():
+    import numpy as np  # noqa: PLC0415
+
+    import graphcore as gc  # noqa: PLC0415
+    from executor import Session  # noqa: PLC0415
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        with gc.device("cpu:1"):
+            y = (x * 1.0 + 0.0) * (2.0 + 3.0)  # folded and simplified before partitioning
+    s = Session(g, devices=DEVICES, optimize=True)
+    assert s.run(y, {x: 1.5}) == 7.5
+    assert s.last_optimize_report is not None and s.last_partitioning.sends >= 1
+    assert np.isclose(Session(g).run(y, {x: 1.5}), 7.5)
