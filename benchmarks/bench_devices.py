@@ -70,11 +70,11 @@ def loop_across_devices(iterations: int, repeat: int, ray: bool) -> dict:
         base = base or t
         extra = ""
         if s.devices is not None:
-            per = s._engine.last_messages / iterations
+            per = s.last_messages / iterations
             extra = f"  {per:.2f} messages per iteration (minimum 3: the predicate, x there and back)"
         print(f"  {label:24s} {t * 1e6:9.1f} us per iteration  {t / base:7.1f}x one device{extra}")
         out[label] = {"us_per_iteration": t * 1e6,
-                      "messages_per_iteration": s._engine.last_messages / iterations if s.devices else 0}
+                      "messages_per_iteration": s.last_messages / iterations if s.devices else 0}
     return out
 
 

@@ -363,7 +363,7 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     if devices is not None:
         session = fn.get_concrete_function(*values).session
         typer.echo(f"ran across {session.last_partitioning.summary()}; engine {engine}, "
-                   f"{session._engine.last_messages} messages", err=True)
+                   f"{session.last_messages} messages", err=True)
     if check:
         t0 = time.perf_counter()
         expected = target.python_function(*values)

@@ -82,6 +82,7 @@ class Session:
         self._engine = None
         self._partitions: dict = {}  # (graph, fetch, target and feed names) -> (Partitioning, [DevicePart])
         self.last_partitioning = None
+        self.last_messages = 0  # values and dead tokens the devices sent each other in the last run
 
     # -- public ------------------------------------------------------------------
     def run(self, fetches, feed_dict: dict | None = None, trace: list | None = None,
@@ -204,7 +205,9 @@ class Session:
             raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
                                         timeout=deadline.seconds)
         try:
-            return self._engine.run(hit[1], feed_values, deadline, num_fetches=len(fetches), partitioning=hit[0])
+            values = self._engine.run(hit[1], feed_values, deadline, num_fetches=len(fetches), partitioning=hit[0])
+            self.last_messages = self._engine.last_messages
+            return values
         except ExecutionError as e:  # name the op of the graph that was run, not of its partitioned copy
             if e.op is not None and e.op.graph is not graph and e.op.name in graph._by_name:
                 e.op = graph.get_operation_by_name(e.op.name)

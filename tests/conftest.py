@@ -1,10 +1,32 @@
 import importlib
+import importlib.util
 import os
+import subprocess
 import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# The project's own dependencies (pyproject.toml). `python -m pytest` in a checkout whose
+# interpreter lacks them (the project was never installed there) installs the project
+# with its test extra first, as the README's test command does, instead of failing to
+# collect. The optional extras (Ray, numba, Graphviz's picture tests) skip where missing.
+_CORE = ("gast", "astunparse", "typer", "rich", "graphviz", "numpy")
+
+
+def _install_missing_dependencies() -> None:
+    missing = [m for m in _CORE if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    print(f"tests: {', '.join(missing)} not installed: pip install -e '.[test]' into {sys.executable}",
+          file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", f"{ROOT}[test]"], check=True)
+    importlib.invalidate_caches()
+
+
+_install_missing_dependencies()
 
 # Every kernel's output is checked against the dtype and shape its op declares
 # (executor/kernel_contract.py): a mismatch fails where it happens, not as a wrong value.
