@@ -2,11 +2,18 @@
 measured in one run (not a test; TensorFlow and JAX are optional: `pip install -e '.[bench]'`,
 a system that is not installed is left out of the table):
 
-    python benchmarks/bench_baselines.py [--quick]
+    python benchmarks/bench_baselines.py [--quick] [--only NAME ...]
 
+The workloads of issue 10: fib_loop, collatz (a while in a while with an if/else),
+nested_loops (`for` in `for`), call overhead (`x + 1`), rnn_forward and rnn_grad (T=100,
+hidden 256, batch 32, float32: the forward loop, and the gradient of its sum with respect to
+both weight matrices), parallel_branches (two chains of 8 matmuls 512x512, numpy's BLAS on
+one thread) and the first call of a function with three nested constructs (`nested`).
 Each row is one workload; each column the best of a few samples after a warm-up (so compile
 time is left out), as a ratio to the same program in plain numpy; a sample is as many calls
-as plain numpy makes in about 2 ms, so microsecond calls are timed in a batch. Results are checked to agree before anything is timed.
+as plain numpy makes in about 2 ms, so microsecond calls are timed in a batch. Results are
+checked to agree before anything is timed. This project runs interpreted (`graph`),
+compiled (`graph jit`, jit_compile=True) and, with numba, `graph numba`.
 """
 from __future__ import annotations
 
@@ -19,9 +26,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from autograph import function  # noqa: E402
+from autograph import function, grad  # noqa: E402
 from executor.numba_loop import numba_available  # noqa: E402
-from benchmarks.bench_workloads import best_of_each, collatz_total, fib_loop  # noqa: E402
+from benchmarks.bench_autograph import nested  # noqa: E402
+from benchmarks.bench_workloads import best_of_each, blas_threads, collatz_total, fib_loop, nested_loops  # noqa: E402
+
+DEPTH = 8  # matmuls per chain in parallel_branches
 
 
 def add_one(x):
@@ -40,6 +50,44 @@ def rnn_graph(h, xs, w, u):
         h = np.tanh(h @ w + xs[t] @ u)
         t += 1
     return h
+
+
+def rnn_loss(h, xs, w, u):
+    return np.sum(rnn_graph(h, xs, w, u))
+
+
+def rnn_grad_graph(h, xs, w, u):
+    """d sum(h_T) / d(w, u), by autograph.grad through the converted loop."""
+    return grad(rnn_loss, argnums=(2, 3))(h, xs, w, u)
+
+
+def rnn_grad_numpy(h, xs, w, u):
+    """The same gradient written out by hand: backpropagation through time."""
+    hs = [h]
+    for t in range(xs.shape[0]):
+        hs.append(np.tanh(hs[-1] @ w + xs[t] @ u))
+    dh, dw, du = np.ones_like(h), np.zeros_like(w), np.zeros_like(u)
+    for t in reversed(range(xs.shape[0])):
+        dz = dh * (1 - hs[t + 1] * hs[t + 1])
+        dw += hs[t].T @ dz
+        du += xs[t].T @ dz
+        dh = dz @ w.T
+    return dw, du
+
+
+def branches_with(total):
+    """Two independent chains of matmuls, each summed by `total` (np.sum, tf.reduce_sum,
+    jnp.sum): an executor can run the chains at once."""
+    def branches(a, b, wa, wb):
+        x, y = a, b
+        for _ in range(DEPTH):
+            x = x @ wa
+            y = y @ wb
+        return total(x) + total(y)
+    return branches
+
+
+branches = branches_with(np.sum)
 
 
 def _tensorflow():
@@ -75,15 +123,46 @@ def _tensorflow():
         return x + 1
 
     @tf.function
-    def rnn(h, xs, w, u):
+    def nested_loops_tf(n):
+        s = tf.constant(0, tf.int64)
+        for i in tf.range(n):
+            for j in tf.range(n):
+                s += i * j
+        return s
+
+    def rnn_plain(h, xs, w, u):
         for t in tf.range(tf.shape(xs)[0]):
             h = tf.tanh(h @ w + xs[t] @ u)
         return h
 
+    @tf.function
+    def rnn_grad(h, xs, w, u):
+        with tf.GradientTape() as tape:
+            tape.watch([w, u])
+            loss = tf.reduce_sum(rnn_plain(h, xs, w, u))
+        return tape.gradient(loss, [w, u])
+
+    def nested_tf(n):
+        s = tf.constant(0, tf.int64)
+        for i in tf.range(n):
+            j = tf.constant(0, tf.int64)
+            while j < i:
+                if (i + j) % 3 == 0:
+                    s += j
+                else:
+                    s -= 1
+                j += 1
+        return s
+
+    rnn, branches_tf = tf.function(rnn_plain), tf.function(branches_with(tf.reduce_sum))
     return {"fib_loop": lambda n: fib(tf.constant(n)).numpy(),
             "collatz": lambda n: collatz(tf.constant(n)).numpy(),
+            "nested_loops": lambda n: nested_loops_tf(tf.constant(n)).numpy(),
             "call (x + 1)": lambda x: call(tf.constant(x)).numpy(),
-            "rnn_forward": lambda *a: rnn(*map(tf.constant, a)).numpy()}
+            "rnn_forward": lambda *a: rnn(*map(tf.constant, a)).numpy(),
+            "rnn_grad": lambda *a: [g.numpy() for g in rnn_grad(*map(tf.constant, a))],
+            "parallel_branches": lambda *a: branches_tf(*map(tf.constant, a)).numpy(),
+            "first call": lambda n: tf.function(nested_tf)(tf.constant(n, tf.int64)).numpy()}
 
 
 def _jax():
@@ -115,28 +194,73 @@ def _jax():
         return x + 1
 
     @jax.jit
-    def rnn(h, xs, w, u):
+    def nested_loops_jax(n):
+        return lax.fori_loop(jnp.int64(0), n, lambda i, s: lax.fori_loop(jnp.int64(0), n, lambda j, s: s + i * j, s),
+                             jnp.int64(0))
+
+    def rnn_plain(h, xs, w, u):
         return lax.scan(lambda h, x: (jnp.tanh(h @ w + x @ u), None), h, xs)[0]
+
+    rnn = jax.jit(rnn_plain)
+    rnn_grad = jax.jit(jax.grad(lambda *a: jnp.sum(rnn_plain(*a)), argnums=(2, 3)))
+    branches_jax = jax.jit(branches_with(jnp.sum))
+
+    def nested_jax(n):
+        def outer(i, s):
+            def body(js):
+                j, s = js
+                return j + 1, lax.cond((i + j) % 3 == 0, lambda s: s + j, lambda s: s - 1, s)
+            return lax.while_loop(lambda js: js[0] < i, body, (jnp.int64(0), s))[1]
+        return lax.fori_loop(jnp.int64(0), n, outer, jnp.int64(0))
 
     return {"fib_loop": lambda n: np.asarray(fib(jnp.int64(n))),
             "collatz": lambda n: np.asarray(collatz(jnp.int64(n))),
+            "nested_loops": lambda n: np.asarray(nested_loops_jax(jnp.int64(n))),
             "call (x + 1)": lambda x: np.asarray(call(x)),
-            "rnn_forward": lambda *a: np.asarray(rnn(*a))}
+            "rnn_forward": lambda *a: np.asarray(rnn(*a)),
+            "rnn_grad": lambda *a: [np.asarray(g) for g in rnn_grad(*a)],
+            "parallel_branches": lambda *a: np.asarray(branches_jax(*a)),
+            "first call": lambda n: np.asarray(jax.jit(lambda n: nested_jax(n))(jnp.int64(n)))}
 
 
 def workloads(quick: bool) -> dict:
+    """name -> (plain numpy program, the program this project converts, arguments, BLAS threads)."""
     rng = np.random.default_rng(0)
     T, H, B = (5, 16, 4) if quick else (100, 256, 32)
     rnn_args = tuple(a.astype(np.float32) for a in (rng.normal(size=(B, H)) * 0.1, rng.normal(size=(T, B, H)) * 0.1,
                                                      rng.normal(size=(H, H)) * 0.05, rng.normal(size=(H, H)) * 0.05))
-    return {"fib_loop": (fib_loop, fib_loop, (np.int64(10 if quick else 10_000),)),
-            "collatz": (collatz_total, collatz_total, (np.int64(5 if quick else 100),)),
-            "call (x + 1)": (add_one, add_one, (np.float64(1.5),)),
-            "rnn_forward": (rnn_numpy, rnn_graph, rnn_args)}
+    n = 32 if quick else 512
+    branch_args = (rng.normal(size=(n, n)), rng.normal(size=(n, n)),
+                   rng.normal(size=(n, n)) / np.sqrt(n), rng.normal(size=(n, n)) / np.sqrt(n))
+    return {"fib_loop": (fib_loop, fib_loop, (np.int64(10 if quick else 10_000),), None),
+            "collatz": (collatz_total, collatz_total, (np.int64(5 if quick else 100),), None),
+            "nested_loops": (nested_loops, nested_loops, (np.int64(4 if quick else 100),), None),
+            "call (x + 1)": (add_one, add_one, (np.float64(1.5),), None),
+            "rnn_forward": (rnn_numpy, rnn_graph, rnn_args, None),
+            "rnn_grad": (rnn_grad_numpy, rnn_grad_graph, rnn_args, None),
+            "parallel_branches": (branches, branches, branch_args, 1)}
+
+
+def _flat(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flat(v)]
+    return [np.asarray(value, dtype=np.float64)]
 
 
 def _agree(a, b) -> bool:
-    return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), rtol=1e-4, atol=1e-5)
+    fa, fb = _flat(a), _flat(b)
+    return len(fa) == len(fb) and all(x.shape == y.shape and np.allclose(x, y, rtol=1e-3, atol=1e-4)
+                                      for x, y in zip(fa, fb))
+
+
+def _first_call(fresh, repeat: int) -> float:
+    """The best of `repeat` first calls, each of a function made anew (convert/trace, compile, run)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fresh()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def main(argv=None) -> dict:
@@ -144,6 +268,7 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--only", nargs="*", default=None, help="workloads by name (default: all)")
     args = ap.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
     systems = {"TensorFlow": _tensorflow(), "JAX": _jax()}
@@ -153,37 +278,57 @@ def main(argv=None) -> dict:
     if numba_available():
         modes["graph numba"] = "numba"
     columns = [*modes, *systems]
+    todo = workloads(args.quick)
+    if args.only:
+        unknown = sorted(set(args.only) - set(todo) - {"first call"})
+        if unknown:
+            ap.error(f"no workload named {', '.join(unknown)}; choose from {', '.join([*todo, 'first call'])}")
+        todo = {k: v for k, v in todo.items() if k in args.only}
     print(f"time as a ratio to plain numpy, best of {repeat} after a warm-up ({os.cpu_count()} cores)"
           + (f"; not installed: {', '.join(missing)}" if missing else ""))
-    print(f"{'workload':16s}{'numpy':>12s}" + "".join(f"{c:>12s}" for c in columns))
+    print(f"{'workload':18s}{'numpy':>12s}" + "".join(f"{c:>12s}" for c in columns))
     figures, first_calls = {}, {}
-    for name, (plain, graph_fn, fargs) in workloads(args.quick).items():
+    for name, (plain, graph_fn, fargs, blas) in todo.items():
         runs = {label: function(graph_fn, jit_compile=mode) for label, mode in modes.items()}
-        runs.update({s: impl[name] for s, impl in systems.items()})
-        expected = plain(*fargs)
-        for label, fn in runs.items():
+        runs.update({s: impl[name] for s, impl in systems.items() if name in impl})
+        with blas_threads(blas):
+            expected = plain(*fargs)
+            for label, fn in runs.items():
+                t0 = time.perf_counter()
+                got = fn(*fargs)
+                first_calls.setdefault(name, {})[label] = time.perf_counter() - t0
+                if not _agree(got, expected):
+                    raise AssertionError(f"{name}: {label} gave {got!r}, numpy {expected!r}")
             t0 = time.perf_counter()
-            got = fn(*fargs)
-            first_calls.setdefault(name, {})[label] = time.perf_counter() - t0
-            if not _agree(got, expected):
-                raise AssertionError(f"{name}: {label} gave {got!r}, numpy {expected!r}")
-        t0 = time.perf_counter()
-        plain(*fargs)
-        calls = max(1, min(2000, int(2e-3 / max(time.perf_counter() - t0, 1e-7))))  # a sample lasts ~2 ms
+            plain(*fargs)
+            calls = max(1, min(2000, int(2e-3 / max(time.perf_counter() - t0, 1e-7))))  # a sample lasts ~2 ms
 
-        def batch(fn):
-            def run():
-                for _ in range(calls):
-                    fn(*fargs)
-            return run
-        fns = [batch(plain)] + [batch(fn) for fn in runs.values()]
-        times = [t / calls for t in best_of_each(fns, repeat)]
+            def batch(fn):
+                def run():
+                    for _ in range(calls):
+                        fn(*fargs)
+                return run
+            fns = [batch(plain)] + [batch(fn) for fn in runs.values()]
+            times = [t / calls for t in best_of_each(fns, repeat)]
         figures[name] = dict(zip(["numpy", *runs], times))
         unit, scale = ("us", 1e6) if times[0] < 1e-3 else ("ms", 1e3)
-        print(f"{name:16s}{times[0] * scale:>9.2f} {unit}" + "".join(f"{t / times[0]:>11.2f}x" for t in times[1:]))
-    print("first call in ms (convert/trace, compile, run):")
+        cells = {label: f"{t / times[0]:>11.2f}x" for label, t in zip(runs, times[1:])}
+        print(f"{name:18s}{times[0] * scale:>9.2f} {unit}" + "".join(cells.get(c, f"{'-':>12s}") for c in columns))
+    if not args.only or "first call" in args.only:
+        n = np.int64(4)
+        fresh = {label: (lambda m=mode: function(nested, jit_compile=m)(n)) for label, mode in modes.items()}
+        fresh.update({s: (lambda impl=impl: impl["first call"](4)) for s, impl in systems.items()})
+        for label, f in fresh.items():
+            if not _agree(f(), nested(4)):
+                raise AssertionError(f"first call: {label} disagrees with plain Python")
+        first_calls["first call"] = {label: _first_call(f, max(repeat, 3)) for label, f in fresh.items()}
+        print(f"{'first call':18s}{'':12s}" + "".join(f"{first_calls['first call'][c] * 1e3:>9.1f} ms"
+                                                     for c in columns) + "   (3 nested constructs, best of fresh)")
+    print("each workload's first call in ms (convert/trace, compile, run):")
     for name, firsts in first_calls.items():
-        print(f"{name:16s}{'':12s}" + "".join(f"{firsts[c] * 1e3:>11.1f} " for c in columns))
+        if name != "first call":
+            print(f"{name:18s}{'':12s}" + "".join(f"{firsts[c] * 1e3:>11.1f} " if c in firsts else f"{'-':>12s}"
+                                                  for c in columns))
     figures["first_call_s"] = first_calls
     return figures
 
