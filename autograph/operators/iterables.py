@@ -1,5 +1,5 @@
 """What a `for` loop on tensors iterates over: a tensor's rows, `range` with a tensor
-bound, and `enumerate` / `zip` of those. Each is a `GraphIterable`: a length (a tensor
+bound, and `enumerate` / `zip` / `reversed` of those. Each is a `GraphIterable`: a length (a tensor
 or a Python int) and `item(k)` for a tensor index k, so `for_stmt` runs it as a graph
 loop over `k`. `zip` stops at the shortest length, as Python's does.
 
@@ -93,6 +93,19 @@ class TensorZip(GraphIterable):
         return tuple(p.item(k) for p in self.parts)
 
 
+class TensorReversed(GraphIterable):
+    """`reversed(x)` of a GraphIterable: its items, last first."""
+
+    def __init__(self, inner: GraphIterable):
+        self.inner = inner
+
+    def length(self):
+        return self.inner.length()
+
+    def item(self, k):
+        return self.inner.item(self.inner.length() - 1 - k)
+
+
 def as_graph_iterable(value) -> GraphIterable | None:
     """The GraphIterable a `for` over `value` runs as, or None for a Python loop."""
     if isinstance(value, GraphIterable):
@@ -135,6 +148,18 @@ def enumerate_(value, start=0):
     if staged is not None:
         return TensorEnumerate(staged, start)
     return builtins.enumerate(value, start)
+
+
+def reversed_(value):
+    """`reversed`: of a tensor or another GraphIterable (`range(n)` with a tensor n), a
+    graph loop's iterable, last item first; Python's reversed otherwise."""
+    staged = as_graph_iterable(value)
+    if staged is None:
+        return builtins.reversed(value)
+    if not isinstance(staged, (TensorRange, TensorRows)):  # as Python: enumerate, zip, reversed are iterators
+        python_name = {TensorEnumerate: "enumerate", TensorZip: "zip"}.get(type(staged), "reversed")
+        raise TypeError(f"'{python_name}' object is not reversible")
+    return TensorReversed(staged)
 
 
 def range_(*args):

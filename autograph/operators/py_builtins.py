@@ -9,7 +9,7 @@ import numpy as np
 import graphcore as gc
 
 from . import effects
-from .iterables import enumerate_, range_, zip_
+from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor
 
@@ -99,5 +99,5 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
 OVERLOADS = {
     builtins.len: len_, builtins.range: range_, builtins.abs: abs_, builtins.min: min_, builtins.max: max_,
     builtins.int: int_, builtins.float: float_, builtins.bool: bool_, builtins.enumerate: enumerate_,
-    builtins.zip: zip_, builtins.isinstance: isinstance_, builtins.print: print_,
+    builtins.zip: zip_, builtins.reversed: reversed_, builtins.isinstance: isinstance_, builtins.print: print_,
 }

@@ -80,3 +80,42 @@ def zip_with_string(x):
 def test_zip_with_unsupported_python_value_is_an_error():
     with pytest.raises(StagingError, match="zip.. argument 2 is a Python str"):
         function(zip_with_string)(np.arange(3.0))
+
+
+def reversed_range(n, start, step):
+    s = 0
+    for i in reversed(range(start, n, step)):
+        s = 3 * s + i
+        if s > 10_000:
+            break
+    return s
+
+
+def reversed_rows(x):
+    s = 0.0
+    for k, a in enumerate(reversed(x)):
+        s = s * 0.5 + a * k
+    return s
+
+
+def test_reversed_range_and_rows_as_python():
+    """reversed() of a range with tensor bounds and of a tensor's rows: the items last
+    first, as Python gives them (empty, negative steps, steps that overshoot)."""
+    check(reversed_range, (5, 0, 1), (0, 0, 1), (7, -3, 2), (-4, 6, -3), (9, 2, 4), (3, 3, -1), (40, 0, 1))
+    x = np.array([1.5, -2.0, 4.0, 0.25])
+    check(reversed_rows, (x,), (x[:1],), (x[:0],), python_args=False)
+    assert "Enter" in function(reversed_range).get_concrete_function(np.int64(5), 0, 1).graph.op_types()
+
+
+def reversed_enumerate(x):
+    s = 0.0
+    for i, a in reversed(enumerate(x)):
+        s = s + a
+    return s
+
+
+def test_reversed_of_an_iterator_is_python_s_type_error():
+    with pytest.raises(TypeError, match="'enumerate' object is not reversible"):
+        reversed_enumerate(np.arange(3.0))
+    with pytest.raises(TypeError, match="'enumerate' object is not reversible"):
+        function(reversed_enumerate)(np.arange(3.0))
