@@ -33,18 +33,20 @@ from graphcore.registry import get_op_def
 from .fused_kernel import step_kernel
 from .numba_loop import numba_loop_kernel
 from .scalar_kernels import scalar_source
+from .scalar_loop import scalar_loop_kernel
 
 
 def compiled_loop_kernel(op):
     """A fast kernel for the CompiledLoop op `op`: numba's if it asks for it and every step
     has an exact machine form (executor/numba_loop.py), else generated Python."""
     dtypes = [t.dtype.np_dtype for t in op.inputs]
+    shapes = [t.shape for t in op.inputs]
     if op.attrs.get("backend") == "numba":
-        k = numba_loop_kernel(op.attrs, dtypes, [t.shape for t in op.inputs], op.name,
-                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name))
+        k = numba_loop_kernel(op.attrs, dtypes, shapes, op.name,
+                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
         if k is not None:
             return k
-    return compiled_loop_kernel_for(op.attrs, dtypes, op.name)
+    return compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes)
 
 
 def _kernel_of(step, input_dtypes: list):
@@ -54,8 +56,17 @@ def _kernel_of(step, input_dtypes: list):
     return step_kernel(step, input_dtypes)
 
 
-def compiled_loop_kernel_for(a: dict, input_dtypes: list, name: str):
-    """The kernel of a CompiledLoop op with attributes `a` on inputs of these numpy dtypes."""
+def compiled_loop_kernel_for(a: dict, input_dtypes: list, name: str, shapes=None):
+    """The kernel of a CompiledLoop op with attributes `a` on inputs of these numpy dtypes
+    (and static shapes, if known): the fast one for numpy scalars (executor/scalar_loop.py),
+    which hands over to the guarded one, or the guarded one alone."""
+    guarded = guarded_loop_kernel_for(a, input_dtypes, name)
+    return scalar_loop_kernel(a, input_dtypes, name, guarded, shapes) or guarded
+
+
+def guarded_loop_kernel_for(a: dict, input_dtypes: list, name: str):
+    """The guarded kernel: each operator checks its operands (executor/scalar_kernels.py),
+    the reference runs the loop again on an exception."""
     n_in = len(input_dtypes)
     steps = list(a["cond_steps"]) + list(a["body_steps"])
     dtypes = list(input_dtypes)
