@@ -64,7 +64,7 @@ import numpy as np
 
 from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError, execution_error_type
 
-from . import blas
+from . import blas, handlers
 from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
 from .deadline import WATCHDOG, Deadline
 from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
@@ -117,6 +117,7 @@ class ExecutorState:
         self.dead_results = [False] * len(plan.fetches)
         self.switch_preds: dict[int, bool] = {}
         self.ready: deque[TaggedNode] = deque()
+        self.ready_append = self.ready.append  # (for the generated handlers)
         self.root: FrameState | None = None
         # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
         # at a time under `lock` (each lets it go while a long kernel runs).
@@ -228,9 +229,28 @@ class ExecutorState:
         self.ready.clear()
 
     def _process_ready(self) -> None:
-        """Run ready nodes until the queue is empty: pop a tagged node, run its kind's
-        handler and count the node done (unless it is a heavy op left to wait); then the
+        """Run ready nodes until the queue is empty: pop a tagged node and run its handler,
+        which counts the node done (unless it is a heavy op left to wait): its own, generated
+        once it has run a few times (handlers.py), or the generic one of its kind; then the
         heavy ops that waited, and again, until nothing is left to run here."""
+        ready = self.ready
+        popleft = ready.popleft
+        nodes = 0
+        try:
+            while True:  # (not `while ready:`, whose back edge CPython 3.11 never specializes)
+                if not ready:
+                    if not self.heavy_waiting or self._run_heavy_ops():
+                        break
+                    continue
+                node = popleft()
+                nodes += 1
+                node.item.fast(self, node)
+        finally:
+            self.stats.nodes += nodes
+
+    def _process_ready_generic(self) -> None:
+        """_process_ready with the generic handler of each kind (TracedExecutorState's, so
+        that every step is recorded)."""
         ready = self.ready
         handlers = self._handlers
         nodes = 0
@@ -771,6 +791,9 @@ ExecutorState._handlers = (ExecutorState._run_op, ExecutorState._run_switch, Exe
                            ExecutorState._run_recv)
 
 
+handlers.GENERIC = ExecutorState._handlers
+
+
 class TracedExecutorState(ExecutorState):
     """A run that appends one dict per step to `trace`: each node run ("run"), each live value
     it sends ("output": its port and the value itself), each change of a consumer's pending or
@@ -784,6 +807,8 @@ class TracedExecutorState(ExecutorState):
         super().__init__(plan, feed_values, pool=pool, deadline=deadline)
         self.trace = trace
         self.step = 0
+
+    _process_ready = ExecutorState._process_ready_generic
 
     def _activate_nodes(self, item, edges, frame, it, value, is_dead) -> None:
         if not is_dead and edges is not item.control_edges and value is not None:
@@ -872,3 +897,6 @@ def _iteration_done(frame: FrameState, ist: IterationState) -> bool:
     if ist.iter_id == 0:
         return frame.num_pending_inputs == 0
     return (ist.iter_id - 1) not in frame.iterations
+
+
+handlers.HELPERS["note_dead_exit"] = _note_dead_exit

@@ -21,6 +21,7 @@ from .cost import uses_blas
 from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
+from .handlers import first_runs
 from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
@@ -41,7 +42,7 @@ class NodeItem:
     __slots__ = ("id", "op", "name", "kind", "kernel", "num_outputs", "num_inputs", "input_start", "local_id",
                  "pending_init", "out_edges", "control_edges", "frame", "child_frame", "is_constant_enter",
                  "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls",
-                 "uses_blas")
+                 "uses_blas", "fast", "runs")
 
     def __init__(self, id_: int, op: Operation | None, name: str, kind: int):
         self.id = id_
@@ -67,6 +68,8 @@ class NodeItem:
         self.fetch_slots: tuple = ()     # per output index: tuple of fetch positions
         self.feed_index = -1
         self.single_output = True
+        self.fast = first_runs           # its handler in ExecutorState's run loop (handlers.py)
+        self.runs = 0                    # runs so far, until it gets its own handler
 
     def __repr__(self) -> str:
         return f"<NodeItem {self.name}>"

@@ -1,0 +1,401 @@
+"""A precomputed handler per node: Python source generated for one node of a plan, with
+its input slots, its kernel and its out-edges baked in, so that running it does no
+dictionary lookup, no loop over edges and no call per output (the generic handlers of
+executor.py do all three). The handler of an Add in a loop, fed by a Switch and an Enter,
+feeding a NextIteration:
+
+    def handler(state, node):
+        it = node.iteration
+        inputs = it.inputs
+        tagged = it.tagged
+        c = 0
+        if node.is_dead:
+            ...                                  # the same deliveries, of a dead token
+        else:
+            a0 = inputs[15]
+            a1 = inputs[16]
+            inputs[15] = inputs[16] = None
+            try:
+                out = kernel(a0, a1)
+            except Exception as e:
+                state._kernel_error(node, e)
+            inputs[20] = out                     # NextIteration_1 has one input: it fires
+            t = tagged[11]
+            t.is_dead = False
+            state.ready_append(t)
+            c += 1
+        n = it.outstanding_ops + c - 1            # the node is done (executor._node_done)
+        it.outstanding_ops = n
+        if not n and not it.outstanding_frame_count:
+            state._cleanup(node.frame, it.iter_id)
+
+Each delivery is executor.ExecutorState._activate_nodes written out for one edge (its
+kind, slot, consumer and the consumer's pending count known), so the rules are the same;
+a consumer with a single input skips its pending count (the arrival always fires it).
+
+A node of a while frame runs the generic handler of its kind (wrapped so it counts itself
+done) for its first runs, and gets its own generated handler once it has run COMPILE_AFTER
+times; a node of the root frame, which runs once per run, keeps the generic one: a graph
+without loops never pays for compiling source (nor does a run's memory peak). Only
+ExecutorState uses these; TracedExecutorState runs the generic handlers, which record
+every step. Op kinds generated: ops, Switch, Merge, NextIteration; the others (Enter,
+Exit, feeds, _Send/_Recv, the deadline token) keep the generic handler.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# Runs of a node before its handler is generated (plan.NodeItem.runs counts them).
+COMPILE_AFTER = 3
+
+# Set by executor.py: the generic handler of each kind, and the helpers generated code calls.
+GENERIC: tuple = ()
+HELPERS: dict = {}
+
+
+def first_runs(state, node) -> None:
+    """Every node's handler until it has run COMPILE_AFTER times: the generic one; then the
+    node's own (generated, or the generic one wrapped) replaces it."""
+    item = node.item
+    item.runs += 1
+    if item.frame is None or item.frame.parent is None:  # once per run: not worth compiling
+        item.fast = generic_handler(item.kind)
+    elif item.runs >= COMPILE_AFTER:
+        item.fast = build_handler(item)
+    if not GENERIC[item.kind](state, node):
+        state._node_done(node.frame, node.iteration)
+
+
+def generic_handler(kind: int):
+    """The generic handler of `kind`, counting the node done (unless it waits: _ASYNC)."""
+    h = GENERIC[kind]
+
+    def run_generic(state, node):
+        if not h(state, node):
+            state._node_done(node.frame, node.iteration)
+    run_generic.source = None
+    return run_generic
+
+
+def build_handler(item):
+    """The handler of `item` (a plan.NodeItem): generated for the kinds above, else generic."""
+    from . import plan as P  # noqa: PLC0415 (plan imports this module)
+    if item.kind == P.NORMAL and item.op is not None and callable(item.kernel):
+        gen = _Source(item)._op()
+    elif item.kind == P.SWITCH:
+        gen = _Source(item)._switch()
+    elif item.kind == P.MERGE:
+        gen = _Source(item)._merge()
+    elif item.kind == P.NEXT_ITERATION:
+        gen = _Source(item)._next_iteration()
+    else:
+        return generic_handler(item.kind)
+    source, env = gen
+    env.update(HELPERS)
+    exec(compile(source, f"<handler of {item.name}>", "exec"), env)  # noqa: S102 (our own source)
+    handler = env["handler"]
+    handler.source = source
+    return handler
+
+
+class _Source:
+    """The source of one node's handler, and the names it uses."""
+
+    def __init__(self, item):
+        from . import plan as P  # noqa: PLC0415
+        self.P = P
+        self.item = item
+        self.env: dict = {"ITEM": item, "np": np}
+        self.lines: list[str] = []
+        self.indent = 1
+        self.n_names = 0
+
+    # -- building blocks ---------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def name(self, obj, prefix: str) -> str:
+        """A global of the handler bound to `obj`."""
+        self.n_names += 1
+        key = f"{prefix}{self.n_names}"
+        self.env[key] = obj
+        return key
+
+    def source(self) -> tuple[str, dict]:
+        """The function's source (without the locals it never reads) and its globals."""
+        body = "\n".join(self.lines)
+        kept = []
+        for line in self.lines:
+            target, _, value = line.strip().partition(" = ")
+            if value.startswith(("it.", "next_it.")) and target.endswith(("pending", "dead_count", "tagged")) \
+                    and f"{target}[" not in body:
+                continue
+            kept.append(line)
+        return "def handler(state, node):\n" + "\n".join(kept) + "\n", self.env
+
+    def iteration_locals(self, p: str, it: str) -> None:
+        """Locals for the slots, counts and tagged nodes of iteration `it`, prefix `p`."""
+        self.emit(f"{p}inputs = {it}.inputs")
+        self.emit(f"{p}pending = {it}.pending")
+        self.emit(f"{p}dead_count = {it}.dead_count")
+        self.emit(f"{p}tagged = {it}.tagged")
+        self.emit(f"{p}c = 0")
+
+    def push(self, p: str, lid: int, dead: str) -> None:
+        """Queue the consumer `lid` of the iteration (prefix `p`), dead or not."""
+        self.emit(f"t = {p}tagged[{lid}]")
+        self.emit(f"t.is_dead = {dead}")
+        self.emit("state.ready_append(t)")
+        self.emit(f"{p}c += 1")
+
+    def threshold(self, dst, it: str) -> str:
+        """executor._merge_threshold as an expression."""
+        if dst.merge_back == 0:
+            return str(dst.num_inputs)
+        return f"({dst.merge_fwd} if {it}.iter_id == 0 else {dst.merge_back})"
+
+    def deliver(self, edges, value: str, dead: bool, p: str = "", it: str = "it") -> None:
+        """_activate_nodes of `edges` in iteration `it` (locals prefix `p`): `value`, or a dead token."""
+        P = self.P
+        for dst, lid, slot, kind, index in edges:
+            if kind == P.TO_FETCH:
+                if dead:
+                    self.emit(f"state.dead_results[{index}] = True")
+                else:
+                    self.emit(f"state.results[{index}] = {value}")
+            elif kind == P.TO_OP:
+                single = dst.pending_init == 1  # its only input: the arrival fires it
+                if dead:
+                    if not single:
+                        self.emit(f"p = {p}pending[{lid}] - 1")
+                        self.emit(f"{p}pending[{lid}] = p")
+                    self.emit(f"{p}dead_count[{lid}] += 1")
+                    if not single:
+                        self.emit("if not p:")
+                        self.indent += 1
+                    if dst.kind == P.EXIT:  # runs here (inline_dead_exits), instead of being queued
+                        self.emit("state.stats.nodes += 1")
+                        self.emit(f"note_dead_exit({self.name(dst, 'DST')}, node.frame, {it})")
+                    else:
+                        self.push(p, lid, "True")
+                    if not single:
+                        self.indent -= 1
+                else:
+                    self.emit(f"{p}inputs[{slot}] = {value}")
+                    if single:
+                        self.push(p, lid, "False")
+                    else:
+                        self.emit(f"p = {p}pending[{lid}] - 1")
+                        self.emit(f"{p}pending[{lid}] = p")
+                        self.emit("if not p:")
+                        self.indent += 1
+                        self.push(p, lid, f"{p}dead_count[{lid}] > 0")
+                        self.indent -= 1
+            elif kind == P.TO_MERGE:
+                if dead:
+                    self.emit(f"dc = {p}dead_count[{lid}] + 1")
+                    self.emit(f"{p}dead_count[{lid}] = dc")
+                    self.emit(f"if {p}pending[{lid}] == 1 and dc == {self.threshold(dst, it)}:")
+                    self.indent += 1
+                    self.push(p, lid, "True")
+                    self.indent -= 1
+                else:
+                    self.emit(f"p = {p}pending[{lid}]")
+                    self.emit("if p & 1:")  # else a live input was taken already
+                    self.indent += 1
+                    self.emit(f"{p}inputs[{slot}] = {value}")
+                    self.emit(f"{p}inputs[{slot + 1}] = {index}")
+                    if dst.pending_init == 1:
+                        self.emit(f"{p}pending[{lid}] = 0")
+                        self.push(p, lid, "False")
+                    else:
+                        self.emit(f"{p}pending[{lid}] = p - 1")
+                        self.emit("if p == 1:")
+                        self.indent += 1
+                        self.push(p, lid, "False")
+                        self.indent -= 1
+                    self.indent -= 1
+            elif kind == P.CONTROL_TO_OP:
+                self.emit(f"p = {p}pending[{lid}] - 1")
+                self.emit(f"{p}pending[{lid}] = p")
+                if dead:
+                    self.emit(f"{p}dead_count[{lid}] += 1")
+                self.emit("if not p:")
+                self.indent += 1
+                self.push(p, lid, f"{p}dead_count[{lid}] > 0")
+                self.indent -= 1
+            else:  # CONTROL_TO_MERGE
+                self.emit(f"p = {p}pending[{lid}] - 2")
+                self.emit(f"{p}pending[{lid}] = p")
+                self.emit("if p == 0:")
+                self.indent += 1
+                self.push(p, lid, "False")
+                self.indent -= 1
+                self.emit(f"elif p == 1 and {p}dead_count[{lid}] == {self.threshold(dst, it)}:")
+                self.indent += 1
+                self.push(p, lid, "True")
+                self.indent -= 1
+
+    def deliver_controls(self, dead: str) -> None:
+        """The control edges, dead if the expression `dead` is true."""
+        edges = self.item.control_edges
+        if not edges:
+            return
+        self.emit(f"if {dead}:")
+        self.indent += 1
+        self.deliver(edges, "None", True)
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.deliver(edges, "None", False)
+        self.indent -= 1
+
+    def done(self) -> None:
+        """The node is done in its iteration: executor._node_done, with its pushes counted."""
+        self.emit("n = it.outstanding_ops + c - 1")
+        self.emit("it.outstanding_ops = n")
+        self.emit("if not n and not it.outstanding_frame_count:")
+        self.emit("    state._cleanup(node.frame, it.iter_id)")
+
+    def take_inputs(self, n: int, start: int) -> list[str]:
+        args = [f"a{k}" for k in range(n)]
+        for k, a in enumerate(args):
+            self.emit(f"{a} = inputs[{start + k}]")
+        if n:
+            self.emit(" = ".join(f"inputs[{start + k}]" for k in range(n)) + " = None")
+        return args
+
+    # -- the kinds ---------------------------------------------------------------------
+    def _op(self):
+        """executor._run_op (and _propagate_op_outputs)."""
+        item = self.item
+        self.emit("it = node.iteration")
+        self.iteration_locals("", "it")
+        outputs = item.out_edges[:item.num_outputs]
+        self.emit("if node.is_dead:")
+        self.indent += 1
+        for edges in outputs:
+            self.deliver(edges, "None", True)
+        self.deliver(item.control_edges, "None", True)
+        self.emit("pass")
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        if not item.cheap:  # _run_op's test, the plan's part of it baked in
+            spreads = " and not (state.blas_spreads)" if item.uses_blas else ""
+            self.emit(f"if state.pool is not None{spreads}:")
+            self.emit("    return state._run_heavy_op(node)")
+        self.env["kernel"] = item.kernel
+        args = self.take_inputs(item.num_inputs, item.input_start)
+        self.emit("try:")
+        self.emit(f"    out = kernel({', '.join(args)})")
+        self.emit("except Exception as e:")
+        self.emit("    state._kernel_error(node, e)")
+        if item.single_output:
+            self.deliver(item.out_edges[0], "out", False)
+        else:
+            for k, edges in enumerate(outputs):
+                if edges:
+                    self.emit(f"o = out[{k}]")
+                    self.deliver(edges, "o", False)
+                else:
+                    self.emit(f"out[{k}]")  # (as the generic handler, which indexes every output)
+        self.deliver(item.control_edges, "None", False)
+        self.indent -= 1
+        self.done()
+        return self.source()
+
+    def _switch(self):
+        """executor._run_switch."""
+        item = self.item
+        out_false, out_true = item.out_edges
+        s = item.input_start
+        self.emit("it = node.iteration")
+        self.iteration_locals("", "it")
+        self.emit("if node.is_dead:")
+        self.indent += 1
+        self.deliver(out_false, "None", True)
+        self.deliver(out_true, "None", True)
+        self.deliver(item.control_edges, "None", True)
+        self.emit("pass")
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.emit(f"value = inputs[{s}]")
+        self.emit(f"pred = bool(inputs[{s + 1}])")
+        self.emit(f"inputs[{s}] = inputs[{s + 1}] = None")
+        if item.frame.parent is None:
+            self.emit(f"state.switch_preds[{item.id}] = pred")
+        self.emit("if pred:")
+        self.indent += 1
+        self.deliver(out_false, "value", True)
+        self.deliver(out_true, "value", False)
+        self.emit("pass")
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.deliver(out_false, "value", False)
+        self.deliver(out_true, "value", True)
+        self.emit("pass")
+        self.indent -= 1
+        self.deliver(item.control_edges, "None", False)
+        self.indent -= 1
+        self.done()
+        return self.source()
+
+    def _merge(self):
+        """executor._run_merge."""
+        item = self.item
+        out_value, out_index = item.out_edges
+        s = item.input_start
+        self.emit("it = node.iteration")
+        self.iteration_locals("", "it")
+        self.emit("if node.is_dead:")
+        self.indent += 1
+        self.deliver(out_value, "None", True)
+        self.deliver(out_index, "None", True)
+        self.deliver(item.control_edges, "None", True)
+        self.emit("pass")
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.emit(f"value = inputs[{s}]")
+        self.emit(f"inputs[{s}] = None")
+        self.deliver(out_value, "value", False)
+        if out_index:
+            self.emit(f"index = np.int32(inputs[{s + 1}])")
+            self.deliver(out_index, "index", False)
+        self.deliver(item.control_edges, "None", False)
+        self.indent -= 1
+        self.done()
+        return self.source()
+
+    def _next_iteration(self):
+        """executor._run_next_iteration: the value goes to iteration n+1 (its locals: prefix n_)."""
+        item = self.item
+        s = item.input_start
+        self.emit("it = node.iteration")
+        self.emit("inputs = it.inputs")
+        self.emit("c = 0")
+        self.emit(f"value = inputs[{s}]")
+        self.emit(f"inputs[{s}] = None")
+        self.emit("if not node.is_dead:")
+        self.indent += 1
+        self.emit("frame = node.frame")
+        self.emit("k = it.iter_id + 1")
+        self.emit("if k <= frame.iteration_count:")
+        self.emit("    next_it = frame.iterations[k]")
+        self.emit("elif frame.num_outstanding_iterations < frame.max_parallel_iterations:")
+        self.emit("    next_it = state._increment_iteration(frame)")
+        self.emit("else:")
+        self.emit("    next_it = None")
+        self.emit("    frame.next_iteration_roots.append((ITEM, value))")
+        self.emit("if next_it is not None:")
+        self.indent += 1
+        self.iteration_locals("n_", "next_it")
+        self.deliver(item.out_edges[0], "value", False, p="n_", it="next_it")
+        self.emit("next_it.outstanding_ops += n_c")
+        self.indent -= 1
+        self.indent -= 1
+        self.done()
+        return self.source()
