@@ -243,8 +243,7 @@ class ExecutorState:
                         break
                     continue
                 node = popleft()
-                nodes += 1
-                node.item.fast(self, node)
+                nodes += node.item.fast(self, node)  # (the nodes it ran: it and those it ran inline)
         finally:
             self.stats.nodes += nodes
 
