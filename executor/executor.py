@@ -68,7 +68,7 @@ from . import blas, handlers
 from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
 from .deadline import WATCHDOG, Deadline
 from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
-from .state import FrameState, IterationState, TaggedNode
+from .state import FrameState, IterationStart, IterationState, TaggedNode
 from .stats import RunStats
 
 _NO_VALUE = object()
@@ -717,20 +717,28 @@ class ExecutorState:
         deferred NextIteration values (the seed: a new iteration forgets kept dead Exits)."""
         frame.iteration_count += 1
         n = frame.iteration_count
-        ist = frame.new_iteration(n)
+        start = frame.start
+        if start:  # the invariants' arrivals, computed once (state.IterationStart)
+            ist = frame.new_iteration_from(n, start)
+        else:
+            ist = frame.new_iteration(n)
         frame.iterations[n] = ist
-        frame.num_outstanding_iterations += 1
-        frame.dead_exits.clear()
-        if frame.num_outstanding_iterations > frame.max_iterations_seen:
-            frame.max_iterations_seen = frame.num_outstanding_iterations
-            self.stats.note_iterations(frame.info.name, frame.num_outstanding_iterations)
+        in_flight = frame.num_outstanding_iterations = frame.num_outstanding_iterations + 1
+        if frame.dead_exits:
+            frame.dead_exits.clear()
+        if in_flight > frame.max_iterations_seen:
+            frame.max_iterations_seen = in_flight
+            self.stats.note_iterations(frame.info.name, in_flight)
         if self.trace is not None:
-            self._trace("iteration_created", frame=frame.tag(n), iteration=n,
-                        in_flight=frame.num_outstanding_iterations)
-        for item, value, dead in frame.loop_invariants:
-            self._activate_nodes(item, item.out_edges[0], frame, ist, value, dead)
-            if item.control_edges:
-                self._activate_nodes(item, item.control_edges, frame, ist, None, dead)
+            self._trace("iteration_created", frame=frame.tag(n), iteration=n, in_flight=in_flight)
+        if not start:
+            for item, value, dead in frame.loop_invariants:
+                self._activate_nodes(item, item.out_edges[0], frame, ist, value, dead)
+                if item.control_edges:
+                    self._activate_nodes(item, item.control_edges, frame, ist, None, dead)
+            if start is False and frame.num_pending_inputs == 0 and self.trace is None:
+                # every Enter arrived: the invariants will be the same in every later iteration
+                frame.start = IterationStart.of(frame, TO_OP)
         if frame.next_iteration_roots:
             roots, frame.next_iteration_roots = frame.next_iteration_roots, []
             for item, value in roots:
@@ -748,7 +756,10 @@ class ExecutorState:
         iterations = frame.iterations
         while True:
             ist = iterations.get(iter_id)
-            if ist is None or not _iteration_done(frame, ist):
+            if ist is None or ist.outstanding_ops or ist.outstanding_frame_count:
+                break
+            # _iteration_done: iteration 0 waits for every Enter, a later one for the one before
+            if (frame.num_pending_inputs if iter_id == 0 else (iter_id - 1) in iterations):
                 break
             del iterations[iter_id]
             frame.free_iterations.append(ist)

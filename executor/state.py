@@ -45,13 +45,54 @@ class IterationState:
         self.outstanding_ops = 0
         self.outstanding_frame_count = 0
 
+    def restart_from(self, iter_id: int, start: "IterationStart") -> None:
+        """Start as iteration `iter_id` with the loop invariants arrived already (`start`)."""
+        self.iter_id = iter_id
+        self.inputs = start.inputs.copy()
+        self.pending = start.pending.copy()
+        self.dead_count = start.dead_count.copy()
+        self.outstanding_ops = 0
+        self.outstanding_frame_count = 0
+
+
+class IterationStart:
+    """How every new iteration of a frame instance starts once all its Enters arrived: the
+    input slots and pending counts after its loop invariants' arrivals, computed once
+    instead of delivering each invariant again per iteration. Only when delivering them
+    fires nothing (each invariant's consumers wait for other inputs too) and none is dead
+    or has control edges: else (None) the invariants are delivered per iteration."""
+
+    __slots__ = ("inputs", "pending", "dead_count")
+
+    def __init__(self, inputs: list, pending: list, dead_count: list):
+        self.inputs = inputs
+        self.pending = pending
+        self.dead_count = dead_count
+
+    @staticmethod
+    def of(frame: "FrameState", to_op: int) -> "IterationStart | None":
+        """The start of `frame`'s iterations, or None (`to_op`: plan.TO_OP, the only edge kind
+        taken)."""
+        info = frame.info
+        inputs = [None] * info.total_slots
+        pending = list(info.pending_template)
+        for item, value, dead in frame.loop_invariants:
+            if dead or item.control_edges:
+                return None
+            for dst, lid, slot, kind, index in item.out_edges[0]:
+                if kind != to_op or pending[lid] <= 1:
+                    return None
+                inputs[slot] = value
+                pending[lid] -= 1
+        return IterationStart(inputs, pending, [0] * len(info.nodes))
+
 
 class FrameState:
     """One instance of a while frame (or the root), in one iteration of its parent."""
 
     __slots__ = ("info", "parent", "parent_iter", "iterations", "iteration_count", "num_outstanding_iterations",
                  "max_parallel_iterations", "num_pending_inputs", "loop_invariants", "next_iteration_roots",
-                 "dead_exits", "path", "children", "free_iterations", "max_iterations_seen")
+                 "dead_exits", "path", "children", "free_iterations", "max_iterations_seen", "start")
 
     def __init__(self, info, parent: "FrameState | None", parent_iter: IterationState | None):
         self.info = info
@@ -71,6 +112,7 @@ class FrameState:
         self.children: dict = {}              # (frame name, parent iter id) -> FrameState
         self.free_iterations: list = []       # finished IterationStates, for reuse
         self.max_iterations_seen = 1          # most iterations in flight so far (for RunStats)
+        self.start: IterationStart | None | bool = False  # (False: not looked at yet)
         self.iterations: dict[int, IterationState] = {0: IterationState(0, self)}
 
     def tag(self, iter_id: int) -> str:
@@ -84,4 +126,13 @@ class FrameState:
             return IterationState(iter_id, self)
         ist = self.free_iterations.pop()
         ist.restart(iter_id, self.info)
+        return ist
+
+    def new_iteration_from(self, iter_id: int, start: IterationStart) -> IterationState:
+        """The same, started from `start` (its loop invariants arrived)."""
+        if self.free_iterations:
+            ist = self.free_iterations.pop()
+        else:
+            ist = IterationState(iter_id, self)
+        ist.restart_from(iter_id, start)
         return ist
