@@ -80,11 +80,11 @@ _SELF_COMPARISONS = {"Equal": True, "LessEqual": True, "GreaterEqual": True,
                      "NotEqual": False, "Less": False, "Greater": False}
 
 
-def _self_comparison(op, dead: set[int]):
+def _self_comparison(op, dead: bool):
     """The constant `x == x` (and the like) is, or None."""
     x, y = op.inputs
     out = op.outputs[0]
-    if x is not y or op.ctx is not None or id(op) in dead or not out.shape.is_fully_defined():
+    if x is not y or op.ctx is not None or dead or not out.shape.is_fully_defined():
         return None
     if not (_is_int(x) or x.dtype.np_dtype == np.bool_):
         return None
@@ -127,15 +127,16 @@ _TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"}) | set(
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    dead = None
-    for op in graph.get_operations():
+    for op in state.walk():
         if op.type not in _TYPES or op.control_inputs:
             continue
         if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
             continue
         if op.type in _SELF_COMPARISONS:
             if op.inputs[0] is op.inputs[1]:
-                dead = state.may_be_dead() if dead is None else dead
+                dead = op.ctx is None and state.may_be_dead(op)
+                if dead:
+                    state.later(op)
                 value = _self_comparison(op, dead)
                 if value is not None:
                     with graph.inserting_before(op):

@@ -78,29 +78,40 @@ def _pivot_before(op, pos) -> bool:
 
 
 def run(graph: Graph, state: PassState) -> int:
-    dead = None
     rewrites = 0
     ops = graph.get_operations()
-    pos = {id(o): i for i, o in enumerate(ops)}
-    for op in ops:
-        if not (op.type in SHAPE_ONLY or (op.inputs and all(t.op.type == "Const" for t in op.inputs))):
+    pos = None
+    for op in state.walk(ops):
+        if op.type in SHAPE_ONLY:
+            pass
+        elif not op.inputs or op.type in NEVER:
             continue
-        if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+        else:
+            for t in op.inputs:
+                if t.op.type != "Const":
+                    break
+            else:
+                t = None
+            if t is not None:
+                continue
+        d = op.op_def
+        if d.stateful or d.uses_runtime or d.kernel is None:
             continue
-        if op.op_def.kernel is None:
-            continue
-        if op.ctx is not None and op.ctx.is_while:
+        ctx = op.ctx
+        if ctx is not None and ctx.is_while:
             continue  # the loop-invariant pass moves it out first
         used = [t for t in op.outputs if t.consumers() or state.is_fetched(t)]
         if not used:
             continue
-        if op.ctx is not None and not _pivot_before(op, pos):
-            continue
-        if op.ctx is None:
-            if dead is None:
-                dead = state.may_be_dead()
-            if id(op) in dead:
+        if ctx is not None:
+            if pos is None:
+                pos = {id(o): i for i, o in enumerate(ops)}
+            if not _pivot_before(op, pos):
+                state.later(op)
                 continue
+        elif state.may_be_dead(op):
+            state.later(op)
+            continue
         folded = _evaluate(op)
         if folded is None:
             continue
@@ -115,6 +126,7 @@ def run(graph: Graph, state: PassState) -> int:
             for d in controls:
                 if d is not c.op:
                     graph.add_control_input(c.op, d)
+                    state.touch(d)
         for t, c in new:
             state.replace(t, c)
         rewrites += 1

@@ -83,7 +83,7 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]
     state.replace(taken, data)
     for m, live in merges.values():
         state.replace(m.outputs[0], source(live))
-    erased.update(id(op) for op in graph.erase_ops([m for m, _ in merges.values()] + dead))
+    erased.update(id(op) for op in state.erase([m for m, _ in merges.values()] + dead))
     return True
 
 
@@ -104,12 +104,15 @@ def _removable_identity(op: Operation) -> bool:
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     erased: set[int] = set()
-    for op in graph.get_operations():
+    for op in state.walk():
         if id(op) in erased:
             continue
         if op.type == "Switch" and op.inputs[1].op.type == "Const":
-            if op in graph and _fold_switch(graph, state, op, erased):
-                rewrites += 1
+            if op in graph:
+                if _fold_switch(graph, state, op, erased):
+                    rewrites += 1
+                else:
+                    state.later(op)  # what its dead region holds may change far from it
         elif _removable_identity(op):
             if state.replace(op.outputs[0], op.inputs[0]):
                 rewrites += 1

@@ -54,19 +54,36 @@ def _key(op):
             tuple((t.dtype, t.shape.dims) for t in op.outputs))
 
 
+def _eligible(op) -> bool:
+    if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+        return False
+    return bool(op.outputs) and all(t.dtype.np_dtype is not None for t in op.outputs)
+
+
 def run(graph: Graph, state: PassState) -> int:
+    # an op's key stays while its inputs and control inputs do (the graph gives an op new
+    # tuples when it rewires them), so a later run computes the keys of changed ops only
+    keys = state.cache.setdefault("cse", {})  # id(op) -> (op, inputs, control inputs, key or None)
     seen: dict = {}
     rewrites = 0
     for op in graph.get_operations():
-        if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
-            continue
-        if not op.outputs or any(t.dtype.np_dtype is None for t in op.outputs):
-            continue
-        if not any(t.consumers() for t in op.outputs) and not op.control_outputs:
-            continue  # unused: pruning erases it
-        key = _key(op)
-        if key is None:
-            continue
+        hit = keys.get(id(op))
+        if hit is not None and hit[0] is op and hit[1] is op.inputs and hit[2] is op.control_inputs:
+            key = hit[3]
+            if key is None:
+                continue
+            if not op.control_outputs and not any(t.consumers() for t in op.outputs):
+                continue  # unused: pruning erases it
+        else:
+            if not _eligible(op):
+                keys[id(op)] = (op, op.inputs, op.control_inputs, None)
+                continue
+            if not op.control_outputs and not any(t.consumers() for t in op.outputs):
+                continue  # unused: pruning erases it
+            key = _key(op)
+            keys[id(op)] = (op, op.inputs, op.control_inputs, key)
+            if key is None:
+                continue
         first = seen.setdefault(key, op)
         if first is op:
             continue
@@ -77,6 +94,8 @@ def run(graph: Graph, state: PassState) -> int:
             for waiting in op.control_outputs:
                 graph.remove_control_input(waiting, op)
                 graph.add_control_input(waiting, first)
+                state.touch(waiting)
+            state.touch(op, first)
             changed = True
         if changed:
             rewrites += 1

@@ -38,14 +38,19 @@ def _captures_intact(ctx, graph: Graph) -> bool:
 
 def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
-    protected = state.protected()
+    protected = None
     ops = graph.get_operations()
-    pos = {id(o): i for i, o in enumerate(ops)}
-    for op in ops:
+    pos = None
+    for op in state.walk(ops):
         ctx = op.ctx
-        if ctx is None or not ctx.is_while or op.type not in SAFE:
+        if ctx is None or op.type not in SAFE or not ctx.is_while:
             continue
-        if op.op_def.stateful or op.op_def.uses_runtime or not op.inputs or id(op) in protected:
+        d = op.op_def
+        if d.stateful or d.uses_runtime or not op.inputs:
+            continue
+        if protected is None:
+            protected = state.protected()
+        if id(op) in protected:
             continue
         if any(t.dtype.np_dtype is None for t in op.outputs):
             continue
@@ -56,12 +61,18 @@ def run(graph: Graph, state: PassState) -> int:
         if not _captures_intact(ctx, graph):
             continue
         pivot = getattr(ctx, "_pivot", None)
+        if pos is None:
+            pos = {id(o): i for i, o in enumerate(ops)}
         if pivot is None or pos.get(id(pivot.op), len(pos)) > pos[id(op)]:
+            state.later(op)
             continue  # a pivot made now would stand before its Switch in the graph's order
+        touched = [u for t in op.outputs for u in t.consumers()] + op.control_outputs
         try:
             graph.move_out_of_loop(op, erase=False)
         except GraphError:
+            state.later(op)
             continue
+        state.touch(op, *touched)
         left.append(op)
-    graph.erase_ops(left)  # together: each erase walks the whole graph
+    state.erase(left)  # together: each erase walks the whole graph
     return len(left)

@@ -19,7 +19,7 @@ from ..errors import GraphError
 from ..graph import Graph
 from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, fusion, identical_branches, licm,
                pruning)
-from .state import PassState
+from .state import PassState, spread
 
 # name -> run(graph, state) -> rewrites; the order of one round
 PASSES: dict[str, Callable] = {
@@ -37,6 +37,10 @@ PASSES: dict[str, Callable] = {
 DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p not in ("compile_loops", "numba_loops"))
 ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
 LAST = ("fusion", "compile_loops", "numba_loops")  # passes that run once, after the others reached their fixed point
+# passes that, run again, look only at the ops near a change (state.py: the worklist); the
+# others look at every op every time (cse keeps each op's key while the op is unchanged)
+WORKLIST = frozenset({"licm", "constant_folding", "arithmetic", "control_flow"})
+READERS_TOO = frozenset({"arithmetic"})  # these look at the readers of a touched op too
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:
@@ -44,6 +48,12 @@ def optimization_enabled(flag: bool | None = None) -> bool:
     if flag is not None:
         return bool(flag)
     return os.environ.get("AUTOGRAPH_OPTIMIZE", "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def worklists_enabled() -> bool:
+    """False when AUTOGRAPH_OPTIMIZE_WORKLIST=0: every run of every pass looks at every op (the
+    same rewrites, slower; tests compare the two)."""
+    return os.environ.get("AUTOGRAPH_OPTIMIZE_WORKLIST", "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 def skipped_by_environment() -> tuple[str, ...]:
@@ -127,25 +137,39 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     before = len(graph)
     # Each pass is idempotent (one run leaves nothing for a second run on the same graph),
     # so a pass runs again only after another pass changed the graph (Graph.version counts
-    # every change). Pruning only erases, which gives no other pass anything new to do: it
-    # runs once, at the end (a traced graph has few unused ops; the other passes leave the
-    # ops they replace unused, and skip unused ops). The LAST passes run once after that.
+    # every change), and then (if it is a WORKLIST pass) looks only at the ops near what
+    # changed since its last run began (state.py: the worklist). Pruning only erases, which
+    # gives no other pass anything new to do: it runs once, at the end (a traced graph has
+    # few unused ops; the other passes leave the ops they replace unused, and skip unused
+    # ops). The LAST passes run once after that.
     last = [n for n in names if n in LAST]
     later = [n for n in names if n not in ONLY_ERASES and n not in LAST]
     first = [n for n in names if n in ONLY_ERASES]
     dirty = list(later) or list(first)
     runs = 0
     changed_since = {n: True for n in first}
+    use_worklists = worklists_enabled()
+    began: dict[str, int] = {}  # pass -> len(state.log) when its last run began
+    retry: dict[str, list] = {}  # pass -> the ops its last run left for the next one (state.later)
     while (dirty or last) and runs < max_rounds * len(names) + len(last):
         name = dirty.pop(0) if dirty else last.pop(0)
         runs += 1
         s = stats[name]
         version, created, size = graph.version, graph.checkpoint(), len(graph)
+        state.readers_too = name in READERS_TOO
+        state.visit = _worklist(state, began[name], retry.get(name, ())) \
+            if name in WORKLIST and name in began and use_worklists else None
+        began[name] = len(state.log)
+        state.begin_run()
+        state.retry = []
         t0 = time.perf_counter()
         n = PASSES[name](graph, state)
         s.seconds += time.perf_counter() - t0
         s.runs += 1
+        retry[name], state.visit = state.retry, None
         added = graph.checkpoint() - created  # op ids are never reused
+        if added:  # the new ops are changes for the other passes' worklists
+            state.touch(*[op for op in graph.get_operations() if op._id >= created])
         s.added += added
         s.removed += size + added - len(graph)
         s.rewritten += n
@@ -165,3 +189,15 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     rounds = max((p.runs for p in stats.values()), default=0)
     return OptimizeReport(state.fetches, before, len(graph), rounds, time.perf_counter() - start,
                           list(stats.values()))
+
+
+def _worklist(state: PassState, since: int, retry) -> set[int]:
+    """ids of the ops touched since `since` (and, for a READERS_TOO pass, of their readers and
+    waiters), and of the ops in `retry`."""
+    touched = {id(op): op for op in state.log[since:]}
+    visit = set(touched)
+    if state.readers_too:
+        for op in touched.values():
+            spread(op, visit)
+    visit.update(map(id, retry))
+    return visit

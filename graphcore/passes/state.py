@@ -1,5 +1,19 @@
 """What every pass shares: the fetches (which a pass may replace by an equal tensor),
-the ops that must stay, and the small analyses passes ask about ops and tensors."""
+the ops that must stay, the small analyses passes ask about ops and tensors, and the
+worklist: which ops the running pass needs to look at.
+
+The worklist. A pass's first run looks at every op. When it runs again (after another pass
+changed the graph) it looks only at the ops a rewrite touched since its own last run began
+(`walk`): rewired, created, or that gained or lost a reader or a control edge, since what
+constant folding, loop-invariant motion and control-flow simplification decide about an op
+depends only on the op, the types of its inputs' producers and its own readers. Arithmetic
+looks at patterns two ops deep (`-(-x)`, `(a + b) + c`, `a*b + a*c`), so it also looks at the
+readers of a touched op and at the ops waiting for it (READERS_TOO). Rewrites go through
+`replace`, `erase` and `touch`, which log what they touch (and, during a run, add its
+neighbourhood to the ops still to visit, as a full sweep would have looked at them after the
+change). A pass that leaves an op alone for a reason far from it (the op may be dead, a pivot
+is missing, a dead region is not yet simple) names it with `later`: its next run looks again.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -19,6 +33,48 @@ class PassState:
         self.graph = graph
         self.fetches: list = list(fetches)
         self.anchors = anchor_ops(graph)
+        self.visit: set[int] | None = None  # ids of the ops the running pass looks at; None: all
+        self.readers_too = False  # the running pass looks at the readers of a changed op too
+        self.log: list[Operation] = []  # every op a rewrite touched, in order (see the module docstring)
+        self.retry: list[Operation] = []  # ops the running pass left for its next run to look at again
+        self.cache: dict = {}  # what passes keep between their runs (per pass, under its name)
+        self._dead_memo: dict | None = None  # id(op) -> may be dead (see may_be_dead)
+        self._dead_version = self._run_version = graph.version
+
+    # -- the worklist ------------------------------------------------------------
+    def walk(self, ops=None):
+        """The ops (default: the graph's, in order) the running pass looks at: all of them, or
+        in a later run those near a change (checked when reached, so an op a rewrite of this run
+        touches further on is looked at, as in a full sweep)."""
+        ops = self.graph.get_operations() if ops is None else ops
+        visit = self.visit
+        if visit is None:
+            return ops
+        return (op for op in ops if id(op) in visit)
+
+    def touch(self, *ops: Operation) -> None:
+        """Log ops a rewrite changed (or gave or took a reader, a control edge)."""
+        self.log.extend(ops)
+        visit = self.visit
+        if visit is not None:
+            if self.readers_too:
+                for op in ops:
+                    spread(op, visit)
+            else:
+                visit.update(map(id, ops))
+
+    def later(self, op: Operation) -> None:
+        """The running pass left `op` alone for a reason a change far from it may lift: its next
+        run looks at `op` again."""
+        self.retry.append(op)
+
+    def erase(self, ops) -> list[Operation]:
+        """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter."""
+        removed = self.graph.erase_ops(ops)
+        gone = {id(op) for op in removed}
+        self.touch(*{id(p): p for op in removed
+                     for p in [t.op for t in op.inputs] + list(op.control_inputs) if id(p) not in gone}.values())
+        return removed
 
     # -- what must stay ----------------------------------------------------------
     def protected(self) -> set[int]:
@@ -28,11 +84,41 @@ class PassState:
         out.update(id(op) for op in self.anchors)
         return out
 
-    def may_be_dead(self) -> set[int]:
-        """`may_be_dead(graph)`, computed again only after the graph changed."""
-        if getattr(self, "_dead_version", None) != self.graph.version:
-            self._dead, self._dead_version = may_be_dead(self.graph), self.graph.version
-        return self._dead
+    def may_be_dead(self, op: Operation) -> bool:
+        """True if `op` is in `may_be_dead(graph)`, worked out for `op`'s ancestors only (the
+        few a folding candidate has) and remembered for the rest of the pass run; a run that
+        begins after the graph changed works it out again."""
+        memo = self._dead_memo
+        if memo is None or self._dead_version != self._run_version:
+            memo = self._dead_memo = {}
+            self._dead_ops = []  # kept alive while their ids are keys of the memo
+            self._dead_version = self._run_version
+        hit = memo.get(id(op))
+        if hit is not None:
+            return hit
+        stack, busy = [op], set()
+        while stack:
+            cur = stack[-1]
+            if id(cur) in memo:
+                stack.pop()
+                continue
+            deps = _deadness_inputs(cur)
+            if id(cur) not in busy:
+                busy.add(id(cur))
+                todo = [d for d in deps if id(d) not in memo and id(d) not in busy]
+                if todo:
+                    stack.extend(todo)
+                    continue
+            # its inputs are known (one still being worked out closes a cycle, which only a
+            # malformed graph has: counted live, as the sweep counts an op later in the order)
+            memo[id(cur)] = _deadness(cur, deps, memo)
+            self._dead_ops.append(cur)
+            stack.pop()
+        return memo[id(op)]
+
+    def begin_run(self) -> None:
+        """The manager calls this before each pass run."""
+        self._run_version = self.graph.version
 
     def is_fetched(self, t: Tensor) -> bool:
         return any(f is t for f in self.fetches)
@@ -42,11 +128,22 @@ class PassState:
         """Make every reader of `old` read `new`, fetches included (a fetch only when `new`
         lives in the same frame). Returns True if anything was rewired."""
         g = self.graph
-        changed = bool(g.replace_all_uses_with(old, new))
+        rewired = g.replace_all_uses_with(old, new)
+        changed = bool(rewired)
         if self.is_fetched(old) and new.op.frame_name == old.op.frame_name:
             self.fetches = [new if f is old else f for f in self.fetches]
             changed = True
+        if changed:
+            self.touch(old.op, new.op, *rewired)
         return changed
+
+
+def spread(op: Operation, visit: set[int]) -> None:
+    """Add `op`, its readers and the ops waiting for it to `visit`."""
+    visit.add(id(op))
+    for t in op.outputs:
+        visit.update(map(id, t.consumers()))
+    visit.update(map(id, op.control_outputs))
 
 
 def anchor_ops(graph: Graph) -> list[Operation]:
@@ -76,6 +173,30 @@ def const_value(t: Tensor):
         v = t.op.attrs["value"]
         return v if t.dtype.np_dtype is not None else None
     return None
+
+
+def _deadness_inputs(op: Operation) -> list[Operation]:
+    """The ops whose deadness decides `op`'s (the rules of `may_be_dead`)."""
+    t = op.type
+    if t == "Switch":
+        return []
+    if t == "Merge":
+        return [x.op for x in op.inputs if x.op.type != "NextIteration"]
+    if t == "Exit":
+        enters = getattr(op.inputs[0].op.ctx, "enters", None)
+        return [e.inputs[0].op for e in enters] if enters else []
+    return [x.op for x in op.inputs] + list(op.control_inputs)
+
+
+def _deadness(op: Operation, deps: list[Operation], memo: dict) -> bool:
+    t = op.type
+    if t == "Switch":
+        return True
+    if t == "Merge":
+        return bool(deps) and all(memo.get(id(d), False) for d in deps)
+    if t == "Exit":
+        return not deps or any(memo.get(id(d), False) for d in deps)
+    return any(memo.get(id(d), False) for d in deps)
 
 
 def may_be_dead(graph: Graph) -> set[int]:
