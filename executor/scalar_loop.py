@@ -113,19 +113,55 @@ def _make_rules() -> dict:
 RULES = _make_rules()
 
 
+_INTS = (np.int32, np.int64)
+# operators on known integers, as Python ints: (source, operands must be in range, result in range)
+_INT_RULES = {"Add": ("({0} + {1})", False, False), "Sub": ("({0} - {1})", False, False),
+              "Mul": ("({0} * {1})", False, False), "Neg": ("(-{0})", False, False),
+              "Abs": ("abs({0})", True, False), "Mod": ("({0} % {1})", True, True),
+              "FloorDiv": ("({0} // {1})", True, True)}
+_INT_RULES.update({k: ("({0} %s {1})" % v, True, True) for k, v in _COMPARE.items()})
+# on known bools (numpy's or Python's: only their truth is used)
+_BOOL_RULES = {"LogicalAnd": "({0} & {1})", "LogicalOr": "({0} | {1})", "LogicalNot": "(not {0})",
+               "Equal": "({0} == {1})", "NotEqual": "({0} != {1})"}
+# PythonArith (graphcore's op for two Python numbers) on two ints: Python's operators
+_PYTHON_ARITH = {"Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "FloorDiv": "({0} // {1})",
+                 "Mod": "({0} % {1})"}
+def _outside(name: str, T) -> str:
+    """The test that a Python int is outside T's range: first a cheap one (small ints are
+    one digit, which CPython compares fastest)."""
+    high = 2 ** (np.iinfo(T).bits - 1)
+    return f"not -1073741823 <= {name} <= 1073741823 and not {-high} <= {name} <= {high - 1}"
+
+
+_TYPE_NAMES = {np.bool_: "B_", np.int32: "I32", np.int64: "I64", np.float32: "F32", np.float64: "F64"}
+
+
 class _Loops:
     """Makes the functions of one loop, its inner loops and their variants: Python source
-    whose names are bound in one shared namespace."""
+    whose names are bound in one shared namespace.
 
-    def __init__(self):
-        self.env = {"np": np}
+    A known integer is a Python int: Python's + - * give the same value as numpy's modulo
+    2**bits, so a sum or product may stay out of range (`loose`) until a use needs its
+    value (a comparison, // or %, a kernel, the next iteration), where one comparison
+    checks it and, if out of range, wraps it around as numpy would have; // and % of
+    in-range ints are numpy's (floor division, the divisor's sign), but for a zero
+    divisor (Python raises) and the smallest integer // -1 (checked: numpy warns). A
+    known bool is a numpy or Python bool (only its truth is used), a known float a numpy
+    scalar (its operators are numpy's, under errstate)."""
+
+    def __init__(self, py_ints: bool):
+        self.py_ints = py_ints  # known ints and bools as Python's (else numpy scalars, numpy's operators)
+        self.env = {"np": np, **{v: k for k, v in _TYPE_NAMES.items()}}
         self.sources = []
         self._count = 0
         self._inner = {}  # (id(attrs), input types) -> (function name, output types)
         self._keep = []   # the attrs whose id keys _inner
         self.unguarded = 0  # operators written without a guard
-        self.consts = {}  # bound name -> a constant's value
-        self.over_silent = True  # no step's kernel would report an overflow (see _wraps_silently)
+        self.numpy_ops = 0  # steps that run numpy (need its errstate)
+        self.over_silent = True  # no numpy step would report an overflow (see _wraps_silently)
+        self.consts = {}  # a constant's source -> its value
+        self.loose = set()  # names of known ints that may be out of range, in the loop made now
+        self.need = set()   # those of them whose value is used
 
     def bind(self, prefix: str, value) -> str:
         name = f"{prefix}{self._count}"
@@ -133,46 +169,134 @@ class _Loops:
         self.env[name] = value
         return name
 
+    def exact(self, name: str, T) -> str:
+        """`name`, a value of known type T, where its exact value is used."""
+        if name in self.loose:
+            self.need.add(name)
+        return name
+
+    def as_numpy(self, name: str, T) -> str:
+        """The source of a value as numpy has it (a known int or bool: converted)."""
+        if self.py_ints and (T in _INTS or T is np.bool_):
+            return f"{_TYPE_NAMES[T]}({self.exact(name, T)})"
+        return name
+
+    def _numpy_step(self, kind: str, args: list, dtypes: list) -> None:
+        self.numpy_ops += 1
+        if not self._wraps_silently(kind, args, dtypes):
+            self.over_silent = False
+
+    def _wraps_silently(self, kind: str, args: list, dtypes: list) -> bool:
+        """Would this step's numpy kernel never report an overflow, whatever numpy's
+        errstate (integer + - * wrap around silently in numpy's kernels)? Then the loop
+        runs with overflows ignored: no fallback where such a kernel wraps around."""
+        if kind in ("LogicalNot",) or kind in _COMPARE or kind in _LOGICAL:
+            return True
+        if not dtypes or any(d not in _INT_DTYPES for d in dtypes):
+            return False
+        if kind in ("Add", "Sub", "Mul", "Neg", "Abs", "Mod", "Maximum", "Minimum"):
+            return True
+        # the smallest integer // -1 overflows, and numpy's kernel says so: a constant divisor other than -1
+        return kind == "FloorDiv" and args[1] in self.consts and not np.any(np.asarray(self.consts[args[1]]) == -1)
+
     # -- one step ------------------------------------------------------------------------
 
     def step(self, step, args: list, types: list, dtypes: list, target: str):
         """(lines, output names, output types) of one step on values named `args`, of
         known types `types` (None: unknown) and dtypes `dtypes`, its first output named
-        `target` (a constant needs no name: its bound one is used)."""
+        `target` (a constant needs no name: its value is written or bound)."""
         kind, k = step[TYPE], outputs_of(step)
         if kind == "Const":
-            value = step[ATTRS]["value"]
-            T = SCALAR_TYPES.get(step[DTYPE].np_dtype)
-            name = self.bind("c", value)
-            self.consts[name] = value
-            return [], [name], [T if T is not None and type(value) is T else None]
-        if not self._wraps_silently(kind, args, dtypes):
-            self.over_silent = False
+            return [], *self.const(step[ATTRS]["value"], step[DTYPE].np_dtype)
         if kind == "Merge":  # a cond's: the value of the branch its predicate took
             t, f, p = args
-            T = types[0] if types[0] is types[1] else None
-            return [f"{target} = {t} if {p} else {f}"], [target], [T]
+            if types[0] is not None and types[0] is types[1]:
+                if t in self.loose or f in self.loose:
+                    self.loose.add(target)
+                    return [f"{target} = {t} if {p} else {f}", f"#loose {target} {types[0].__name__}"], \
+                        [target], [types[0]]
+                return [f"{target} = {t} if {p} else {f}"], [target], [types[0]]
+            t, f = self.as_numpy(t, types[0]), self.as_numpy(f, types[1])
+            return [f"{target} = {t} if {p} else {f}"], [target], [None]
         if kind == "Fused":
             return self.fused(step, args, types, dtypes, target)
+        targets = [target] + [f"{target}_{x}" for x in range(1, k)]
         if kind == "CompiledLoop":
+            args = [self.exact(x, T) if T is not None else x for x, T in zip(args, types)]
             name, out_types = self.inner(step[ATTRS], dtypes, tuple(types), step[3])
-            targets = [target] + [f"{target}_{x}" for x in range(1, k)]
             return [f"{', '.join(targets)} = {name}({', '.join(args)})"], targets, list(out_types)
-        rule = None
-        if not step[ATTRS] and k == 1 and types and types[0] is not None and all(t is types[0] for t in types):
-            rule = RULES.get((kind, types[0]))
-        if rule is not None and rule[1] is SCALAR_TYPES.get(step[DTYPE].np_dtype):
-            self.unguarded += 1
-            return [f"{target} = {rule[0].format(*args)}"], [target], [rule[1]]
+        T = types[0] if types and all(t is types[0] for t in types) else None
+        out_T = SCALAR_TYPES.get(step[DTYPE].np_dtype) if k == 1 else None
+        if T is not None and k == 1 and (not step[ATTRS] or kind == "PythonArith"):
+            line = self.known(kind, args, T, out_T, target, step[ATTRS])
+            if line is not None:
+                self.unguarded += 1
+                return line, [target], [out_T]
+        self._numpy_step(kind, args, dtypes)
+        args = [self.as_numpy(x, t) for x, t in zip(args, types)]
         if not step[ATTRS] and k == 1:
             k_name, t_name = self.bind("k", get_op_def(kind).kernel), self.bind("T", None)
             inline = scalar_source(kind, dtypes, list(args), k_name, t_name)
             if inline is not None:  # the guarded operator, as the guarded kernel writes it
                 self.env[t_name] = inline[1]
                 return [f"{target} = {inline[0]}"], [target], [None]
-        targets = [target] + [f"{target}_{x}" for x in range(1, k)]
         name = self.bind("k", step_kernel(step, dtypes))
         return [f"{', '.join(targets)} = {name}({', '.join(args)})"], targets, [None] * k
+
+    def const(self, value, dtype):
+        """(names, types) of a constant: a known int or bool written out, others bound."""
+        T = SCALAR_TYPES.get(dtype)
+        if T is None or type(value) is not T:
+            return [self.bind("c", value)], [None]
+        if self.py_ints and (T in _INTS or T is np.bool_):
+            source = repr(int(value)) if T in _INTS else repr(bool(value))
+            source = f"({source})" if source.startswith("-") else source
+        else:
+            source = self.bind("c", value)
+        self.consts[source] = value
+        return [source], [T]
+
+    def known(self, kind: str, args: list, T, out_T, target: str, attrs=None):
+        """The lines of an op on known values of type T, or None (its kernel runs)."""
+        if not self.py_ints:  # numpy's operators on numpy scalars
+            if kind == "PythonArith":  # Python's value of two int64s (not numpy's errstate: others may wrap)
+                op = (attrs or {}).get("op")
+                if T is not np.int64 or out_T is not np.int64 or op not in _PYTHON_ARITH or len(attrs) != 1:
+                    return None
+                return [f"{target} = {_PYTHON_ARITH[op].format(*(f'int({x})' for x in args))}",
+                        f"if {_outside(target, T)}: raise OverflowError", f"{target} = I64({target})"]
+            if (kind, T) in RULES and RULES[kind, T][1] is out_T:
+                self._numpy_step(kind, args, [np.dtype(T)])
+                return [f"{target} = {RULES[kind, T][0].format(*args)}"]
+            return None
+        if kind == "PythonArith":  # two Python ints: Python's value, refused beyond int64
+            op = (attrs or {}).get("op")
+            if T is not np.int64 or out_T is not np.int64 or op not in _PYTHON_ARITH or len(attrs) != 1:
+                return None
+            high = 2 ** 63
+            t = target
+            return [f"{t} = {_PYTHON_ARITH[op].format(*(self.exact(x, T) for x in args))}",
+                    f"if {_outside(t, T)}: raise OverflowError"]
+        if T in _INTS and kind in _INT_RULES:
+            source, exact_in, exact_out = _INT_RULES[kind]
+            want = np.bool_ if kind in _COMPARE else T
+            if out_T is not want:
+                return None
+            if exact_in:
+                args = [self.exact(x, T) for x in args]
+            lines = [f"{target} = {source.format(*args)}"]
+            if not exact_out:
+                self.loose.add(target)
+                lines.append(f"#loose {target} {T.__name__}")
+            elif kind == "FloorDiv" and not (args[1] in self.consts and self.consts[args[1]] != -1):
+                lines.append(f"if {target} == {2 ** (np.iinfo(T).bits - 1)}: raise FloatingPointError")
+            return lines
+        if T is np.bool_ and kind in _BOOL_RULES and out_T is np.bool_:
+            return [f"{target} = {_BOOL_RULES[kind].format(*args)}"]
+        if T in _FLOATS and (kind, T) in RULES and RULES[kind, T][1] is out_T:
+            self._numpy_step(kind, args, [np.dtype(T)])
+            return [f"{target} = {RULES[kind, T][0].format(*args)}"]
+        return None
 
     def fused(self, step, args, types, dtypes, target):
         """A Fused step written out: its steps one after the other."""
@@ -190,20 +314,6 @@ class _Loops:
             dtypes += [d.np_dtype for d in sub[DTYPE]] if isinstance(sub[DTYPE], tuple) else [sub[DTYPE].np_dtype]
         return lines, [names[-1]], [types[-1]]
 
-    def _wraps_silently(self, kind: str, args: list, dtypes: list) -> bool:
-        """Would this step's kernel never report an overflow, whatever numpy's errstate
-        (integer + - * wrap around silently in numpy's kernels, as numpy's scalar
-        operators do when overflows are ignored)? Then the loop can run with overflows
-        ignored and need not start again where an integer wraps around."""
-        if kind in ("Merge", "Fused", "CompiledLoop", "LogicalNot") or kind in _COMPARE or kind in _LOGICAL:
-            return True  # (a Fused step's and an inner loop's steps are looked at one by one)
-        if not dtypes or any(d not in _INT_DTYPES for d in dtypes):
-            return False
-        if kind in ("Add", "Sub", "Mul", "Neg", "Abs", "Mod", "Maximum", "Minimum"):
-            return True
-        # the smallest integer // -1 overflows, and numpy's kernel says so: a constant divisor other than -1
-        return kind == "FloorDiv" and args[1] in self.consts and not np.any(np.asarray(self.consts[args[1]]) == -1)
-
     # -- a loop ----------------------------------------------------------------------------
 
     def body(self, a: dict, input_dtypes: list, input_types: list):
@@ -212,22 +322,42 @@ class _Loops:
         point (a variable stays known if its next value has its type every iteration)."""
         n = a["n_vars"]
         var_types = list(input_types[:n])
+        outer_sets = self.loose, self.need
         while True:
+            self.loose, self.need = set(), set()
             cond, body, names, types = self.iteration(a, input_dtypes, var_types + list(input_types[n:]))
             known = [T if T is not None and types[a["nexts"][k]] is T else None for k, T in enumerate(var_types)]
             if known == var_types:
                 break
             var_types = known
         state = [f"v{k}" for k in range(n)]
-        lines = [f"{', '.join(state)} = {', '.join(f'x{k}' for k in range(n))}"] if n else []
+        nexts = [self.exact(names[x], T) if T is not None else self.as_numpy(names[x], types[x])
+                 for x, T in zip(a["nexts"], var_types)]
+        # a variable known at the entry but not throughout: as numpy has it
+        starts = [f"x{k}" if T is not None else self.as_numpy(f"x{k}", input_types[k]) for k, T in enumerate(var_types)]
+        lines = [f"{', '.join(state)} = {', '.join(starts)}"] if n else []
         lines += ["while True:"] + [f"    {x}" for x in cond]
         lines += [f"    if not {names[a['pred']]}:", "        break"] + [f"    {x}" for x in body]
-        moves = [(v, names[x]) for v, x in zip(state, a["nexts"]) if names[x] != v]
+        moves = [(v, x) for v, x in zip(state, nexts) if x != v]
         if moves:
             lines.append(f"    {', '.join(m[0] for m in moves)} = {', '.join(m[1] for m in moves)}")
+        lines = [self._checked(x) for x in lines]
+        self.loose, self.need = outer_sets
         exits = [f"v{k}" for k in a["exits"]]
         result = exits[0] if len(exits) == 1 else "(" + ", ".join(exits) + ")"
-        return lines, result, [var_types[k] for k in a["exits"]]
+        return [x for x in lines if x is not None], result, [var_types[k] for k in a["exits"]]
+
+    def _checked(self, line: str):
+        """A `#loose name type` mark: where the value is used, a check that it is in its
+        type's range (else numpy's kernel would have wrapped it around: the loop starts
+        again with numpy scalars); else nothing."""
+        if not line.lstrip().startswith("#loose "):
+            return line
+        _, name, type_name = line.split()
+        if name not in self.need:
+            return None
+        indent = line[:len(line) - len(line.lstrip())]
+        return f"{indent}if {_outside(name, getattr(np, type_name))}: raise OverflowError"
 
     def iteration(self, a: dict, input_dtypes: list, input_types: list):
         """The lines of one iteration's test and body, and the names and types of its values."""
@@ -251,8 +381,9 @@ class _Loops:
         return cond, body, names, types
 
     def inner(self, a: dict, input_dtypes: list, input_types: tuple, name: str):
-        """The function an inner loop runs as, for inputs of these known types (no errstate
-        and no fallback of its own: the outermost loop's cover it)."""
+        """The function an inner loop runs as, for inputs of these known types (known
+        ones as the fast path has them: Python ints; no errstate and no fallback of its
+        own, the outermost loop's cover it)."""
         key = (id(a), input_types)
         if key not in self._inner:
             self._keep.append(a)
@@ -267,18 +398,27 @@ class _Loops:
 
     def outer(self, a: dict, input_dtypes: list, input_types: list, check: list, name: str):
         """The source of the outermost loop's function for inputs of these known types:
-        under errstate, the guarded kernel run on any exception. `check`: the inputs whose
+        known ints taken as Python ints (with py_ints), the loop under numpy's errstate
+        if a step runs numpy, `fallback` run on any exception. `check`: the inputs whose
         type the function checks first (else it hands over to `dispatch`)."""
-        lines, result, _ = self.body(a, input_dtypes, input_types)
-        params = ", ".join(f"x{i}" for i in range(len(input_dtypes)))
+        lines, result, out_types = self.body(a, input_dtypes, input_types)
+        n_in = len(input_dtypes)
+        params = ", ".join(f"a{i}" for i in range(n_in))
         head = []
         if check:
-            test = " and ".join(f"type(x{i}) is {self.bind('T', input_types[i])}" for i in check)
+            test = " and ".join(f"type(a{i}) is {_TYPE_NAMES[input_types[i]]}" for i in check)
             head = [f"if not ({test}):", f"    return dispatch({params})"]
-        over = "ignore" if self.over_silent else "raise"
-        body = head + ["try:", f'    with np.errstate(over="{over}", divide="raise", invalid="raise"):']
-        body += [f"        {x}" for x in lines]
-        body += [f"    return {result}", "except Exception:", f"    return guarded({params})"]
+        taken = [f"int(a{i})" if T in _INTS and self.py_ints else f"a{i}" for i, T in enumerate(input_types)]
+        lines = [f"{', '.join(f'x{i}' for i in range(n_in))} = {', '.join(taken)}"] + lines
+        if self.numpy_ops:
+            over = "ignore" if self.over_silent else "raise"
+            lines = [f'with np.errstate(over="{over}", divide="raise", invalid="raise"):'] + \
+                [f"    {x}" for x in lines]
+        exits = [f"v{k}" for k in a["exits"]]
+        outs = [self.as_numpy(v, T) for v, T in zip(exits, out_types)]
+        result = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        body = head + ["try:"] + [f"    {x}" for x in lines]
+        body += [f"    return {result}", "except Exception:", f"    return fallback({params})"]
         return f"def loop({params}):  # {name}\n" + "".join(f"    {x}\n" for x in body)
 
 
@@ -294,18 +434,23 @@ def scalar_loop_kernel(a: dict, input_dtypes: list, name: str, guarded, shapes=N
     variants = {}
 
     def make(known: tuple):
-        """The function for inputs whose types are `known` (None: unknown), or None."""
-        loops = _Loops()
-        loops.env.update(guarded=guarded, dispatch=dispatch)
+        """The function for inputs whose types are `known` (None: unknown), or None: with
+        Python ints, handing over to the one with numpy scalars, handing over to the
+        guarded kernel."""
         check = [i for i in range(n_in) if known[i] is not None] if known == tuple(types) else []
-        source = loops.outer(a, input_dtypes, list(known), check, name)
-        if not loops.unguarded:  # nothing known: the guarded kernel is as fast
-            return None
-        full = "".join(s + "\n" for s in loops.sources) + source
-        exec(compile(full, f"<compiled loop {name}, on numpy scalars>", "exec"), loops.env)  # noqa: S102 (ours)
-        fn = loops.env["loop"]
-        fn.source, fn.inner_sources, fn.unguarded = source, list(loops.sources), loops.unguarded
-        return fn
+        fn = guarded
+        for py_ints in (False, True):
+            loops = _Loops(py_ints)
+            loops.env.update(fallback=fn, dispatch=dispatch)
+            source = loops.outer(a, input_dtypes, list(known), check if py_ints else [], name)
+            if not loops.unguarded:  # nothing known: the next one is as fast
+                continue
+            full = "".join(x + "\n" for x in loops.sources) + source
+            exec(compile(full, f"<compiled loop {name}, on scalars>", "exec"), loops.env)  # noqa: S102 (ours)
+            fn = loops.env["loop"]
+            fn.source, fn.inner_sources, fn.unguarded, fn.fallback = source, list(loops.sources), loops.unguarded, \
+                loops.env["fallback"]
+        return None if fn is guarded else fn
 
     def dispatch(*xs):
         """A call whose inputs are not all numpy scalars of their dtypes: the variant for
