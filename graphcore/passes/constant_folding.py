@@ -34,6 +34,8 @@ def _static_input(op):
         return np.zeros((1,) * x.shape.rank, x.dtype.np_dtype)
     if not x.shape.is_fully_defined() or (x.shape.num_elements() or 0) > MAX_ELEMENTS:
         return None
+    if op.type in ("Shape", "Size"):  # only its shape is read: a view of one zero, nothing allocated
+        return np.broadcast_to(np.zeros((), x.dtype.np_dtype), x.shape.dims)
     return np.zeros(x.shape.dims, x.dtype.np_dtype)
 
 
@@ -52,8 +54,7 @@ def _evaluate(op):
             return None
         extra = [c for t in op.inputs for c in t.op.control_inputs]
     try:
-        with np.errstate(all="ignore"):
-            out = op.op_def.kernel(*values, **op.attrs)
+        out = op.op_def.kernel(*values, **op.attrs)  # (numpy's warnings are off: see run)
     except Exception:  # noqa: BLE001 (a failing op fails when it runs, as before)
         return None
     outs = list(out) if len(op.outputs) > 1 else [out]
@@ -64,7 +65,9 @@ def _evaluate(op):
         arr = np.asarray(v)
         if t.dtype.np_dtype is None or arr.dtype != t.dtype.np_dtype or arr.size > MAX_ELEMENTS:
             return None
-        if not t.shape.is_compatible_with(arr.shape):
+        dims = t.shape.dims  # compatible with the static shape
+        if dims is not None and (len(dims) != arr.ndim or
+                                 any(d is not None and d != n for d, n in zip(dims, arr.shape))):
             return None
         checked.append(arr)
     return checked, extra
@@ -78,6 +81,11 @@ def _pivot_before(op, pos) -> bool:
 
 
 def run(graph: Graph, state: PassState) -> int:
+    with np.errstate(all="ignore"):  # once for the run: entering it costs more than most folds
+        return _run(graph, state)
+
+
+def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
     pos = None

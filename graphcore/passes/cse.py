@@ -43,15 +43,17 @@ def _key(op):
     attrs = op.attrs
     if attrs:
         try:
-            attrs = tuple(sorted((k, _key_of_attr(v)) for k, v in attrs.items()))
+            attrs = tuple(sorted([(k, _key_of_attr(v)) for k, v in attrs.items()]))
         except (_Unhashable, TypeError):
             return None
     else:
         attrs = ()
-    controls = tuple(sorted(map(id, op.control_inputs))) if op.control_inputs else ()
-    # a Tensor object is one output of one op for the graph's life: its id names it
+    controls = op.control_inputs
+    controls = tuple(sorted(map(id, controls))) if controls else ()
+    # a Tensor object is one output of one op for the graph's life: its id names it (and a
+    # dtype its name: hashing and comparing strings is cheaper than DType's own methods)
     return (op.type, tuple(map(id, op.inputs)), attrs, controls, op.device, id(op.ctx),
-            tuple((t.dtype, t.shape.dims) for t in op.outputs))
+            tuple([(t.dtype.name, t.shape.dims) for t in op.outputs]))
 
 
 def _eligible(op) -> bool:
@@ -64,27 +66,29 @@ def run(graph: Graph, state: PassState) -> int:
     # an op's key stays while its inputs and control inputs do (the graph gives an op new
     # tuples when it rewires them), so a later run computes the keys of changed ops only
     keys = state.cache.setdefault("cse", {})  # id(op) -> (op, inputs, control inputs, key or None)
+    known = keys.get
     seen: dict = {}
+    claim = seen.setdefault
     rewrites = 0
     for op in graph.get_operations():
-        hit = keys.get(id(op))
+        hit = known(id(op))
         if hit is not None and hit[0] is op and hit[1] is op.inputs and hit[2] is op.control_inputs:
             key = hit[3]
             if key is None:
                 continue
-            if not op.control_outputs and not any(t.consumers() for t in op.outputs):
-                continue  # unused: pruning erases it
+        elif not _eligible(op):
+            keys[id(op)] = (op, op.inputs, op.control_inputs, None)
+            continue
         else:
-            if not _eligible(op):
-                keys[id(op)] = (op, op.inputs, op.control_inputs, None)
-                continue
-            if not op.control_outputs and not any(t.consumers() for t in op.outputs):
-                continue  # unused: pruning erases it
+            key = None
+        if not op.control_outputs and not any(t.consumers() for t in op.outputs):
+            continue  # unused: pruning erases it
+        if key is None:
             key = _key(op)
             keys[id(op)] = (op, op.inputs, op.control_inputs, key)
             if key is None:
                 continue
-        first = seen.setdefault(key, op)
+        first = claim(key, op)
         if first is op:
             continue
         changed = False

@@ -16,38 +16,48 @@ from .state import PassState
 
 def needed_ops(graph: Graph, state: PassState) -> set[int]:
     ops = graph.get_operations()
-    loops_of: dict[int, tuple] = {}  # id(ctx) -> the while contexts it is in, innermost first
-
-    def loops(ctx) -> tuple:
-        hit = loops_of.get(id(ctx))
-        if hit is None:
-            hit = loops_of[id(ctx)] = ((ctx,) if ctx.is_while else ()) + (loops(ctx.outer) if ctx.outer else ())
-        return hit
-
-    members: dict[int, list] = {}  # id(loop ctx) -> its ops (an Exit belongs to the loop it leaves)
+    by_ctx: dict[int, list] = {}  # id(ctx) -> its ops (an Exit belongs to the loop it leaves)
+    ctxs: dict[int, object] = {}
     for op in ops:
         ctx = op.inputs[0].op.ctx if op.type == "Exit" else op.ctx
         if ctx is not None:
-            for w in loops(ctx):
-                members.setdefault(id(w), []).append(op)
+            k = id(ctx)
+            if k in by_ctx:
+                by_ctx[k].append(op)
+            else:
+                by_ctx[k] = [op]
+                ctxs[k] = ctx
+    loops_of: dict[int, list] = {}  # id(ctx) -> the while contexts it is in
+    members: dict[int, list] = {}  # id(loop ctx) -> the ops of every context inside it
+    for k, ctx in ctxs.items():
+        loops = loops_of[k] = []
+        c = ctx
+        while c is not None:
+            if c.is_while:
+                loops.append(c)
+                members.setdefault(id(c), []).extend(by_ctx[k])
+            c = c.outer
     stack = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
     stack += [op for op in ops if op.op_def.stateful] + [op for op in state.anchors if op in graph]
     needed: set[int] = set()
     kept_loops: set[int] = set()
+    seen_ctx: set[int] = set()  # the contexts whose loops are kept already
+    push, extend = stack.append, stack.extend
     while stack:
         op = stack.pop()
         if id(op) in needed:
             continue
         needed.add(id(op))
         for t in op.inputs:
-            stack.append(t.op)
-        stack.extend(op.control_inputs)
+            push(t.op)
+        extend(op.control_inputs)
         ctx = op.inputs[0].op.ctx if op.type == "Exit" else op.ctx
-        if ctx is not None:
-            for w in loops(ctx):
+        if ctx is not None and id(ctx) not in seen_ctx:
+            seen_ctx.add(id(ctx))
+            for w in loops_of[id(ctx)]:
                 if id(w) not in kept_loops:
                     kept_loops.add(id(w))
-                    stack.extend(members.get(id(w), ()))
+                    extend(members[id(w)])
     return needed
 
 
