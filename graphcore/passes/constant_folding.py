@@ -16,7 +16,7 @@ import numpy as np
 
 from ..graph import Graph
 from ..ops.array_ops import constant
-from .state import UNTOUCHABLE, PassState, const_value
+from .state import UNTOUCHABLE, PassState, const_value, position
 
 MAX_ELEMENTS = 10_000
 SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
@@ -73,11 +73,12 @@ def _evaluate(op):
     return checked, extra
 
 
-def _pivot_before(op, pos) -> bool:
+def _pivot_before(op, ops) -> bool:
     """In a cond branch a new Const hangs on the branch's pivot: it must exist already and
-    stand before `op` (graph files list an op after everything it waits for)."""
+    stand before `op` in `ops`, the graph's order (graph files list an op after everything it
+    waits for)."""
     pivot = getattr(op.ctx, "_pivot", None)
-    return pivot is not None and pos.get(id(pivot.op), len(pos)) < pos[id(op)]
+    return pivot is not None and position(ops, pivot.op) < position(ops, op)
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -88,7 +89,6 @@ def run(graph: Graph, state: PassState) -> int:
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
-    pos = None
     for op in state.walk(ops):
         if op.type in SHAPE_ONLY:
             pass
@@ -112,9 +112,7 @@ def _run(graph: Graph, state: PassState) -> int:
         if not used:
             continue
         if ctx is not None:
-            if pos is None:
-                pos = {id(o): i for i, o in enumerate(ops)}
-            if not _pivot_before(op, pos):
+            if not _pivot_before(op, ops):
                 state.later(op)
                 continue
         elif state.may_be_dead(op):

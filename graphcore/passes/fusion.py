@@ -26,22 +26,27 @@ FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
 def run(graph: Graph, state: PassState) -> int:
     protected = state.protected()
     anchors = {id(op) for op in state.anchors}
-    order = {id(op): k for k, op in enumerate(graph.get_operations())}
+    ops = graph.get_operations()
+    fusible = {id(op) for op in ops if op.type in FUSIBLE and _fusible(op)}  # (what makes it so never changes)
+    order = None
     taken: set[int] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     fused = 0
-    for root in reversed(graph.get_operations()):
-        if id(root) in taken or not _may_root(root, anchors, state):
+    for root in reversed(ops):
+        if id(root) not in fusible or id(root) in taken or not _may_root(root, anchors, state):
             continue
-        members = _grow(root, protected, state, taken)
+        members = _grow(root, protected, state, taken, fusible)
         if len(members) < 2:
             continue
+        if order is None:
+            order = {id(op): k for k, op in enumerate(ops)}
         members.sort(key=lambda op: order[id(op)])
         if _fuse(graph, state, root, members):
             taken.update(id(m) for m in members)
             replaced.extend(members)
             fused += 1
-    graph.erase_ops(reversed(replaced))
+    if replaced:
+        graph.erase_ops(reversed(replaced))
     return fused
 
 
@@ -52,30 +57,33 @@ def _fusible(op: Operation) -> bool:
 
 def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
     """A fetched op may be a root (the fused op is fetched instead); an anchor, or an op
-    something waits for, may not."""
-    if not _fusible(op) or op.type == "Const" or id(op) in anchors or op.control_outputs:
+    something waits for, may not (`op` is fusible)."""
+    if op.type == "Const" or id(op) in anchors or op.control_outputs:
         return False
     return bool(op.outputs[0].consumers() or state.is_fetched(op.outputs[0]))
 
 
-def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int]) -> list[Operation]:
+def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int],
+          fusible: set[int]) -> list[Operation]:
     """The root and every producer that may join its tree (see the module docstring). Each
     member's inputs are looked at once, when it joins: a producer can join only once all its
     consumers have, and the last of them to join looks at it then."""
     members = {id(root): root}
     todo = [root]
+    ctx, device = root.ctx, root.device
     while todo:
         m = todo.pop()
         for t in m.inputs:
             p = t.op
-            if id(p) in members or id(p) in taken or id(p) in protected or not _fusible(p):
+            k = id(p)
+            if k in members or k not in fusible or k in taken or k in protected:
                 continue
-            if p.ctx is not root.ctx or p.device != root.device or p.control_outputs or state.is_fetched(t):
+            if p.ctx is not ctx or p.device != device or p.control_outputs or state.is_fetched(t):
                 continue
             if p.type != "Const" and p.control_inputs:
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
             if all(id(c) in members for c in t.consumers()):
-                members[id(p)] = p
+                members[k] = p
                 todo.append(p)
     return list(members.values())
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..graph import Graph
-from .state import PassState
+from .state import PassState, position
 
 # Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
 # out it runs once in any case (an index error or a bad reshape would be new errors).
@@ -40,7 +40,6 @@ def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
     ops = graph.get_operations()
-    pos = None
     for op in state.walk(ops):
         ctx = op.ctx
         if ctx is None or op.type not in SAFE or not ctx.is_while:
@@ -61,9 +60,7 @@ def run(graph: Graph, state: PassState) -> int:
         if not _captures_intact(ctx, graph):
             continue
         pivot = getattr(ctx, "_pivot", None)
-        if pos is None:
-            pos = {id(o): i for i, o in enumerate(ops)}
-        if pivot is None or pos.get(id(pivot.op), len(pos)) > pos[id(op)]:
+        if pivot is None or position(ops, pivot.op) > position(ops, op):
             state.later(op)
             continue  # a pivot made now would stand before its Switch in the graph's order
         touched = [u for t in op.outputs for u in t.consumers()] + op.control_outputs
@@ -74,5 +71,6 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         state.touch(op, *touched)
         left.append(op)
-    state.erase(left)  # together: each erase walks the whole graph
+    if left:
+        state.erase(left)  # together: each erase walks the whole graph
     return len(left)

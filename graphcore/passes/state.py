@@ -31,7 +31,7 @@ class PassState:
 
     def __init__(self, graph: Graph, fetches):
         self.graph = graph
-        self.fetches: list = list(fetches)
+        self.fetches = list(fetches)
         self.anchors = anchor_ops(graph)
         self.visit: set[int] | None = None  # ids of the ops the running pass looks at; None: all
         self.readers_too = False  # the running pass looks at the readers of a changed op too
@@ -120,8 +120,17 @@ class PassState:
         """The manager calls this before each pass run."""
         self._run_version = self.graph.version
 
+    @property
+    def fetches(self) -> list:
+        return self._fetches
+
+    @fetches.setter
+    def fetches(self, value) -> None:
+        self._fetches = list(value)
+        self._fetched = {id(f) for f in self._fetches}  # (the list keeps them alive: ids stay theirs)
+
     def is_fetched(self, t: Tensor) -> bool:
-        return any(f is t for f in self.fetches)
+        return id(t) in self._fetched
 
     # -- rewriting ---------------------------------------------------------------
     def replace(self, old: Tensor, new: Tensor) -> bool:
@@ -136,6 +145,15 @@ class PassState:
         if changed:
             self.touch(old.op, new.op, *rewired)
         return changed
+
+
+def position(ops: list, op: Operation) -> int:
+    """`op`'s index in `ops` (len(ops) if it is not there). A pass asks for a few positions
+    only: looking each up costs less than numbering every op."""
+    try:
+        return ops.index(op)
+    except ValueError:
+        return len(ops)
 
 
 def spread(op: Operation, visit: set[int]) -> None:
