@@ -319,7 +319,9 @@ class _Loops:
     def body(self, a: dict, input_dtypes: list, input_types: list):
         """(lines of the loop from its inputs x0... to its `while`'s end, the returned
         expression, the types of its outputs): the loop variables' types are a fixed
-        point (a variable stays known if its next value has its type every iteration)."""
+        point (a variable stays known if its next value has its type every iteration).
+        A counted loop (`while i < n: ... i = i + step`, all Python ints) runs as a
+        `for i in range(...)` where the step is positive and i cannot overflow."""
         n = a["n_vars"]
         var_types = list(input_types[:n])
         outer_sets = self.loose, self.need
@@ -331,21 +333,82 @@ class _Loops:
                 break
             var_types = known
         state = [f"v{k}" for k in range(n)]
-        nexts = [self.exact(names[x], T) if T is not None else self.as_numpy(names[x], types[x])
-                 for x, T in zip(a["nexts"], var_types)]
         # a variable known at the entry but not throughout: as numpy has it
         starts = [f"x{k}" if T is not None else self.as_numpy(f"x{k}", input_types[k]) for k, T in enumerate(var_types)]
         lines = [f"{', '.join(state)} = {', '.join(starts)}"] if n else []
-        lines += ["while True:"] + [f"    {x}" for x in cond]
-        lines += [f"    if not {names[a['pred']]}:", "        break"] + [f"    {x}" for x in body]
-        moves = [(v, x) for v, x in zip(state, nexts) if x != v]
-        if moves:
-            lines.append(f"    {', '.join(m[0] for m in moves)} = {', '.join(m[1] for m in moves)}")
-        lines = [self._checked(x) for x in lines]
+        loop = self._while(a, cond, body, names, types, var_types)
+        counted = self._counted(a, input_dtypes, var_types + list(input_types[n:]))
+        if counted is not None:
+            lines += counted[0] + [f"    {x}" for x in counted[1]] + ["else:"] + [f"    {x}" for x in loop]
+        else:
+            lines += loop
         self.loose, self.need = outer_sets
         exits = [f"v{k}" for k in a["exits"]]
         result = exits[0] if len(exits) == 1 else "(" + ", ".join(exits) + ")"
-        return [x for x in lines if x is not None], result, [var_types[k] for k in a["exits"]]
+        return lines, result, [var_types[k] for k in a["exits"]]
+
+    def _while(self, a, cond, body, names, types, var_types, skip: int | None = None) -> list:
+        """The `while` of one iteration's lines (its marks resolved), or, `skip` being a
+        counted variable, the body of its `for`."""
+        state = [f"v{k}" for k in range(a["n_vars"])]
+        nexts = [self.exact(names[x], T) if T is not None else self.as_numpy(names[x], types[x])
+                 for x, T in zip(a["nexts"], var_types)]
+        moves = [(v, x) for k, (v, x) in enumerate(zip(state, nexts)) if x != v and k != skip]
+        if skip is None:
+            lines = ["while True:"] + [f"    {x}" for x in cond]
+            lines += [f"    if not {names[a['pred']]}:", "        break"] + [f"    {x}" for x in body]
+        else:
+            lines = [f"    {x}" for x in body]
+        if moves:
+            lines.append(f"    {', '.join(m[0] for m in moves)} = {', '.join(m[1] for m in moves)}")
+        lines = [self._checked(x) for x in lines]
+        return [x for x in lines if x is not None]
+
+    def _counted(self, a: dict, input_dtypes: list, types: list):
+        """(the lines before, the body of) `for v in range(v, stop, step)` standing for
+        the loop, or None: the loop's test is `v < stop` (or <=) of a known integer
+        variable and a loop invariant, its body adds a positive invariant step to v (as
+        numpy's Add or Python's) and nothing else reads the test or the sum; at run
+        time the step must be positive and stop + step within range (no wrap-around,
+        no overflow: the `while` runs otherwise)."""
+        n, n_in = a["n_vars"], len(input_dtypes)
+        if not self.py_ints or len(a["cond_steps"]) != 1:
+            return None
+        test = a["cond_steps"][0]
+        pred = n_in
+        if test[TYPE] not in ("Less", "LessEqual") or test[GUARD] or test[ATTRS] or a["pred"] != pred:
+            return None
+        k, stop = test[INPUTS]
+        if not (k < n and n <= stop < n_in and types[k] in _INTS and types[stop] is types[k]):
+            return None
+        nxt = a["nexts"][k]
+        first = [pred + 1]  # the number of each body step's first value
+        for s in a["body_steps"]:
+            first.append(first[-1] + outputs_of(s))
+        if nxt not in first[:-1]:
+            return None
+        j = first.index(nxt)  # the body step that makes the next value
+        add = a["body_steps"][j]
+        python_add = add[TYPE] == "PythonArith" and add[ATTRS] == {"op": "Add"} and types[k] is np.int64
+        if not (add[TYPE] == "Add" and not add[ATTRS] or python_add) or add[GUARD] or k not in add[INPUTS]:
+            return None
+        step = add[INPUTS][1] if add[INPUTS][0] == k else add[INPUTS][0]
+        if not (n <= step < n_in and types[step] is types[k]):
+            return None
+        steps = list(a["cond_steps"]) + list(a["body_steps"])
+        if any(x in (pred, nxt) for s in steps for x in (*s[INPUTS], *(p for p, _ in s[GUARD]))) or \
+                sorted(a["nexts"]).count(nxt) != 1 or nxt in a["exits"] or outputs_of(add) != 1:
+            return None
+        self.loose, self.need = set(), set()
+        cond, body, names, out_types = self.iteration(a, input_dtypes, types, skip=j)
+        body = self._while(a, cond, body, names, out_types, types[:n], skip=k) or ["    pass"]
+        high = 2 ** (np.iinfo(types[k]).bits - 1)
+        v, end, by = f"v{k}", f"x{stop}" if test[TYPE] == "Less" else f"x{stop} + 1", f"x{step}"
+        # the last v + step, at most stop - 1 + step (stop + step for <=), stays in range
+        before = [f"if {by} > 0 and x{stop} + {by} <= {high - (test[TYPE] == 'LessEqual')}:",
+                  f"    counted = range({v}, {end}, {by})",
+                  f"    for {v} in counted:"]
+        return before, body + [f"{v} = counted.start + len(counted) * {by}"]
 
     def _checked(self, line: str):
         """A `#loose name type` mark: where the value is used, a check that it is in its
@@ -359,15 +422,21 @@ class _Loops:
         indent = line[:len(line) - len(line.lstrip())]
         return f"{indent}if {_outside(name, getattr(np, type_name))}: raise OverflowError"
 
-    def iteration(self, a: dict, input_dtypes: list, input_types: list):
-        """The lines of one iteration's test and body, and the names and types of its values."""
+    def iteration(self, a: dict, input_dtypes: list, input_types: list, skip: int | None = None):
+        """The lines of one iteration's test and body, and the names and types of its
+        values (body step number `skip` left out: a counted loop's `range` does it)."""
         n = a["n_vars"]
         names = [f"v{k}" for k in range(n)] + [f"x{i}" for i in range(n, len(input_dtypes))]
         types, dtypes = list(input_types), list(input_dtypes)
         cond, body = [], []
         for region, steps in ((cond, a["cond_steps"]), (body, a["body_steps"])):
-            for step in steps:
+            for number, step in enumerate(steps):
                 ins = step[INPUTS]
+                if region is body and number == skip:
+                    names.append(f"v{len(names)}")  # (read by nothing)
+                    types.append(None)
+                    dtypes.append(step[DTYPE].np_dtype)
+                    continue
                 lines, out, out_types = self.step(step, [names[x] for x in ins], [types[x] for x in ins],
                                                   [dtypes[x] for x in ins], f"v{len(names)}")
                 names += out

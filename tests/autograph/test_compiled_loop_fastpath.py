@@ -112,6 +112,37 @@ def python_ints(n):
     return x
 
 
+def counted(i, n, step):
+    """A counted loop (a `for` over a range in the fast path): its counter's last value."""
+    k = i - i
+    total = i - i
+    while i < n:
+        total = total + i * k
+        k = k + 1
+        i = i + step
+    return i, k, total
+
+
+def count_to(i, n):
+    """Nothing but the count."""
+    while i < n:
+        i += 1
+    return i
+
+
+def counted_up_to(i, n):
+    """<= and Python ints (i += 1 of Python ints is Python's arithmetic)."""
+    j = 0
+    s = 0
+    while j <= n:
+        s += j * j
+        j += 1
+    return j, s + i
+
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
 def outcome_and_warnings(fn, args):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -139,6 +170,14 @@ CASES = [
     (newton, (np.float64(2.0), np.int64(6))), (newton, (np.float32(9.0), np.int64(4))),
     (newton, (np.float64(0.0), np.int64(2))),                      # 0 / 0
     (python_ints, (np.int64(5),)), (python_ints, (np.int64(40),)),  # 7 ** 40 is beyond int64
+    (counted, (np.int64(0), np.int64(10), np.int64(1))), (counted, (np.int64(3), np.int64(20), np.int64(4))),
+    (counted, (np.int64(5), np.int64(5), np.int64(1))), (counted, (np.int64(9), np.int64(2), np.int64(3))),
+    (counted, (np.int32(-7), np.int32(30), np.int32(6))),
+    (counted, (np.int64(INT64_MAX - 10), np.int64(INT64_MAX - 4), np.int64(4))),  # the last i is INT64_MAX
+    (counted, (np.int64(INT64_MAX - 10), np.int64(INT64_MAX - 3), np.int64(4))),  # stop + step beyond: a while
+    (counted, (np.int64(-3), np.int64(4), np.int64(2**62))),
+    (counted_up_to, (np.int64(1), np.int64(12))), (counted_up_to, (np.int64(1), np.int64(-1))),
+    (count_to, (np.int64(0), np.int64(10))), (count_to, (np.int64(12), np.int64(10))),
     # inputs that are not numpy scalars of their dtype: 0-d arrays, Python numbers
     (fib, (np.array(90),)), (grow, (np.array(5), np.int64(45))), (collatz_steps, (np.array(27),)),
     (fib, (100,)), (newton, (2.0, 5)), (collatz_steps, (27,)),
@@ -202,6 +241,8 @@ def guarded_calls(monkeypatch):
 
 @pytest.mark.parametrize("fn, args", [(fib, (np.int64(60),)), (fib, (np.int64(3000),)),  # 3000: wraps around
                                       (fib32, (np.int32(100),)), (collatz_steps, (np.int64(27),)),
+                                      (counted, (np.int64(3), np.int64(20), np.int64(4))),
+                                      (counted_up_to, (np.int64(1), np.int64(12))),
                                       (flags, (np.int64(9),)), (newton, (np.float64(2.0), np.int64(6))),
                                       (grow, (np.int64(5), np.int64(50)))])
 def test_the_fast_path_runs(fn, args, guarded_calls):
@@ -326,3 +367,11 @@ def test_python_int_operators_are_numpys_in_range(T):
 
 def test_known_types_are_numpy_scalar_types():
     assert set(SCALAR_TYPES.values()) == {np.bool_, np.int32, np.int64, np.float32, np.float64}
+
+
+def test_counted_loops_run_as_a_for_over_a_range():
+    for fn, args in [(fib, (np.int64(60),)), (counted, (np.int64(3), np.int64(20), np.int64(4))),
+                     (counted_up_to, (np.int64(1), np.int64(12)))]:
+        (op,) = compiled_ops(function(fn, jit_compile=True), *args)
+        source = compiled_loop_kernel(op).source
+        assert "counted = range(" in source and "while True:" in source  # the while where the range may not do
