@@ -56,39 +56,59 @@ def _key(op):
             tuple([(t.dtype.name, t.shape.dims) for t in op.outputs]))
 
 
+def _full_key(entry):
+    if entry[4] is _UNKNOWN:
+        entry[4] = _key(entry[0])
+    return entry[4]
+
+
 def _eligible(op) -> bool:
     if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
         return False
     return bool(op.outputs) and all(t.dtype.np_dtype is not None for t in op.outputs)
 
 
+_UNKNOWN = object()  # a full key not worked out yet
+
+
 def run(graph: Graph, state: PassState) -> int:
-    # an op's key stays while its inputs and control inputs do (the graph gives an op new
-    # tuples when it rewires them), so a later run computes the keys of changed ops only
-    keys = state.cache.setdefault("cse", {})  # id(op) -> (op, inputs, control inputs, key or None)
+    # Two ops merge only if their full keys (`_key`) are equal, and then so are their cheap
+    # keys (type, inputs, context): an op's full key is worked out only when an earlier op has
+    # its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
+    # an op new tuples when it rewires them), so a later run works out those of changed ops only.
+    keys = state.cache.setdefault("cse", {})  # id(op) -> [op, inputs, controls, cheap key or None, full key]
     known = keys.get
-    seen: dict = {}
-    claim = seen.setdefault
+    buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
     rewrites = 0
     for op in graph.get_operations():
-        hit = known(id(op))
-        if hit is not None and hit[0] is op and hit[1] is op.inputs and hit[2] is op.control_inputs:
-            key = hit[3]
-            if key is None:
-                continue
+        entry = known(id(op))
+        if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
+            if entry[3] is None:
+                continue  # never merged
         elif not _eligible(op):
-            keys[id(op)] = (op, op.inputs, op.control_inputs, None)
+            keys[id(op)] = [op, op.inputs, op.control_inputs, None, None]
             continue
         else:
-            key = None
+            entry = None
         if not op.control_outputs and not any(t.consumers() for t in op.outputs):
             continue  # unused: pruning erases it
-        if key is None:
-            key = _key(op)
-            keys[id(op)] = (op, op.inputs, op.control_inputs, key)
-            if key is None:
-                continue
-        first = claim(key, op)
+        if entry is None:
+            entry = keys[id(op)] = [op, op.inputs, op.control_inputs,
+                                    (op.type, tuple(map(id, op.inputs)), id(op.ctx)), _UNKNOWN]
+        bucket = buckets.get(entry[3])
+        if bucket is None:
+            buckets[entry[3]] = [entry, None]  # the first op with this cheap key: first of its full key too
+            continue
+        full = _full_key(entry)
+        if full is None:
+            continue  # attributes that cannot be compared: never merged
+        seen = bucket[1]
+        if seen is None:
+            seen = bucket[1] = {}
+            first_key = _full_key(bucket[0])
+            if first_key is not None:
+                seen[first_key] = bucket[0][0]
+        first = seen.setdefault(full, op)
         if first is op:
             continue
         changed = False

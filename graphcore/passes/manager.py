@@ -169,7 +169,7 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
         retry[name], state.visit = state.retry, None
         added = graph.checkpoint() - created  # op ids are never reused
         if added:  # the new ops are changes for the other passes' worklists
-            state.touch(*[op for op in graph.get_operations() if op._id >= created])
+            state.touch(*_created_since(graph, created))
         s.added += added
         s.removed += size + added - len(graph)
         s.rewritten += n
@@ -189,6 +189,18 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     rounds = max((p.runs for p in stats.values()), default=0)
     return OptimizeReport(state.fetches, before, len(graph), rounds, time.perf_counter() - start,
                           list(stats.values()))
+
+
+def _created_since(graph: Graph, checkpoint: int) -> list:
+    """The ops of `graph` created since `checkpoint` (newest first). The graph's name table
+    holds its ops in the order they were made, so they are its last entries; reading them
+    from the end costs as many steps as there are new ops, not a walk of the graph."""
+    new = []
+    for op in reversed(graph._by_name.values()):
+        if op._id < checkpoint:
+            break
+        new.append(op)
+    return new
 
 
 def _worklist(state: PassState, since: int, retry) -> set[int]:
