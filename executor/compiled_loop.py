@@ -21,6 +21,11 @@ A step of a cond's branch runs under an `if` on the predicates around it; a cond
 is `v9 = v7 if v4 else v8`. The same kernels run in the same order as on the frame
 executor, on the same values, so the results are the same; on an exception the reference kernel runs the loop again step by step and raises
 marked with the failing step, whose name and line the error then gives.
+
+That is the guarded kernel. Where the loop's values are numpy scalars, a faster one runs
+first (executor/scalar_loop.py): their types checked once at the entry, the operators
+written without guards, handing over to the guarded kernel wherever numpy would wrap
+around, warn or raise.
 """
 from __future__ import annotations
 

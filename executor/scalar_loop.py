@@ -2,32 +2,45 @@
 
 The guarded kernel checks, on every op of every iteration, that its operands are numpy
 scalars of the op's dtype and small enough not to overflow before it uses the Python
-operator (executor/scalar_kernels.py). Most of a loop's time goes there. This kernel checks
-once, at the loop's entry, which inputs are numpy scalars of their dtype, and knows from
-there, statically, which values of an iteration are: a Python operator on known scalars
-gives a known scalar of the op's dtype (checked below on this numpy), a choice between two
-known scalars of one type too; anything else (a kernel's result, an array) is unknown and
-keeps the guarded code. A loop variable is known if its input is and its next value is of
-the same type, whatever the iteration (a fixed point over the loop's variables).
+operator (executor/scalar_kernels.py); most of a loop's time went there. This kernel
+checks once, at the loop's entry, which inputs are numpy scalars of their dtype, and
+knows from there, statically, which values of an iteration are: an operator on known
+scalars gives a known scalar of the op's dtype (checked against the kernel on this
+numpy at import), a choice between two known scalars of one type too; anything else (a
+kernel's result, an array) is unknown and keeps the guarded code. A loop variable is
+known if its input is and its next value has its type, whatever the iteration (a fixed
+point over the loop's variables).
 
-Operators on known scalars then run without a guard, under
-`np.errstate(over="raise", divide="raise", invalid="raise")`: an integer overflow, a zero
-divisor, the smallest integer divided by -1, a float overflow or an invalid operation
-(inf - inf, 0 / 0) raises FloatingPointError where numpy's kernel would have wrapped
-around, warned or given inf / NaN. On any exception the guarded kernel runs the whole
-loop again from its inputs (the loop is pure): it gives numpy's values, its warnings and
-its errors, which name the failing step (it falls back to the reference in its turn).
-Where an input is not a numpy scalar of its dtype (a 0-d array, a Python number, an
-array), a variant that takes that input as unknown runs, made on first use.
+Two variants are made per input signature, each handing over to the next on any
+exception, the last to the guarded kernel (which gives numpy's values, warnings and
+errors, and names a failing step through the reference):
 
-numpy's errstate is a context variable in numpy 2 (thread- and asyncio-safe), so another
-thread's numpy keeps its own error handling; `under` is left as the caller has it (numpy
-ignores underflow by default; if the caller raises on it, so does this path, and the
-guarded kernel then raises as it would have).
+1. Known integers as Python ints, bools as their truth, floats as numpy scalars. Python's
+   + - * agree with numpy's modulo 2**bits, so a sum or product is checked to be in its
+   dtype's range only where its value is used (a comparison, // or %, a kernel, the next
+   iteration); out of range, numpy would have wrapped around: OverflowError, next variant.
+   // and % of in-range ints are numpy's (floor division, the divisor's sign) but for a
+   zero divisor (ZeroDivisionError) and the smallest integer // -1 (checked). A counted
+   loop (`while i < n: ...; i += step`, a positive step, stop + step in range) runs as a
+   `for` over a range.
+2. Known values as numpy scalars, with numpy's scalar operators: integer overflow wraps
+   around silently if no numpy step of the loop would report an overflow
+   (np.errstate(over="ignore"): integer + - * never do), else raises.
 
-Inner compiled loops become functions without their own errstate or fallback (the outer
+Both run numpy's steps under `np.errstate(divide="raise", invalid="raise", over=...)`: a
+zero divisor, a float overflow or an invalid operation (inf - inf, 0 / 0) raises where
+numpy's kernel would have warned and given inf or NaN, and the guarded kernel then runs
+the loop again from its inputs (the loop is pure) and warns as the frame executor does.
+numpy 2's errstate is a context variable (thread- and asyncio-safe); `under` is left as
+the caller has it (numpy ignores underflow by default). + and * of floats are written with
+their operands in the order that gives numpy's kernel's very bits (which NaN of two NaNs
+comes out; probed at import).
+
+Where an input is not a numpy scalar of its dtype (a 0-d array, a Python number), a
+variant that takes that input as unknown is made on first use (a few per loop). Inner
+compiled loops become functions without errstate or fallback of their own (the outermost
 loop's cover them), made for the types known at their call; a Fused step is written out
-step by step; constants are bound once, not assigned every iteration.
+step by step; constants are written out or bound once, not assigned every iteration.
 """
 from __future__ import annotations
 
@@ -372,7 +385,7 @@ class _Loops:
         time the step must be positive and stop + step within range (no wrap-around,
         no overflow: the `while` runs otherwise)."""
         n, n_in = a["n_vars"], len(input_dtypes)
-        if not self.py_ints or len(a["cond_steps"]) != 1:
+        if len(a["cond_steps"]) != 1:
             return None
         test = a["cond_steps"][0]
         pred = n_in
@@ -403,12 +416,19 @@ class _Loops:
         cond, body, names, out_types = self.iteration(a, input_dtypes, types, skip=j)
         body = self._while(a, cond, body, names, out_types, types[:n], skip=k) or ["    pass"]
         high = 2 ** (np.iinfo(types[k]).bits - 1)
-        v, end, by = f"v{k}", f"x{stop}" if test[TYPE] == "Less" else f"x{stop} + 1", f"x{step}"
+        v, stop_, by = f"v{k}", f"x{stop}", f"x{step}"
+        if not self.py_ints:  # the range of Python ints, the variable as numpy has it (where read)
+            v, stop_, by = f"int(v{k})", f"int(x{stop})", f"int(x{step})"
+            reads = any(k in (*s[INPUTS], *(p for p, _ in s[GUARD])) for x, s in enumerate(a["body_steps"]) if x != j)
+            reads = reads or any(x == k for var, x in enumerate(a["nexts"]) if var != k)
+            body = ([f"    v{k} = {_TYPE_NAMES[types[k]]}(counted_)"] if reads else []) + body
+        end = stop_ if test[TYPE] == "Less" else f"{stop_} + 1"
         # the last v + step, at most stop - 1 + step (stop + step for <=), stays in range
-        before = [f"if {by} > 0 and x{stop} + {by} <= {high - (test[TYPE] == 'LessEqual')}:",
+        before = [f"if x{step} > 0 and {stop_} + {by} <= {high - (test[TYPE] == 'LessEqual')}:",
                   f"    counted = range({v}, {end}, {by})",
-                  f"    for {v} in counted:"]
-        return before, body + [f"{v} = counted.start + len(counted) * {by}"]
+                  f"    for {f'v{k}' if self.py_ints else 'counted_'} in counted:"]
+        last = "counted.start + len(counted) * counted.step"
+        return before, body + [f"v{k} = {last}" if self.py_ints else f"v{k} = {_TYPE_NAMES[types[k]]}({last})"]
 
     def _checked(self, line: str):
         """A `#loose name type` mark: where the value is used, a check that it is in its

@@ -130,6 +130,17 @@ def count_to(i, n):
     return i
 
 
+def counted_lag(n):
+    """The counter's value becomes another variable's: the counted loop must keep it."""
+    i = np.int64(0)
+    last = np.int64(-1)
+    s = np.int64(0)
+    while i < n:
+        last, i = i, i + 1
+        s = s * 31 + last   # wraps around: the numpy-scalar variant runs the counted loop
+    return last, i, s
+
+
 def counted_up_to(i, n):
     """<= and Python ints (i += 1 of Python ints is Python's arithmetic)."""
     j = 0
@@ -178,6 +189,7 @@ CASES = [
     (counted, (np.int64(-3), np.int64(4), np.int64(2**62))),
     (counted_up_to, (np.int64(1), np.int64(12))), (counted_up_to, (np.int64(1), np.int64(-1))),
     (count_to, (np.int64(0), np.int64(10))), (count_to, (np.int64(12), np.int64(10))),
+    (counted_lag, (np.int64(5),)), (counted_lag, (np.int64(40),)), (counted_lag, (np.int64(0),)),
     # inputs that are not numpy scalars of their dtype: 0-d arrays, Python numbers
     (fib, (np.array(90),)), (grow, (np.array(5), np.int64(45))), (collatz_steps, (np.array(27),)),
     (fib, (100,)), (newton, (2.0, 5)), (collatz_steps, (27,)),
@@ -243,6 +255,7 @@ def guarded_calls(monkeypatch):
                                       (fib32, (np.int32(100),)), (collatz_steps, (np.int64(27),)),
                                       (counted, (np.int64(3), np.int64(20), np.int64(4))),
                                       (counted_up_to, (np.int64(1), np.int64(12))),
+                                      (counted_lag, (np.int64(40),)),
                                       (flags, (np.int64(9),)), (newton, (np.float64(2.0), np.int64(6))),
                                       (grow, (np.int64(5), np.int64(50)))])
 def test_the_fast_path_runs(fn, args, guarded_calls):
