@@ -72,5 +72,5 @@ def run(graph: Graph, state: PassState) -> int:
         state.touch(op, *touched)
         left.append(op)
     if left:
-        state.erase(left)  # together: each erase walks the whole graph
+        state.erase_later(left)  # with pruning's: each erase walks the whole graph
     return len(left)

@@ -155,13 +155,15 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
         name = dirty.pop(0) if dirty else last.pop(0)
         runs += 1
         s = stats[name]
+        if name in LAST:
+            _erase_leftovers(state, stats)
         version, created, size = graph.version, graph.checkpoint(), len(graph)
         state.readers_too = name in READERS_TOO
         state.visit = _worklist(state, began[name], retry.get(name, ())) \
             if name in WORKLIST and name in began and use_worklists else None
         began[name] = len(state.log)
         state.begin_run()
-        state.retry = []
+        state.retry, state.running = [], name
         t0 = time.perf_counter()
         n = PASSES[name](graph, state)
         s.seconds += time.perf_counter() - t0
@@ -172,6 +174,10 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
             state.touch(*_created_since(graph, created))
         s.added += added
         s.removed += size + added - len(graph)
+        for owner, k in state.leftover_counts.items():  # pruning erased them for others: theirs
+            stats[owner].removed += k
+            s.removed -= k
+        state.leftover_counts = {}
         s.rewritten += n
         if name in ONLY_ERASES:
             changed_since[name] = False
@@ -186,9 +192,26 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
                 graph.validate()
             except GraphError as e:
                 raise GraphError(f"the graph is invalid after pass {name!r} (run {runs}): {e}") from e
+    _erase_leftovers(state, stats)
     rounds = max((p.runs for p in stats.values()), default=0)
     return OptimizeReport(state.fetches, before, len(graph), rounds, time.perf_counter() - start,
                           list(stats.values()))
+
+
+def _erase_leftovers(state: PassState, stats: dict) -> None:
+    """Erase what passes left unused for the next erase (state.erase_later) if pruning has not
+    (it is skipped, or did not run yet): before the passes that run last, and at the end. The
+    time and the ops count as the passes' that left them."""
+    t0 = time.perf_counter()
+    doomed = state.take_leftovers()
+    if doomed:
+        state.erase(doomed)
+    seconds = time.perf_counter() - t0
+    for name, k in state.leftover_counts.items():
+        stats[name].removed += k
+        stats[name].seconds += seconds
+        seconds = 0.0
+    state.leftover_counts = {}
 
 
 def _created_since(graph: Graph, checkpoint: int) -> list:

@@ -64,6 +64,8 @@ def needed_ops(graph: Graph, state: PassState) -> set[int]:
 def run(graph: Graph, state: PassState) -> int:
     needed = needed_ops(graph, state)
     doomed = [op for op in graph.get_operations() if id(op) not in needed]
+    # with what other passes left unused in loops it keeps (state.erase_later): one erase
+    doomed += [op for op in state.take_leftovers() if id(op) in needed]
     if doomed:
-        graph.erase_ops(doomed)  # their users are unneeded too (else they would be needed)
+        state.erase(doomed)  # their users are unneeded too (else they would be needed)
     return 0

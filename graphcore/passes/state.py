@@ -38,6 +38,9 @@ class PassState:
         self.log: list[Operation] = []  # every op a rewrite touched, in order (see the module docstring)
         self.retry: list[Operation] = []  # ops the running pass left for its next run to look at again
         self.cache: dict = {}  # what passes keep between their runs (per pass, under its name)
+        self.running = ""  # the name of the pass running now
+        self.leftovers: list = []  # (pass, ops it left unused for the next erase): see erase_later
+        self.leftover_counts: dict[str, int] = {}
         self._dead_memo: dict | None = None  # id(op) -> may be dead (see may_be_dead)
         self._dead_version = self._run_version = graph.version
 
@@ -67,6 +70,25 @@ class PassState:
         """The running pass left `op` alone for a reason a change far from it may lift: its next
         run looks at `op` again."""
         self.retry.append(op)
+
+    def erase_later(self, ops) -> None:
+        """Leave `ops` (unused now) for the next erase of many ops (pruning's, or the manager's
+        before the passes that run last): each erase walks the whole graph and every loop's
+        lists, and passes skip unused ops meanwhile. Only for ops in a while loop's body, which
+        pruning would otherwise keep with their loop."""
+        self.leftovers.append((self.running, list(ops)))
+
+    def take_leftovers(self) -> list[Operation]:
+        """The ops passes left to erase (`erase_later`) that are still unused, and forget
+        them; `self.leftover_counts` says how many each pass left."""
+        out, counts = [], {}
+        for name, ops in self.leftovers:
+            for op in ops:
+                if op in self.graph and not op.control_outputs and not any(t.consumers() for t in op.outputs):
+                    out.append(op)
+                    counts[name] = counts.get(name, 0) + 1
+        self.leftovers, self.leftover_counts = [], counts
+        return out
 
     def erase(self, ops) -> list[Operation]:
         """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter."""

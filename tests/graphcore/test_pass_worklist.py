@@ -153,3 +153,37 @@ def test_random_programs_optimize_to_the_same_graph_with_and_without_worklists(m
         finally:
             linecache.cache.pop(filename, None)
     assert not different
+
+
+def _loop_with_an_invariant_product():
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        w = gc.placeholder(gc.float64, [], name="w")
+
+        def body(i, v):
+            return i + 1, v + gc.tanh(w) * 2.0
+
+        _, y = gc.while_loop(lambda i, v: i < 4, body, [0, x])
+    return g, [y], (x, w)
+
+
+@pytest.mark.parametrize("skip", [["fusion"], ["fusion", "pruning"], ["pruning"]])
+def test_ops_moved_out_of_a_loop_are_erased_once_and_counted_as_moved(skip):
+    """Loop-invariant motion leaves the ops it moved for pruning's erase (state.erase_later),
+    or the manager's when pruning is skipped: none stays in the loop, and the report counts
+    them as the motion's."""
+    g, fetches, (x, w) = _loop_with_an_invariant_product()
+    erases = []
+    erase_ops = g.erase_ops
+    g.erase_ops = lambda ops: erases.append(list(ops)) or erase_ops(erases[-1])
+    report = optimize(g, fetches, skip=skip, validate=True)
+    stats = {p.name: p for p in report.passes}
+    assert stats["licm"].rewritten == 2 and stats["licm"].removed == 2  # tanh(w) and its product
+    in_loop = [op.type for op in g.get_operations() if op.ctx is not None]
+    assert "Tanh" not in in_loop and "Mul" not in in_loop
+    assert len([e for e in erases if e]) <= 1 + ("fusion" not in skip)  # one erase before fusion
+    if "pruning" not in skip:
+        assert stats["pruning"].removed == 0
+    values = Session(g, num_threads=1).run(report.fetches, feed_dict={x: 0.5, w: 0.25})
+    np.testing.assert_allclose(values[0], 0.5 + 4 * np.tanh(0.25) * 2.0)
