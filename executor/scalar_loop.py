@@ -175,6 +175,7 @@ class _Loops:
         self.consts = {}  # a constant's source -> its value
         self.loose = set()  # names of known ints that may be out of range, in the loop made now
         self.need = set()   # those of them whose value is used
+        self.lazy = set()   # the loop's variables checked after the loop only
 
     def bind(self, prefix: str, value) -> str:
         name = f"{prefix}{self._count}"
@@ -334,10 +335,15 @@ class _Loops:
         expression, the types of its outputs): the loop variables' types are a fixed
         point (a variable stays known if its next value has its type every iteration).
         A counted loop (`while i < n: ... i = i + step`, all Python ints) runs as a
-        `for i in range(...)` where the step is positive and i cannot overflow."""
+        `for i in range(...)` where the step is positive and i cannot overflow.
+
+        A sum (`s = s + e` with numpy's + or -, e in range) whose value nothing in the
+        loop reads but the sum itself is `lazy`: it may leave its range (by at most e's
+        range each iteration) and is wrapped around once, after the loop."""
         n = a["n_vars"]
         var_types = list(input_types[:n])
-        outer_sets = self.loose, self.need
+        outer_sets = self.loose, self.need, self.lazy
+        self.lazy = set()
         while True:
             self.loose, self.need = set(), set()
             cond, body, names, types = self.iteration(a, input_dtypes, var_types + list(input_types[n:]))
@@ -345,6 +351,19 @@ class _Loops:
             if known == var_types:
                 break
             var_types = known
+        sums = self._sums(a, var_types, len(input_dtypes)) if self.py_ints else {}
+        while sums:
+            self.lazy = {f"v{k}" for k in sums}
+            self.loose, self.need = set(self.lazy), set()
+            cond, body, names, types = self.iteration(a, input_dtypes, var_types + list(input_types[n:]))
+            for k, x in enumerate(a["nexts"]):  # the next values of the other variables are read
+                if k not in sums and var_types[k] is not None:
+                    self.exact(names[x], var_types[k])
+            read = {k for k, e in sums.items() if f"v{k}" in self.need or names[e] in self.loose}
+            if not read:
+                break
+            sums = {k: e for k, e in sums.items() if k not in read}
+        self.lazy = {f"v{k}" for k in sums}
         state = [f"v{k}" for k in range(n)]
         # a variable known at the entry but not throughout: as numpy has it
         starts = [f"x{k}" if T is not None else self.as_numpy(f"x{k}", input_types[k]) for k, T in enumerate(var_types)]
@@ -355,7 +374,11 @@ class _Loops:
             lines += counted[0] + [f"    {x}" for x in counted[1]] + ["else:"] + [f"    {x}" for x in loop]
         else:
             lines += loop
-        self.loose, self.need = outer_sets
+        for k in sorted(sums):  # numpy's value, wrapped around: Python's + - agree with it modulo 2**bits
+            if k in a["exits"]:
+                high = 2 ** (np.iinfo(var_types[k]).bits - 1)
+                lines.append(f"if {_outside(f'v{k}', var_types[k])}: v{k} = ((v{k} + {high}) % {2 * high}) - {high}")
+        self.loose, self.need, self.lazy = outer_sets
         exits = [f"v{k}" for k in a["exits"]]
         result = exits[0] if len(exits) == 1 else "(" + ", ".join(exits) + ")"
         return lines, result, [var_types[k] for k in a["exits"]]
@@ -364,8 +387,8 @@ class _Loops:
         """The `while` of one iteration's lines (its marks resolved), or, `skip` being a
         counted variable, the body of its `for`."""
         state = [f"v{k}" for k in range(a["n_vars"])]
-        nexts = [self.exact(names[x], T) if T is not None else self.as_numpy(names[x], types[x])
-                 for x, T in zip(a["nexts"], var_types)]
+        nexts = [names[x] if f"v{k}" in self.lazy else self.exact(names[x], T) if T is not None else
+                 self.as_numpy(names[x], types[x]) for k, (x, T) in enumerate(zip(a["nexts"], var_types))]
         moves = [(v, x) for k, (v, x) in enumerate(zip(state, nexts)) if x != v and k != skip]
         if skip is None:
             lines = ["while True:"] + [f"    {x}" for x in cond]
@@ -412,7 +435,7 @@ class _Loops:
         if any(x in (pred, nxt) for s in steps for x in (*s[INPUTS], *(p for p, _ in s[GUARD]))) or \
                 sorted(a["nexts"]).count(nxt) != 1 or nxt in a["exits"] or outputs_of(add) != 1:
             return None
-        self.loose, self.need = set(), set()
+        self.loose, self.need = set(self.lazy), set()
         cond, body, names, out_types = self.iteration(a, input_dtypes, types, skip=j)
         body = self._while(a, cond, body, names, out_types, types[:n], skip=k) or ["    pass"]
         high = 2 ** (np.iinfo(types[k]).bits - 1)
@@ -429,6 +452,27 @@ class _Loops:
                   f"    for {f'v{k}' if self.py_ints else 'counted_'} in counted:"]
         last = "counted.start + len(counted) * counted.step"
         return before, body + [f"v{k} = {last}" if self.py_ints else f"v{k} = {_TYPE_NAMES[types[k]]}({last})"]
+
+    def _sums(self, a: dict, var_types: list, n_in: int) -> dict:
+        """{variable k: the value e} where k's next value is k + e, k - e or e + k, by a
+        body step of its own (numpy's Add or Sub, unguarded): candidates for `lazy`."""
+        first = n_in + sum(outputs_of(s) for s in a["cond_steps"])
+        made = {}
+        for step in a["body_steps"]:
+            made[first] = step
+            first += outputs_of(step)
+        out = {}
+        for k, x in enumerate(a["nexts"]):
+            step = made.get(x)
+            if var_types[k] not in _INTS or step is None or step[GUARD] or step[ATTRS] or \
+                    step[TYPE] not in ("Add", "Sub") or outputs_of(step) != 1:
+                continue
+            i0, i1 = step[INPUTS]
+            if i0 == k and i1 != k:
+                out[k] = i1
+            elif step[TYPE] == "Add" and i1 == k and i0 != k:
+                out[k] = i0
+        return out
 
     def _checked(self, line: str):
         """A `#loose name type` mark: where the value is used, a check that it is in its

@@ -141,6 +141,29 @@ def counted_lag(n):
     return last, i, s
 
 
+def lazy_sums(x, n):
+    """Sums read by nothing in the loop: checked once, after it (they may wrap around)."""
+    s = x - x
+    d = x - x
+    i = 0
+    while i < n:
+        s = s + x
+        d = d - x
+        i += 1
+    return s, d
+
+
+def nested_sums(x, n):
+    """An inner loop's sum, wrapping around inside it."""
+    s = x - x
+    for i in range(n):
+        j = np.int64(0)
+        while j < n:
+            s = s + x
+            j += 1
+    return s
+
+
 def counted_up_to(i, n):
     """<= and Python ints (i += 1 of Python ints is Python's arithmetic)."""
     j = 0
@@ -190,6 +213,9 @@ CASES = [
     (counted_up_to, (np.int64(1), np.int64(12))), (counted_up_to, (np.int64(1), np.int64(-1))),
     (count_to, (np.int64(0), np.int64(10))), (count_to, (np.int64(12), np.int64(10))),
     (counted_lag, (np.int64(5),)), (counted_lag, (np.int64(40),)), (counted_lag, (np.int64(0),)),
+    (lazy_sums, (np.int64(3), np.int64(10))), (lazy_sums, (np.int64(2**62), np.int64(10))),
+    (lazy_sums, (np.int32(2**29), np.int64(10))), (lazy_sums, (np.int64(-2**62), np.int64(3))),
+    (nested_sums, (np.int64(5), np.int64(6))), (nested_sums, (np.int64(2**61), np.int64(5))),
     # inputs that are not numpy scalars of their dtype: 0-d arrays, Python numbers
     (fib, (np.array(90),)), (grow, (np.array(5), np.int64(45))), (collatz_steps, (np.array(27),)),
     (fib, (100,)), (newton, (2.0, 5)), (collatz_steps, (27,)),
@@ -255,7 +281,8 @@ def guarded_calls(monkeypatch):
                                       (fib32, (np.int32(100),)), (collatz_steps, (np.int64(27),)),
                                       (counted, (np.int64(3), np.int64(20), np.int64(4))),
                                       (counted_up_to, (np.int64(1), np.int64(12))),
-                                      (counted_lag, (np.int64(40),)),
+                                      (counted_lag, (np.int64(40),)), (lazy_sums, (np.int64(2**62), np.int64(10))),
+                                      (nested_sums, (np.int64(2**61), np.int64(5))),
                                       (flags, (np.int64(9),)), (newton, (np.float64(2.0), np.int64(6))),
                                       (grow, (np.int64(5), np.int64(50)))])
 def test_the_fast_path_runs(fn, args, guarded_calls):
