@@ -415,3 +415,29 @@ def test_counted_loops_run_as_a_for_over_a_range():
         (op,) = compiled_ops(function(fn, jit_compile=True), *args)
         source = compiled_loop_kernel(op).source
         assert "counted = range(" in source and "while True:" in source  # the while where the range may not do
+
+
+@pytest.mark.parametrize("key", sorted((k for k in RULES if k[1] in (np.int32, np.int64) and
+                                        k[0] in ("Add", "Sub", "Mul", "Neg", "Abs", "Mod")), key=str),
+                         ids=lambda k: f"{k[0]}-{k[1].__name__}")
+def test_integer_rules_wrap_around_as_numpys_kernels_with_overflows_ignored(key):
+    """The numpy-scalar variant of an integer loop ignores overflows: its operators must
+    then wrap around exactly as the kernels do, silently (a zero divisor still raises)."""
+    from graphcore.registry import get_op_def
+    name, T = key
+    source, _ = RULES[key]
+    fast = eval("lambda a, b=None: " + source.format("a", "b"))  # noqa: S307 (the rule's source)
+    kernel = get_op_def(name).kernel
+    values = _edge_values(T)
+    pairs = [(a,) for a in values] if "{1}" not in source else [(a, b) for a in values for b in values]
+    for args in pairs:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            want = kernel(*args)
+        try:
+            with np.errstate(over="ignore", divide="raise", invalid="raise"):
+                got = fast(*args)
+        except FloatingPointError:
+            assert caught, (name, args)
+            continue
+        assert not caught and _bits(got) == _bits(want), (name, args, got, want)
