@@ -401,7 +401,10 @@ class Graph:
             if output_specs is None:
                 try:
                     output_specs = op_def.infer(inputs, attrs)
-                except GraphError:
+                except GraphError as e:  # named at the user's line, as the others below
+                    loc = source or user_location(2)
+                    if loc is not None and f"{loc.filename}:{loc.lineno}" not in str(e) and str(loc) not in str(e):
+                        e.args = (f"{op_def.type} at {loc}: {e}", *e.args[1:])
                     raise
                 except (TypeError, ValueError) as e:
                     loc = source or user_location(2)

@@ -48,9 +48,13 @@ def join_kinds(da: dt.DType, weak_a: bool, db: dt.DType, weak_b: bool, strong_pr
     weak value takes the other, strong value's dtype (a float meeting an integer gives
     float64), as numpy 2 and JAX do for Python numbers; two weak values promote; two
     strong ones promote for an op (`promote`) but not as one variable (strong_promote
-    False: None). Bools and opaque values mix with nothing (None)."""
+    False: None). For an op, a bool meeting a number counts as that number's type, as in
+    numpy (`c += x > 0`, `x * (x > 0)`); as one variable it does not (Python would keep a
+    bool in one branch and a number in the other). Opaque values mix with nothing (None)."""
     if da == db:
         return da
+    if strong_promote and (da.is_bool and db.is_numeric or db.is_bool and da.is_numeric):
+        return db if da.is_bool else da
     if weak_a != weak_b and da.is_numeric and db.is_numeric:
         weak, strong = (da, db) if weak_a else (db, da)
         return dt.float64 if weak.is_floating and strong.is_integer else strong
