@@ -111,6 +111,93 @@ def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
     raise _Inexact
 
 
+def _python_expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
+    """A PythonArith step (Python numbers, Python's arithmetic): a checked helper that
+    raises where Python raises or int64 cannot hold Python's result; the compiled loop
+    then hands the call to the Python kernel, which reports it at the user's line."""
+    d = {np.dtype(x) for x in in_dtypes}
+    if d == {np.dtype(np.int64)} and np.dtype(out) == np.dtype(np.int64) and kind in _CHECKED_INT:
+        return f"{_CHECKED_INT[kind]}({args[0]}, {args[1]})"
+    if d == {np.dtype(np.float64)} and kind == "RealDiv":
+        return f"py_float_div({args[0]}, {args[1]})"
+    raise _Inexact  # (int / int, float // and %, powers: Python's rules are kept by the Python kernel)
+
+
+_CHECKED_INT = {"Add": "py_int_add", "Sub": "py_int_sub", "Mul": "py_int_mul", "FloorDiv": "py_int_floordiv",
+                "Mod": "py_int_mod"}
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+# Overflow is tested before the operation, never on a wrapped result: numba's integer
+# arithmetic is "no signed wrap" to LLVM, which may fold a test of a wrapped value away.
+
+
+def _py_int_add(a, b):
+    if (b > 0 and a > _INT64_MAX - b) or (b < 0 and a < _INT64_MIN - b):
+        raise OverflowError("a Python int left int64")
+    return a + b
+
+
+def _py_int_sub(a, b):
+    if (b < 0 and a > _INT64_MAX + b) or (b > 0 and a < _INT64_MIN + b):
+        raise OverflowError("a Python int left int64")
+    return a - b
+
+
+def _py_int_mul(a, b):
+    if a > 0 and b > 0:
+        over = a > _INT64_MAX // b
+    elif a > 0 and b < 0:
+        over = b < (_INT64_MIN + a - 1) // a        # b < ceil(MIN / a)
+    elif a < 0 and b > 0:
+        over = a < (_INT64_MIN + b - 1) // b
+    elif a < 0 and b < 0:
+        over = b == _INT64_MIN or a < -(_INT64_MAX // -b)   # a < ceil(MAX / b)
+    else:
+        over = False
+    if over:
+        raise OverflowError("a Python int left int64")
+    return a * b
+
+
+def _py_int_floordiv(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    if b == -1:
+        if a == _INT64_MIN:
+            raise OverflowError("a Python int left int64")
+        return -a
+    return a // b
+
+
+def _py_int_mod(a, b):
+    if b == 0:
+        raise ZeroDivisionError("integer division or modulo by zero")
+    if b == -1:
+        return a - a  # (0 of a's type)
+    return a % b
+
+
+def _py_float_div(a, b):
+    if b == 0.0:
+        raise ZeroDivisionError("float division by zero")
+    return a / b
+
+
+_HELPERS: dict = {}
+
+
+def _python_helpers() -> dict:
+    """The checked helpers, compiled once per process."""
+    if not _HELPERS:
+        import numba  # noqa: PLC0415 (optional; checked by require_numba)
+
+        for name, fn in (("py_int_add", _py_int_add), ("py_int_sub", _py_int_sub), ("py_int_mul", _py_int_mul),
+                         ("py_int_floordiv", _py_int_floordiv), ("py_int_mod", _py_int_mod),
+                         ("py_float_div", _py_float_div)):
+            _HELPERS[name] = numba.njit(error_model="numpy", cache=False)(fn)
+    return _HELPERS
+
+
 def _const(value, dtype) -> str:
     arr = np.asarray(value)
     if arr.shape != () or np.dtype(dtype) not in _TYPES:
@@ -156,7 +243,7 @@ def _compile(a: dict, input_dtypes: list, name: str):
 
     n_in = len(input_dtypes)
     dtypes = list(input_dtypes)
-    env: dict = {"np": np}
+    env: dict = {"np": np, **_python_helpers()}
     cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, env, name)]
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
     params = ", ".join(f"x{i}" for i in range(n_in))
@@ -198,6 +285,8 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
         env[f"k{i}"], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
         targets = ", ".join(f"v{i + x}" for x in range(k))
         code = [f"{targets} = k{i}({args})"]
+    elif kind == "PythonArith":
+        code = [f"v{i} = {_python_expr(step[ATTRS]['op'], [f'v{x}' for x in ins], [dtypes[x] for x in ins], out_dtypes[0])}"]
     elif step[ATTRS] and kind != "Cast":
         raise _Inexact
     else:

@@ -118,7 +118,7 @@ def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, 
     def body2():
         k = box[0]
         body(iterable.item(k))
-        box[0] = k + 1
+        box[0] = k + np.int64(1)  # (an int64 step: the counter cannot pass n, so no Python int check)
 
     _graph_while(test2, body2, get2, set2, list(names) + ["<loop counter>"], line)
 

@@ -7,6 +7,7 @@ import builtins
 import numpy as np
 
 import graphcore as gc
+from graphcore.ops.array_ops import int_of_float
 
 from . import effects
 from .iterables import enumerate_, range_, reversed_, zip_
@@ -66,7 +67,10 @@ def _scalar(x, what: str):
 
 
 def int_(x=0, *args):
-    return _python_number(gc.cast(_scalar(x, "int"), gc.int64)) if is_tensor(x) else builtins.int(x, *args)
+    if not is_tensor(x):
+        return builtins.int(x, *args)
+    x = _scalar(x, "int")
+    return _python_number(int_of_float(x) if x.dtype.is_floating else gc.cast(x, gc.int64))
 
 
 def float_(x=0.0):

@@ -155,6 +155,39 @@ def _cast_grad(op, dy):
     return [cast_op(dy, dtype=x.dtype)]
 
 
+def _int_of_float_rule(x):
+    if not x.dtype.is_floating:
+        raise GraphError(f"IntOfFloat converts a float, got {x.dtype}")
+    return dt.int64, x.shape
+
+
+def _int_of_float_kernel(x):
+    """Python's int() of a float: truncation toward zero, and an error where Python's
+    int() raises one (NaN, infinities) or gives an integer an int64 cannot hold (numpy's
+    cast would give a wrong number silently)."""
+    a = np.asarray(x)
+    bad = ~((a >= -2.0 ** 63) & (a < 2.0 ** 63))   # NaN compares false: bad too
+    if bad.any():
+        v = a[bad].reshape(-1)[0]
+        if np.isnan(v):
+            raise ValueError("cannot convert float NaN to integer")
+        if np.isinf(v):
+            raise OverflowError("cannot convert float infinity to integer")
+        raise OverflowError(f"int() of {float(v)!r} does not fit in an int64: Python would give a larger integer, which "
+                            "a graph value cannot hold; keep it below 2**63 in magnitude, or keep it a float")
+    return a.astype(np.int64)
+
+
+int_of_float_op = define_op("IntOfFloat", shape=_int_of_float_rule, kernel=_int_of_float_kernel, cost=CHEAP)
+int_of_float_op.not_differentiable("integer output")
+
+
+def int_of_float(x, name=None):
+    """Python's `int(x)` of a float tensor: Cast to int64, but NaN, infinities and values
+    beyond int64 fail the run as Python's int() would, instead of giving a wrong number."""
+    return int_of_float_op(x, name=name)
+
+
 def cast(x, dtype, name=None):
     """Convert `x` to `dtype` (float -> int truncates toward zero, as numpy)."""
     dtype = dt.as_dtype(dtype)

@@ -3,6 +3,7 @@ block per op, with the weak typing of Python numbers that meet tensors (`weak_bi
 and the gradient of broadcasting (`unbroadcast`) that their gradient rules share."""
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
-from ..registry import CHEAP, define_op, needs_grad
+from ..registry import CHEAP, define_op, get_op_def, needs_grad
 from ..shapes import TensorShape, broadcast
 from ._helpers import in_graph, is_python_number, is_weak, join_kinds, normalize_axis, reduced_shape
 from .array_ops import (as_shape_tuple, cast, cast_op, constant, expand_dims_op, fwd_shape, fwd_size, reshape_op,
@@ -192,8 +193,18 @@ greater_op = define_op("Greater", shape=_bool_rule, kernel=np.greater, cost=CHEA
 greater_equal_op = define_op("GreaterEqual", shape=_bool_rule, kernel=np.greater_equal, cost=CHEAP)
 equal_op = define_op("Equal", shape=_bool_rule, kernel=np.equal, cost=CHEAP)
 not_equal_op = define_op("NotEqual", shape=_bool_rule, kernel=np.not_equal, cost=CHEAP)
-for _op in (less_op, less_equal_op, greater_op, greater_equal_op, equal_op, not_equal_op, floordiv_op, mod_op):
+for _op in (less_op, less_equal_op, greater_op, greater_equal_op, equal_op, not_equal_op, floordiv_op):
     _op.not_differentiable("its output is piecewise constant in its inputs")
+
+
+@mod_op.gradient
+def _mod_grad(op, dy):
+    """x % y == x - floor(x / y) * y: d/dx 1, d/dy -floor(x / y) (between its jumps)."""
+    x, y = op.inputs
+    if not x.dtype.is_floating:
+        return [None, None]
+    return [unbroadcast(dy, x) if needs_grad(op, 0) else None,
+            unbroadcast(neg_op(mul_op(dy, floor_op(realdiv_op(x, y)))), y) if needs_grad(op, 1) else None]
 
 
 def _logical_rule(x, y=None, **attrs):
@@ -632,13 +643,72 @@ argmax_op = define_op("ArgMax", shape=_arg_rule, kernel=_argmax_kernel).not_diff
 argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel).not_differentiable("integer output")
 
 
+# -- Python numbers: arithmetic of two of them, as Python computes it ------------------
+
+_PYTHON_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
+                     "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow}
+_SYMBOL = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**"}
+
+
+def _python_arith_rule(x, y, *, op):
+    d, s = _numeric_binary_rule(x, y)
+    return (dt.float64 if op == "RealDiv" else d), s
+
+
+def _python_arith_kernel(x, y, *, op):
+    """`x op y` of two Python numbers held as numpy scalars, computed by Python: a zero
+    divisor raises ZeroDivisionError and a float power that overflows OverflowError, as in
+    Python; an int result an int64 cannot hold (Python's ints have no bound) and a power
+    whose type Python decides by value (2 ** -1 is a float) are refused instead of wrapped."""
+    a, b = x.item(), y.item()
+    out = _PYTHON_OPERATORS[op](a, b)
+    if isinstance(a, float) or isinstance(b, float) or op == "RealDiv":
+        if isinstance(out, complex):
+            raise ValueError(f"{a!r} {_SYMBOL[op]} {b!r} is a complex number in Python, which a graph value cannot "
+                             "hold; use np.power for numpy's NaN")
+        return np.float64(out)
+    if isinstance(out, float):
+        raise ValueError(f"{a!r} {_SYMBOL[op]} {b!r} is the float {out!r} in Python, but these Python ints were "
+                         "traced as integers; write the base as a float (e.g. 2.0 ** k)")
+    if not -2 ** 63 <= out < 2 ** 63:
+        raise OverflowError(f"{a!r} {_SYMBOL[op]} {b!r} is {out} in Python, beyond int64: a Python int in a graph "
+                            "is an int64, which cannot hold it. Make the value a float, or an np.int64 if "
+                            "wrapping around is what you want")
+    return np.int64(out)
+
+
+python_arith_op = define_op("PythonArith", shape=_python_arith_rule, kernel=_python_arith_kernel, cost=CHEAP,
+                            doc="Arithmetic of two Python numbers (weakly typed scalars) with Python's "
+                                "semantics: errors where Python raises, no silent wrap-around")
+
+
+@python_arith_op.gradient
+def _python_arith_grad(op, dy):
+    """Python floats differentiate as the numpy op would (float(x) / 2.0); ints do not."""
+    rule = get_op_def(op.attrs["op"]).grad_fn
+    if rule is None or not op.outputs[0].dtype.is_floating or not op.inputs[0].dtype.is_floating:
+        return [None, None]
+    return rule(op, dy)
+
+
+# where Python floats differ from numpy's float64: a zero divisor, a power that overflows or is complex
+_PYTHON_FLOAT_OPERATORS = frozenset({"RealDiv", "FloorDiv", "Mod", "Pow"})
+
+
 # -- public functions with TensorFlow's names ---------------------------------
 
 def _binary_fn(op, name_, arithmetic=False):
+    python = op.type in _PYTHON_OPERATORS
+
     def fn(x, y, name=None):
         weak = arithmetic and is_weak(x) and is_weak(y)
         x, y = weak_binary(op.type, x, y)
-        out = op(x, y, name=name)
+        if weak and python and isinstance(x, Tensor) and x.shape.dims == () and y.shape.dims == () and \
+                (x.dtype.is_integer or op.type in _PYTHON_FLOAT_OPERATORS):
+            # two Python numbers: Python's arithmetic (the node keeps the op's name: a + b is "Add")
+            out = python_arith_op(x, y, op=op.type, name=name or op.type)
+        else:
+            out = op(x, y, name=name)
         if weak and isinstance(out, Tensor):
             out.weak = True
         return out

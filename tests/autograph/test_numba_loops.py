@@ -144,3 +144,47 @@ def test_bad_jit_compile_values_and_a_missing_numba_are_refused(monkeypatch):
     monkeypatch.setattr(numba_loop, "numba_available", lambda: False)
     with pytest.raises(GraphError, match=r"pip install -e '.\[jit\]'"):
         function(fib, jit_compile="numba")
+
+
+def python_int_counter(n):
+    s = 1
+    k = 0
+    while k < n:
+        s = s * 3 - k // 2 + k % 5
+        k += 1
+    return s
+
+
+def test_python_int_arithmetic_compiles_and_stops_where_python_leaves_int64():
+    """Python ints (PythonArith) run in numba with checked helpers: the same values while
+    they fit int64; where Python's result would not fit, the OverflowError of the Python
+    kernel, at the user's line."""
+    jit = function(python_int_counter, jit_compile="numba")
+    assert [jit(np.int64(n)) for n in (0, 1, 10, 39)] == [python_int_counter(n) for n in (0, 1, 10, 39)]
+    assert backends(jit, np.int64(10)) == ["numba"]
+    assert python_int_counter(41) > 2 ** 63
+    with pytest.raises(OverflowError, match="beyond int64") as e:
+        jit(np.int64(41))
+    assert "test_numba_loops.py" in str(e.value)
+
+
+def test_checked_python_int_helpers_are_exact_on_edges():
+    import itertools
+    import operator
+    lo, hi = -2 ** 63, 2 ** 63 - 1
+    edges = [0, 1, -1, 2, -2, 3, -7, 2 ** 31, -2 ** 31, 2 ** 62, -2 ** 62, 2 ** 62 + 1, -2 ** 62 - 1, 3037000499,
+             3037000500, -3037000500, hi, lo, hi - 1, lo + 1, hi // 3, lo // 3]
+    helpers = numba_loop._python_helpers()
+    for name, op in (("py_int_add", operator.add), ("py_int_sub", operator.sub), ("py_int_mul", operator.mul),
+                     ("py_int_floordiv", operator.floordiv), ("py_int_mod", operator.mod)):
+        for a, b in itertools.product(edges, edges):
+            try:
+                want = op(a, b)
+                want = want if lo <= want <= hi else OverflowError
+            except ZeroDivisionError:
+                want = ZeroDivisionError
+            try:
+                got = int(helpers[name](np.int64(a), np.int64(b)))
+            except (OverflowError, ZeroDivisionError) as e:
+                got = type(e)
+            assert got == want, (name, a, b)

@@ -66,3 +66,151 @@ def test_float_and_int_of_a_scalar_tensor_match_python(x):
 
 def test_gradient_through_float_of_a_tensor():
     np.testing.assert_allclose(autograph.grad(lambda x: float(x) * float(x))(np.float64(1.5)), 3.0)
+
+
+def count_positive(xs):
+    c = 0
+    for v in xs:
+        c += v > 0
+    return c
+
+
+def masked(x, n):
+    s = 0.0
+    k = 0
+    while k < n:
+        s = s + x * (x > k) - (x < 0) * 2
+        k += 1
+    return s
+
+
+def test_a_bool_counts_as_a_number_as_in_numpy():
+    """`c += v > 0` and `x * (x > 0)` as numpy computes them, in loops too."""
+    check(count_positive, (np.array([1.0, -2.0, 3.0, 0.0]),), (np.array([], dtype=np.float64),),
+          (np.array([4, 5], dtype=np.int32),), python_args=False)
+    check(masked, (np.float64(2.5), np.int64(4)), (np.float64(-1.0), np.int64(2)), (np.float32(3.0), np.int64(3)),
+          python_args=False)
+
+
+def test_gradient_through_a_bool_mask_matches_finite_differences():
+    eps = 1e-6
+    for x in (2.5, 0.7, -1.3):
+        got = autograph.grad(masked)(np.float64(x), np.int64(4))
+        expected = (masked(x + eps, 4) - masked(x - eps, 4)) / (2 * eps)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def powers_of_ten(n):
+    s = 1
+    i = 0
+    while i < n:
+        s = s * 10
+        i += 1
+    return s
+
+
+def factorial(n):
+    r = 1
+    for k in range(1, n + 1):
+        r *= k
+    return r
+
+
+def divide_by_countdown(n):
+    s = 0
+    for k in range(n):
+        s = s + 10 // (k - 2) + 7 % (3 - k)
+    return s
+
+
+def float_divide_by_countdown(n):
+    s = 0.0
+    for k in range(n):
+        s = s + 1.0 / (k - 2)
+    return s
+
+
+def two_to_the(n):
+    s = 0
+    for k in range(n):
+        s = s + 2 ** (k - 1)
+    return s
+
+
+def test_python_ints_compute_as_python_or_the_run_fails():
+    """Python ints in a graph are int64: where Python's result fits, the same value; where
+    it would not (Python's ints have no bound), the run fails with OverflowError at the
+    user's line instead of wrapping around silently."""
+    check(powers_of_ten, (np.int64(18),), (np.int64(0),), python_args=False)
+    check(factorial, (np.int64(20),), (np.int64(1),), python_args=False)
+    for f, n in ((powers_of_ten, 19), (factorial, 21)):
+        assert f(n) >= 2 ** 63  # plain Python: a big int
+        with pytest.raises(OverflowError, match=r"beyond int64") as e:
+            function(f)(np.int64(n))
+        assert "test_python_numbers.py" in str(e.value)
+
+
+def test_python_zero_divisors_raise_zero_division_error_as_python():
+    check(divide_by_countdown, (np.int64(2),), python_args=False)
+    check(float_divide_by_countdown, (np.int64(2),), python_args=False)
+    for f in (divide_by_countdown, float_divide_by_countdown):
+        with pytest.raises(ZeroDivisionError):
+            f(4)
+        with pytest.raises(ZeroDivisionError, match="by zero"):
+            function(f)(np.int64(4))
+
+
+def test_a_python_int_power_that_python_makes_a_float_is_refused():
+    assert two_to_the(3) == 3.5
+    check(two_to_the, (np.int64(0),), python_args=False)
+    with pytest.raises(ValueError, match=r"2 \*\* -1 is the float 0.5 in Python.*2.0 \*\* k"):
+        function(two_to_the)(np.int64(3))
+
+
+def int_of(x):
+    return int(x) * 3
+
+
+@pytest.mark.parametrize("x, error", [(float("nan"), ValueError), (float("inf"), OverflowError),
+                                      (-float("inf"), OverflowError)])
+def test_int_of_a_float_fails_where_python_s_does(x, error):
+    with pytest.raises(error):
+        int_of(x)
+    with pytest.raises(error):
+        function(int_of)(np.float64(x))
+
+
+def test_int_of_a_float_beyond_int64_is_refused_not_wrapped():
+    assert int_of(1e30) == 3 * 10 ** 30 + 3 * 19884624838656  # Python: a big int
+    with pytest.raises(OverflowError, match="does not fit in an int64"):
+        function(int_of)(np.float64(1e30))
+
+
+def test_int_of_a_float_truncates_as_python():
+    check(int_of, (np.float64(-2.7),), (np.float64(2.999),), (np.float32(-0.5),), (np.float64(3.0e18),),
+          python_args=False)
+
+
+def float_of(x):
+    y = float(x)
+    return y / 2.0 + y ** 2.0 - 1.0 % y
+
+
+def test_python_float_arithmetic_differentiates_as_numpy_s():
+    eps = 1e-6
+    for x in (3.0, 0.75):
+        got = autograph.grad(float_of)(np.float64(x))
+        np.testing.assert_allclose(got, (float_of(x + eps) - float_of(x - eps)) / (2 * eps), rtol=1e-6)
+
+
+def float_mod(x, y):
+    return x % y + 0.5 * (y % x)
+
+
+def test_gradient_of_float_mod_matches_finite_differences():
+    """x % y == x - floor(x / y) * y: d/dx 1, d/dy -floor(x / y) (it was taken as 0)."""
+    eps = 1e-6
+    for x, y in ((3.5, 2.0), (5.0, 1.5), (-2.25, 0.7), (1.3, -0.4)):
+        gx, gy = autograph.grad(float_mod, argnums=(0, 1))(np.float64(x), np.float64(y))
+        np.testing.assert_allclose(gx, (float_mod(x + eps, y) - float_mod(x - eps, y)) / (2 * eps), rtol=1e-6)
+        np.testing.assert_allclose(gy, (float_mod(x, y + eps) - float_mod(x, y - eps)) / (2 * eps), rtol=1e-6)

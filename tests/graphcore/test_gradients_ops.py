@@ -33,6 +33,8 @@ CASES = {
     "Mul": ([("f", (2, 3)), ("f", (1, 3))], lambda a, b: a * b),
     "RealDiv": ([("f", (2, 3)), ("p", (3,))], lambda a, b: a / b),
     "Pow": ([("p", (2, 3)), ("f", (2, 3))], lambda a, b: a ** b),
+    "Mod": ([("f", (2, 3)), ("p", (3,))], lambda a, b: a % b),
+    "PythonArith": ([("f", ()), ("p", ())], lambda a, b: math_ops.python_arith_op(a, b, op="RealDiv")),
     "Maximum": ([("f", (2, 3)), ("f", (2, 3))], gc.maximum),
     "Minimum": ([("f", (2, 3)), ("f", (3,))], gc.minimum),
     "Neg": ([("f", (3,))], gc.negative),
