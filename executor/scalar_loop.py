@@ -224,11 +224,8 @@ class _Loops:
             return [], *self.const(step[ATTRS]["value"], step[DTYPE].np_dtype)
         if kind == "Merge":  # a cond's: the value of the branch its predicate took
             t, f, p = args
-            if types[0] is not None and types[0] is types[1]:
-                if t in self.loose or f in self.loose:
-                    self.loose.add(target)
-                    return [f"{target} = {t} if {p} else {f}", f"#loose {target} {types[0].__name__}"], \
-                        [target], [types[0]]
+            if types[0] is not None and types[0] is types[1]:  # (a sum is checked in its branch only)
+                t, f = self.exact(t, types[0]), self.exact(f, types[1])
                 return [f"{target} = {t} if {p} else {f}"], [target], [types[0]]
             t, f = self.as_numpy(t, types[0]), self.as_numpy(f, types[1])
             return [f"{target} = {t} if {p} else {f}"], [target], [None]
@@ -494,6 +491,7 @@ class _Loops:
         types, dtypes = list(input_types), list(input_dtypes)
         cond, body = [], []
         for region, steps in ((cond, a["cond_steps"]), (body, a["body_steps"])):
+            last_test = None  # the guard of the block the region's lines end with
             for number, step in enumerate(steps):
                 ins = step[INPUTS]
                 if region is body and number == skip:
@@ -509,7 +507,15 @@ class _Loops:
                     [step[DTYPE].np_dtype]
                 if step[GUARD] and lines:  # in a cond's branch: only when its predicates say so
                     test = " and ".join(names[p] if branch else f"not {names[p]}" for p, branch in step[GUARD])
-                    lines = [f"if {test}:"] + [f"    {x}" for x in lines]
+                    if test == last_test:  # the block above runs under the same test: in it
+                        lines = [f"    {x}" for x in lines]
+                    elif last_test is not None and " " not in last_test and test == f"not {last_test}":
+                        lines = ["else:"] + [f"    {x}" for x in lines]
+                    else:
+                        lines = [f"if {test}:"] + [f"    {x}" for x in lines]
+                    last_test = test if not lines[0].startswith("else") else None
+                elif lines:
+                    last_test = None
                 region += lines
         return cond, body, names, types
 
