@@ -5,6 +5,8 @@ earlier one. Stateful ops, ops reading variables, control-flow primitives, ident
 """
 from __future__ import annotations
 
+from itertools import filterfalse
+
 import numpy as np
 
 from ..dtypes import DType
@@ -76,17 +78,17 @@ def run(graph: Graph, state: PassState) -> int:
     # keys (type, inputs, context): an op's full key is worked out only when an earlier op has
     # its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
     # an op new tuples when it rewires them), so a later run works out those of changed ops only.
-    keys = state.cache.setdefault("cse", {})  # id(op) -> [op, inputs, controls, cheap key or None, full key]
+    keys = state.cache.setdefault("cse", {})  # id(op) -> [op, inputs, controls, cheap key, full key]
+    never = state.cache.setdefault("cse never", set())  # ops that are never merged (_eligible is False)
     known = keys.get
     buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
     rewrites = 0
-    for op in graph.get_operations():
+    for op in filterfalse(never.__contains__, graph.get_operations()):
         entry = known(id(op))
         if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
-            if entry[3] is None:
-                continue  # never merged
+            pass  # its keys still hold
         elif not _eligible(op):
-            keys[id(op)] = [op, op.inputs, op.control_inputs, None, None]
+            never.add(op)  # (what makes an op eligible never changes)
             continue
         else:
             entry = None

@@ -229,10 +229,10 @@ def _created_since(graph: Graph, checkpoint: int) -> list:
 def _worklist(state: PassState, since: int, retry) -> set[int]:
     """ids of the ops touched since `since` (and, for a READERS_TOO pass, of their readers and
     waiters), and of the ops in `retry`."""
-    touched = {id(op): op for op in state.log[since:]}
-    visit = set(touched)
+    touched = state.log[since:]
+    visit = set(map(id, touched))
     if state.readers_too:
-        for op in touched.values():
+        for op in dict(zip(map(id, touched), touched)).values():
             spread(op, visit)
     visit.update(map(id, retry))
     return visit

@@ -39,26 +39,28 @@ def needed_ops(graph: Graph, state: PassState) -> set[int]:
             c = c.outer
     stack = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
     stack += [op for op in ops if op.op_def.stateful] + [op for op in state.anchors if op in graph]
-    needed: set[int] = set()
+    needed: set = set()  # (of ops: an Operation hashes by identity, which saves calling id())
     kept_loops: set[int] = set()
     seen_ctx: set[int] = set()  # the contexts whose loops are kept already
     push, extend = stack.append, stack.extend
     while stack:
         op = stack.pop()
-        if id(op) in needed:
+        if op in needed:
             continue
-        needed.add(id(op))
+        needed.add(op)
         for t in op.inputs:
-            push(t.op)
-        extend(op.control_inputs)
-        ctx = op.inputs[0].op.ctx if op.type == "Exit" else op.ctx
+            if t.op not in needed:
+                push(t.op)
+        if op.control_inputs:
+            extend(op.control_inputs)
+        ctx = op.ctx if op.type != "Exit" else op.inputs[0].op.ctx
         if ctx is not None and id(ctx) not in seen_ctx:
             seen_ctx.add(id(ctx))
             for w in loops_of[id(ctx)]:
                 if id(w) not in kept_loops:
                     kept_loops.add(id(w))
                     extend(members[id(w)])
-    return needed
+    return set(map(id, needed))
 
 
 def run(graph: Graph, state: PassState) -> int:

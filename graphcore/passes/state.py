@@ -16,6 +16,8 @@ is missing, a dead region is not yet simple) names it with `later`: its next run
 """
 from __future__ import annotations
 
+from itertools import compress
+
 import numpy as np
 
 from ..graph import Graph, Operation, Tensor
@@ -53,7 +55,8 @@ class PassState:
         visit = self.visit
         if visit is None:
             return ops
-        return (op for op in ops if id(op) in visit)
+        # (all in C: compress asks visit about each op only when it gets there)
+        return compress(ops, map(visit.__contains__, map(id, ops)))
 
     def touch(self, *ops: Operation) -> None:
         """Log ops a rewrite changed (or gave or took a reader, a control edge)."""
@@ -93,9 +96,7 @@ class PassState:
     def erase(self, ops) -> list[Operation]:
         """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter."""
         removed = self.graph.erase_ops(ops)
-        gone = {id(op) for op in removed}
-        self.touch(*{id(p): p for op in removed
-                     for p in [t.op for t in op.inputs] + list(op.control_inputs) if id(p) not in gone}.values())
+        self.touch(*[t.op for op in removed for t in op.inputs], *[c for op in removed for c in op.control_inputs])
         return removed
 
     # -- what must stay ----------------------------------------------------------
