@@ -57,7 +57,7 @@ from .scalar_kernels import scalar_source
 
 # numpy scalar types the fast path knows values of
 SCALAR_TYPES = {np.dtype(t): t for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)}
-_NUMBERS = (np.int32, np.int64, np.float32, np.float64)
+_INTS = (np.int32, np.int64)
 _FLOATS = (np.float32, np.float64)
 _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -125,8 +125,6 @@ def _make_rules() -> dict:
 
 RULES = _make_rules()
 
-
-_INTS = (np.int32, np.int64)
 # operators on known integers, as Python ints: (source, operands must be in range, result in range)
 _INT_RULES = {"Add": ("({0} + {1})", False, False), "Sub": ("({0} - {1})", False, False),
               "Mul": ("({0} * {1})", False, False), "Neg": ("(-{0})", False, False),
@@ -139,6 +137,8 @@ _BOOL_RULES = {"LogicalAnd": "({0} & {1})", "LogicalOr": "({0} | {1})", "Logical
 # PythonArith (graphcore's op for two Python numbers) on two ints: Python's operators
 _PYTHON_ARITH = {"Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "FloorDiv": "({0} // {1})",
                  "Mod": "({0} % {1})"}
+
+
 def _outside(name: str, T) -> str:
     """The test that a Python int is outside T's range: first a cheap one (small ints are
     one digit, which CPython compares fastest)."""
