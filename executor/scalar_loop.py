@@ -45,6 +45,7 @@ step by step; constants are written out or bound once, not assigned every iterat
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 
@@ -176,6 +177,9 @@ class _Loops:
         self.loose = set()  # names of known ints that may be out of range, in the loop made now
         self.need = set()   # those of them whose value is used
         self.lazy = set()   # the loop's variables checked after the loop only
+        self.counter = None  # in a counted loop's body: the counter's name
+        self.affine = {}     # then: values a * counter + b, as (a, b)
+        self.hoisted = []    # then: checks of such values, made once before the loop
 
     def bind(self, prefix: str, value) -> str:
         name = f"{prefix}{self._count}"
@@ -284,10 +288,9 @@ class _Loops:
             op = (attrs or {}).get("op")
             if T is not np.int64 or out_T is not np.int64 or op not in _PYTHON_ARITH or len(attrs) != 1:
                 return None
-            high = 2 ** 63
-            t = target
-            return [f"{t} = {_PYTHON_ARITH[op].format(*(self.exact(x, T) for x in args))}",
-                    f"if {_outside(t, T)}: raise OverflowError"]
+            args = [self.exact(x, T) for x in args]
+            self._affine(op, args, target)
+            return [f"{target} = {_PYTHON_ARITH[op].format(*args)}", f"#check {target} int64"]
         if T in _INTS and kind in _INT_RULES:
             source, exact_in, exact_out = _INT_RULES[kind]
             want = np.bool_ if kind in _COMPARE else T
@@ -296,6 +299,7 @@ class _Loops:
             if exact_in:
                 args = [self.exact(x, T) for x in args]
             lines = [f"{target} = {source.format(*args)}"]
+            self._affine(kind, args, target)
             if not exact_out:
                 self.loose.add(target)
                 lines.append(f"#loose {target} {T.__name__}")
@@ -307,6 +311,35 @@ class _Loops:
         if T in _FLOATS and (kind, T) in RULES and RULES[kind, T][1] is out_T:
             self._numpy_step(kind, args, [np.dtype(T)])
             return [f"{target} = {RULES[kind, T][0].format(*args)}"]
+        return None
+
+    def _affine(self, kind: str, args: list, target: str) -> None:
+        """In a counted loop's body: note `target` as (a, b), sources of a * counter + b
+        with a and b loop invariants, where the op keeps it so (+, -, * by an invariant)."""
+        if self.counter is None:
+            return
+        forms = [self._form(x) for x in args]
+        if None in forms:
+            return
+        if kind == "Neg":
+            (a, b), = forms
+            self.affine[target] = (f"-({a})", f"-({b})")
+        elif kind in ("Add", "Sub"):
+            (a, b), (c, d) = forms
+            sign = "+" if kind == "Add" else "-"
+            self.affine[target] = (f"({a}) {sign} ({c})", f"({b}) {sign} ({d})")
+        elif kind == "Mul" and "0" in (forms[0][0], forms[1][0]):
+            (a, b), (c, d) = forms if forms[0][0] == "0" else forms[::-1]  # b is the invariant factor
+            self.affine[target] = (f"({b}) * ({c})", f"({b}) * ({d})")
+
+    def _form(self, name: str):
+        """(a, b) of a value a * counter + b, or None."""
+        if name == self.counter:
+            return "1", "0"
+        if name in self.affine:
+            return self.affine[name]
+        if re.fullmatch(r"x\d+|\(?-?\d+\)?", name):  # a loop invariant, or a constant written out
+            return "0", name
         return None
 
     def fused(self, step, args, types, dtypes, target):
@@ -339,8 +372,8 @@ class _Loops:
         range each iteration) and is wrapped around once, after the loop."""
         n = a["n_vars"]
         var_types = list(input_types[:n])
-        outer_sets = self.loose, self.need, self.lazy
-        self.lazy = set()
+        outer_sets = self.loose, self.need, self.lazy, self.counter, self.affine, self.hoisted
+        self.lazy, self.counter = set(), None
         while True:
             self.loose, self.need = set(), set()
             cond, body, names, types = self.iteration(a, input_dtypes, var_types + list(input_types[n:]))
@@ -375,7 +408,7 @@ class _Loops:
             if k in a["exits"]:
                 high = 2 ** (np.iinfo(var_types[k]).bits - 1)
                 lines.append(f"if {_outside(f'v{k}', var_types[k])}: v{k} = ((v{k} + {high}) % {2 * high}) - {high}")
-        self.loose, self.need, self.lazy = outer_sets
+        self.loose, self.need, self.lazy, self.counter, self.affine, self.hoisted = outer_sets
         exits = [f"v{k}" for k in a["exits"]]
         result = exits[0] if len(exits) == 1 else "(" + ", ".join(exits) + ")"
         return lines, result, [var_types[k] for k in a["exits"]]
@@ -433,8 +466,15 @@ class _Loops:
                 sorted(a["nexts"]).count(nxt) != 1 or nxt in a["exits"] or outputs_of(add) != 1:
             return None
         self.loose, self.need = set(self.lazy), set()
+        if self.py_ints:
+            self.counter, self.affine, self.hoisted = f"v{k}", {}, []
         cond, body, names, out_types = self.iteration(a, input_dtypes, types, skip=j)
         body = self._while(a, cond, body, names, out_types, types[:n], skip=k) or ["    pass"]
+        hoisted, self.counter, self.hoisted = self.hoisted, None, []
+        checks = []
+        for (a_, b_), T in hoisted:
+            for end_ in ("counted[0]", "counted[-1]"):
+                checks += [f"        h = ({a_}) * {end_} + ({b_})", f"        if {_outside('h', T)}: raise OverflowError"]
         high = 2 ** (np.iinfo(types[k]).bits - 1)
         v, stop_, by = f"v{k}", f"x{stop}", f"x{step}"
         if not self.py_ints:  # the range of Python ints, the variable as numpy has it (where read)
@@ -445,8 +485,9 @@ class _Loops:
         end = stop_ if test[TYPE] == "Less" else f"{stop_} + 1"
         # the last v + step, at most stop - 1 + step (stop + step for <=), stays in range
         before = [f"if x{step} > 0 and {stop_} + {by} <= {high - (test[TYPE] == 'LessEqual')}:",
-                  f"    counted = range({v}, {end}, {by})",
-                  f"    for {f'v{k}' if self.py_ints else 'counted_'} in counted:"]
+                  f"    counted = range({v}, {end}, {by})"]
+        before += (["    if counted:"] + checks if checks else [])
+        before += [f"    for {f'v{k}' if self.py_ints else 'counted_'} in counted:"]
         last = "counted.start + len(counted) * counted.step"
         return before, body + [f"v{k} = {last}" if self.py_ints else f"v{k} = {_TYPE_NAMES[types[k]]}({last})"]
 
@@ -474,11 +515,17 @@ class _Loops:
     def _checked(self, line: str):
         """A `#loose name type` mark: where the value is used, a check that it is in its
         type's range (else numpy's kernel would have wrapped it around: the loop starts
-        again with numpy scalars); else nothing."""
-        if not line.lstrip().startswith("#loose "):
+        again with numpy scalars); else nothing. A `#check` mark: a check always (Python's
+        OverflowError). In a counted loop's body, the check of a value a * counter + b
+        moves before the loop: at the range's two ends (the values between lie between;
+        failing early is the same: the loop runs again on the next variant)."""
+        if not line.lstrip().startswith(("#loose ", "#check ")):
             return line
-        _, name, type_name = line.split()
-        if name not in self.need:
+        mark, name, type_name = line.split()
+        if mark == "#loose" and name not in self.need:
+            return None
+        if self.counter is not None and name in self.affine and not line.startswith("        "):
+            self.hoisted.append((self.affine[name], getattr(np, type_name)))  # (an unguarded step's)
             return None
         indent = line[:len(line) - len(line.lstrip())]
         return f"{indent}if {_outside(name, getattr(np, type_name))}: raise OverflowError"

@@ -164,6 +164,28 @@ def nested_sums(x, n):
     return s
 
 
+def affine_compare(n, big):
+    """i * big + 7 read by a comparison: its range check moves before the counted loop,
+    at both ends of the range (big enough, it wraps around near the end)."""
+    i = np.int64(0)
+    s = np.int64(0)
+    while i < n:
+        if i * big + 7 > 0:
+            s += 1
+        i += 1
+    return s
+
+
+def affine_python(n):
+    """Python ints: j * 10 ** 17 leaves int64 near the end: Python's OverflowError there."""
+    j = 0
+    s = 0
+    while j < n:
+        s = s + j * 100000000000000000 % 7
+        j += 1
+    return s
+
+
 def counted_up_to(i, n):
     """<= and Python ints (i += 1 of Python ints is Python's arithmetic)."""
     j = 0
@@ -216,6 +238,9 @@ CASES = [
     (lazy_sums, (np.int64(3), np.int64(10))), (lazy_sums, (np.int64(2**62), np.int64(10))),
     (lazy_sums, (np.int32(2**29), np.int64(10))), (lazy_sums, (np.int64(-2**62), np.int64(3))),
     (nested_sums, (np.int64(5), np.int64(6))), (nested_sums, (np.int64(2**61), np.int64(5))),
+    (affine_compare, (np.int64(10), np.int64(3))), (affine_compare, (np.int64(10), np.int64(2**60))),
+    (affine_compare, (np.int64(10), np.int64(-2**60))), (affine_compare, (np.int64(0), np.int64(2**62))),
+    (affine_python, (np.int64(50),)), (affine_python, (np.int64(100),)),
     # inputs that are not numpy scalars of their dtype: 0-d arrays, Python numbers
     (fib, (np.array(90),)), (grow, (np.array(5), np.int64(45))), (collatz_steps, (np.array(27),)),
     (fib, (100,)), (newton, (2.0, 5)), (collatz_steps, (27,)),
