@@ -10,7 +10,7 @@ from itertools import filterfalse
 import numpy as np
 
 from ..dtypes import DType
-from ..graph import Graph
+from ..graph import Graph, Tensor
 from ..shapes import TensorShape
 from .state import UNTOUCHABLE, PassState
 
@@ -71,6 +71,7 @@ def _eligible(op) -> bool:
 
 
 _UNKNOWN = object()  # a full key not worked out yet
+_readers = Tensor.consumers
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -92,7 +93,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         else:
             entry = None
-        if not op.control_outputs and not any(t.consumers() for t in op.outputs):
+        if not op.control_outputs and not any(map(_readers, op.outputs)):
             continue  # unused: pruning erases it
         if entry is None:
             entry = keys[id(op)] = [op, op.inputs, op.control_inputs,

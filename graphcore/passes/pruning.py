@@ -10,6 +10,8 @@ gradients and the executor's frame rules see the loop as it was built).
 """
 from __future__ import annotations
 
+from itertools import filterfalse
+
 from ..graph import Graph, Tensor
 from .state import PassState
 
@@ -59,7 +61,7 @@ def needed_ops(graph: Graph, state: PassState) -> set[int]:
             for w in loops_of[id(ctx)]:
                 if id(w) not in kept_loops:
                     kept_loops.add(id(w))
-                    extend(members[id(w)])
+                    extend(filterfalse(needed.__contains__, members[id(w)]))
     return set(map(id, needed))
 
 
