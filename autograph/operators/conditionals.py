@@ -32,7 +32,7 @@ from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
-                      is_tensor, is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback,
+                      is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback,
                       same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .staged_lists import StagedList
@@ -87,7 +87,7 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
     for name, a, b in zip(names, true_vals, false_vals):
         if is_undefined(a) or is_undefined(b):
             defined = b if is_undefined(a) else a
-            if is_undefined(defined) or not (is_tensor(defined) or is_number(defined)):
+            if is_undefined(defined) or not is_value(defined):
                 plan.append(("undef",))
             else:
                 plan.append(("t", natural_dtype(defined), fill_dims(defined), not is_special(name)))
@@ -95,7 +95,7 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
             plan.append(("py", a))
         elif _list_like(a) and _list_like(b):
             plan.append(_list_entry(name, a, b, line))
-        elif (is_tensor(a) or is_number(a)) and (is_tensor(b) or is_number(b)):
+        elif is_value(a) and is_value(b):
             dtype = join_dtypes(name, a, b, "in the if branch", "in the else branch", line)
             plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
         else:

@@ -34,9 +34,9 @@ from .augmented import InPlaceAliasError
 from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
-from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_number, is_special,
-                      is_tensor, is_weak, join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback,
-                      same_python_value, to_tensor, truth, zeros)
+from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
+                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
+                      natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
@@ -143,8 +143,8 @@ def _loop_plan(names, init, after, line) -> list:
             plan.append(_undefined_entry(name, b, line))
         elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
             plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
-        elif is_tensor(a) or is_number(a):
-            if not (is_tensor(b) or is_number(b)):
+        elif is_tensor(a) or is_number(a) or (is_array_value(a) and b is not a):
+            if not is_value(b):
                 raise StagingError(f"{location(line)}: '{name}' is {describe(a)} before the loop but {describe(b)} "
                                    "after one iteration of a loop on a tensor")
             _check_dtype(name, a, b, "before the loop", "after one iteration", line)
@@ -163,7 +163,7 @@ def _undefined_entry(name, value, line):
     """The plan of a variable undefined before the loop that is `value` after the body."""
     if is_undefined(value):
         return ("undef",)
-    if not (is_tensor(value) or is_number(value)):
+    if not is_value(value):
         raise StagingError(f"{location(line)}: '{name}' is undefined before the loop and {describe(value)} after an "
                            "iteration of a loop on a tensor; define it before the loop.")
     return ("t", natural_dtype(value), fill_dims(value), not is_special(name))
@@ -357,7 +357,7 @@ class _Loop:
             if kind == "t":
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
-                if (is_tensor(v) or is_number(v)) and natural_dtype(v) != entry[1]:
+                if is_value(v) and natural_dtype(v) != entry[1]:
                     self._check_kind(i, name, entry, v)
                 if i in self.weak and not is_weak(v):
                     raise Replan(("strong", i))
@@ -372,7 +372,7 @@ class _Loop:
             elif kind == "undef" and not is_undefined(v):
                 if is_container(v):  # e.g. `return a, b` inside the loop, not reached in the dry run
                     raise Replan(("open", i, v))
-                if not (is_tensor(v) or is_number(v)):
+                if not is_value(v):
                     raise StagingError(
                         f"{location(self.line)}: '{name}' is undefined before the loop and {describe(v)} after an "
                         "iteration of a loop on a tensor; define it before the loop.")
@@ -380,7 +380,7 @@ class _Loop:
             elif kind == "py" and is_tensor(entry[1]) and v is not entry[1]:
                 raise Replan(("promote", i))
             elif kind == "py" and not same_python_value(v, entry[1]):
-                if (is_tensor(v) or is_number(v)) and is_number(entry[1]):
+                if is_value(v) and (is_number(entry[1]) or is_array_value(entry[1])):
                     dtype = join_dtypes(name, entry[1], v, "before the loop", "after an iteration", self.line)
                     raise Replan(("retype", i, dtype, maybe_defined.needs_flag(v)))
                 raise StagingError(f"{location(self.line)}: '{name}' is {describe(entry[1])} that changes inside a "

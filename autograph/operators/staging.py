@@ -25,6 +25,20 @@ def is_number(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, (np.ndarray,))
 
 
+_ARRAY_DTYPES = frozenset(np.dtype(d) for d in (np.bool_, np.int32, np.int64, np.float32, np.float64))
+
+
+def is_array_value(x) -> bool:
+    """A numpy array of a graph dtype: like a number, a concrete value a graph holds as a
+    constant (`m = np.eye(2)` before a loop that computes `m = m @ a`)."""
+    return isinstance(x, np.ndarray) and x.dtype in _ARRAY_DTYPES
+
+
+def is_value(x) -> bool:
+    """A tensor, or what can become one: a number or a numpy array of numbers."""
+    return is_tensor(x) or is_number(x) or is_array_value(x)
+
+
 class TruthOnly:
     """`a and b` / `a or b` on a tensor whose operands cannot be one graph value (a bool
     and a number): Python gives one operand or the other, the graph cannot. Its truth

@@ -1,0 +1,74 @@
+"""numpy arrays of numbers as variables of graph control flow: like numbers, they become
+graph constants where a loop or a cond on a tensor changes them (`m = np.eye(2)` before
+`m = m @ a` in a loop), and give what plain Python gives."""
+import numpy as np
+import pytest
+
+import autograph
+from _helpers import check
+from autograph import StagingError, function
+
+
+def matrix_power(a, n):
+    m = np.eye(2)
+    for _ in range(n):
+        m = m @ a
+    return m
+
+
+def doubling(n):
+    v = np.array([1, 2, 3])
+    k = 0
+    while k < n:
+        v = v * 2 - 1
+        k += 1
+    return v
+
+
+def branch_arrays(x):
+    if x > 0:
+        m = np.eye(2)
+    else:
+        m = np.ones((2, 2))
+    return m * x
+
+
+def growing(n):
+    v = np.zeros(1)
+    for _ in range(n):
+        v = np.concatenate([v, v + 1])
+    return v
+
+
+def accumulate(x, n):
+    m = np.zeros(3)
+    for i in range(n):
+        m = m + x * i
+    return np.sum(m * m)
+
+
+def test_arrays_changed_by_graph_control_flow_agree_with_python():
+    fib = np.array([[1.0, 1.0], [1.0, 0.0]])
+    check(matrix_power, (fib, 5), (fib, 0), python_args=False)
+    check(doubling, (3,), (0,), python_args=False)
+    check(branch_arrays, (2.0,), (-2.0,), python_args=False)
+    check(growing, (3,), (0,), python_args=False)
+    assert "Enter" in function(matrix_power).get_concrete_function(fib, np.int64(2)).graph.op_types()
+
+
+def test_gradient_through_an_array_loop_variable_matches_finite_differences():
+    eps = 1e-6
+    got = autograph.grad(accumulate)(np.float64(1.5), np.int64(4))
+    np.testing.assert_allclose(got, (accumulate(1.5 + eps, 4) - accumulate(1.5 - eps, 4)) / (2 * eps), rtol=1e-6)
+
+
+def halving(n):
+    v = np.array([1, 2])
+    for _ in range(n):
+        v = v * 0.5
+    return v
+
+
+def test_an_array_that_changes_dtype_in_a_loop_is_refused_at_its_line():
+    with pytest.raises(StagingError, match=r"test_array_values.py:\d+: 'v' is int64 before the loop but float64"):
+        function(halving)(np.int64(2))
