@@ -43,16 +43,24 @@ Exit, feeds, _Send/_Recv, the deadline token) keep the generic handler.
 """
 from __future__ import annotations
 
+import os
 import re
+from collections import Counter
 
 import numpy as np
 
-# Runs of a node before its handler is generated (plan.NodeItem.runs counts them).
-COMPILE_AFTER = 3
+from .scalar_kernels import scalar_source
+
+# Runs of a node (from the ready queue) before its handler is generated (plan.NodeItem.runs
+# counts them): compiling a handler costs about as much as running a node a thousand times,
+# so a node that runs fewer times never pays for it (AUTOGRAPH_HANDLERS_AFTER sets it: 1
+# generates every handler of a loop after its first run, as the tests do).
+COMPILE_AFTER = int(os.environ.get("AUTOGRAPH_HANDLERS_AFTER", "") or 1000)
 
 # Set by executor.py: the generic handler of each kind, and the helpers generated code calls.
 GENERIC: tuple = ()
 HELPERS: dict = {}
+_CODE: dict = {}  # source -> its code object
 
 
 def first_runs(state, node) -> None:
@@ -85,18 +93,27 @@ def build_handler(item):
     """The handler of `item` (a plan.NodeItem): generated for the kinds above, else generic."""
     from . import plan as P  # noqa: PLC0415 (plan imports this module)
     if item.kind == P.NORMAL and item.op is not None and callable(item.kernel):
-        gen = _Source(item)._op()
+        kind = _Source._op
     elif item.kind == P.SWITCH:
-        gen = _Source(item)._switch()
+        kind = _Source._switch
     elif item.kind == P.MERGE:
-        gen = _Source(item)._merge()
+        kind = _Source._merge
     elif item.kind == P.NEXT_ITERATION:
-        gen = _Source(item)._next_iteration()
+        kind = _Source._next_iteration
     else:
         return generic_handler(item.kind)
-    source, env = gen
+    source, env = kind(_Source(item))
+    if source.count("\n") > MAX_HANDLER_LINES:  # (many consumers) without inlining, or else generic
+        source, env = kind(_Source(item, inline=False))
+        if source.count("\n") > MAX_HANDLER_LINES:
+            return generic_handler(item.kind)
     env.update(HELPERS)
-    exec(compile(source, f"<handler of {item.name}>", "exec"), env)  # noqa: S102 (our own source)
+    code = _CODE.get(source)
+    if code is None:  # (the same graph traced again, or planned again, has the same sources)
+        if len(_CODE) >= 1024:
+            _CODE.clear()
+        code = _CODE[source] = compile(source, f"<handler of {item.name}>", "exec")
+    exec(code, env)  # noqa: S102 (our own source)
     handler = env["handler"]
     handler.source = source
     return handler
@@ -105,7 +122,9 @@ def build_handler(item):
 # Inlining: a consumer that fires on this arrival alone runs inside its producer's handler,
 # at most this many consumers deep and while the handler has fewer lines than MAX_LINES.
 MAX_DEPTH = 4
-MAX_LINES = 300
+MAX_LINES = 70
+# A longer handler (a node with very many consumers) is not worth compiling.
+MAX_HANDLER_LINES = 400
 
 
 class _Ctx:
@@ -118,12 +137,34 @@ class _Ctx:
         self.it = it
 
 
+_WORD = re.compile(r"(?<![.\w])([A-Za-z_]\w*)")
+
+
+class _Block:
+    """An indented block of generated code (with `pass` if nothing went in)."""
+
+    __slots__ = ("src", "start")
+
+    def __init__(self, src: "_Source"):
+        self.src = src
+
+    def __enter__(self):
+        self.src.indent += 1
+        self.start = len(self.src.lines)
+
+    def __exit__(self, *exc):
+        if len(self.src.lines) == self.start:
+            self.src.emit("pass")
+        self.src.indent -= 1
+
+
 class _Source:
     """The source of one node's handler, and the names it uses."""
 
-    def __init__(self, item):
+    def __init__(self, item, inline: bool = True):
         from . import plan as P  # noqa: PLC0415
         self.P = P
+        self.max_depth = MAX_DEPTH if inline else 0
         self.item = item
         self.env: dict = {"ITEM": item, "np": np}
         self.lines: list[str] = []
@@ -143,29 +184,19 @@ class _Source:
 
     def source(self) -> tuple[str, dict]:
         """The function's source (without the locals it never reads) and its globals."""
-        body = "\n".join(self.lines)
+        used = Counter(_WORD.findall("\n".join(self.lines)))
         kept = []
         for line in self.lines:
             target, _, value = line.strip().partition(" = ")
             if (value.startswith(("it.", "nx")) and target.endswith(("pending", "dead_count", "tagged"))
-                    or target in ("frame", "append")) \
-                    and len(re.findall(rf"(?<![.\w]){target}\b", body)) == 1:  # only where it is set
+                    or target in ("frame", "append")) and used[target] == 1:  # only where it is set
                 continue
             kept.append(line)
         return "def handler(state, node):\n" + "\n".join(kept) + "\n", self.env
 
-    def block(self):
+    def block(self) -> "_Block":
         """`with self.block():` indents what is emitted inside."""
-        src = self
-
-        class _Block:
-            def __enter__(self):
-                src.indent += 1
-
-            def __exit__(self, *exc):
-                src.lines.append("    " * src.indent + "pass")
-                src.indent -= 1
-        return _Block()
+        return _Block(self)
 
     def iteration_locals(self, ctx: _Ctx) -> None:
         p, it = ctx.p, ctx.it
@@ -190,26 +221,67 @@ class _Source:
         return f"({dst.merge_fwd} if {it}.iter_id == 0 else {dst.merge_back})"
 
     def inlined(self, dst, kind: int, dead: bool, depth: int) -> bool:
-        """Does the consumer `dst` run here, inside this handler, on this arrival?"""
+        """Does the consumer `dst` run here, inside this handler, on this arrival, which is its
+        only one (pending_init 1)?"""
         P = self.P
-        if depth >= MAX_DEPTH or len(self.lines) >= MAX_LINES or dst.pending_init != 1:
+        if dst.pending_init != 1 or not self.max_depth:
+            return False
+        if kind == P.TO_OP and not dead and self.runs_inline(dst) and self.is_identity(dst):
+            return True  # (one line, whatever the depth)
+        if depth >= self.max_depth or len(self.lines) >= MAX_LINES:
             return False
         if kind == P.TO_OP:
             if dst.kind == P.NEXT_ITERATION:
-                return dst.num_inputs == 1
-            return (dst.kind == P.NORMAL and dst.op is not None and dst.cheap and callable(dst.kernel)
-                    and dst.num_inputs == 1 and dst.num_outputs >= 1)
+                return dst.num_inputs == 1  # (a dead one: nothing to do)
+            return self.runs_inline(dst) and dst.num_inputs == 1 and not dead  # (dead: rare, queued)
         return kind == P.TO_MERGE and not dead
+
+    def inlined_last(self, dst, depth: int) -> bool:
+        """Does the consumer `dst`, which waits for several arrivals, run here when this one
+        is its last?"""
+        P = self.P
+        if depth >= self.max_depth or len(self.lines) >= MAX_LINES:
+            return False
+        return self.runs_inline(dst) or (dst.kind == P.SWITCH and dst.frame.parent is not None)
+
+    def runs_inline(self, dst) -> bool:
+        """An op that may run inside another's handler: a cheap one with a kernel."""
+        return (dst.kind == self.P.NORMAL and dst.op is not None and dst.cheap and callable(dst.kernel)
+                and dst.num_outputs >= 1)
+
+    def fresh(self, prefix: str) -> str:
+        """A new local name."""
+        self.n_names += 1
+        return f"{prefix}{self.n_names}"
+
+    @staticmethod
+    def is_identity(item) -> bool:
+        op = item.op
+        return op.type in ("Identity", "LoopCond") and item.kernel is op.op_def.kernel
+
+    def call(self, item, args: list[str]) -> str:
+        """The expression that runs `item`'s kernel on `args`: a call, or (an identity, a scalar
+        operator of scalar_kernels.py with its guard) the expression itself."""
+        op = item.op
+        k = item.kernel
+        if self.is_identity(item) and len(args) == 1:
+            return args[0]
+        if getattr(k, "__module__", "") == "executor.scalar_kernels" and not op.attrs and len(args) <= 2:
+            src = scalar_source(op.type, [x.dtype.np_dtype for x in op.inputs], args,
+                                self.name(op.op_def.kernel, "fallback"), "T")
+            if src is not None:
+                expr, T = src
+                return expr.replace("is T", f"is {self.name(T, 'T')}")
+        return f"{self.name(k, 'kernel')}({', '.join(args)})"
 
     def deliver(self, edges, value: str, dead: bool, ctx: _Ctx, depth: int) -> None:
         """_activate_nodes of `edges` in the iteration `ctx`: `value`, or a dead token. A
-        consumer that fires on this arrival alone may run here (inlined) instead of being
-        queued."""
+        consumer that fires on this arrival may run here (inlined) instead of being queued."""
         P = self.P
         p, it = ctx.p, ctx.it
         for dst, lid, slot, kind, index in edges:
             if kind in (P.TO_OP, P.TO_MERGE) and self.inlined(dst, kind, dead, depth):
-                self.inline(dst, lid, index, value, dead, ctx, depth + 1)
+                self.inline(dst, lid, index, value, dead, ctx, depth)
             elif kind == P.TO_FETCH:
                 if dead:
                     self.emit(f"state.dead_results[{index}] = True")
@@ -227,7 +299,8 @@ class _Source:
                         self.indent += 1
                     if dst.kind == P.EXIT:  # runs here (inline_dead_exits), instead of being queued
                         self.emit("ran += 1")
-                        self.emit(f"note_dead_exit({self.name(dst, 'DST')}, frame, {it})")
+                        self.emit(f"if {it}.iter_id == frame.iteration_count:")  # executor._note_dead_exit
+                        self.emit(f"    frame.dead_exits.append({self.name(dst, 'DST')})")
                     else:
                         self.push(ctx, lid, "True")
                     if not single:
@@ -239,9 +312,17 @@ class _Source:
                     else:
                         self.emit(f"p = {p}pending[{lid}] - 1")
                         self.emit(f"{p}pending[{lid}] = p")
-                        self.emit("if not p:")
-                        with self.block():
-                            self.push(ctx, lid, f"{p}dead_count[{lid}] > 0")
+                        if self.inlined_last(dst, depth):  # live, it runs here; dead (rare), it is queued
+                            self.emit(f"if not p and not {p}dead_count[{lid}]:")
+                            with self.block():
+                                self.inline_last(dst, lid, ctx, depth)
+                            self.emit("elif not p:")
+                            with self.block():
+                                self.push(ctx, lid, "True")
+                        else:
+                            self.emit("if not p:")
+                            with self.block():
+                                self.push(ctx, lid, f"{p}dead_count[{lid}] > 0")
             elif kind == P.TO_MERGE:
                 if dead:
                     self.emit(f"dc = {p}dead_count[{lid}] + 1")
@@ -286,7 +367,7 @@ class _Source:
             self.deliver(item.out_edges[0], out, False, ctx, depth)
         else:
             for k, edges in enumerate(item.out_edges[:item.num_outputs]):
-                o = f"o{depth}_{k}"
+                o = self.fresh("o")
                 self.emit(f"{o} = {out}[{k}]")  # (as the generic handler, which indexes every output)
                 self.deliver(edges, o, False, ctx, depth)
         self.deliver(item.control_edges, "None", dead, ctx, depth)
@@ -311,20 +392,100 @@ class _Source:
             if not dead:
                 self.next_iteration(dst, value, ctx, depth)
             return
-        if dead:
-            self.deliver_outputs(dst, "None", True, ctx, depth)
-            return
-        out = f"out{depth}"
-        self.emit("try:")
-        self.emit(f"    {out} = {self.name(dst.kernel, 'kernel')}({value})")
-        self.emit("except Exception as e:")
-        self.emit(f"    state._kernel_error({p}tagged[{lid}], e)")
+        depth += not self.is_identity(dst)
+        out = self.fresh("out")
+        self.run_kernel(dst, [value], out, f"{p}tagged[{lid}]")
         self.deliver_outputs(dst, out, False, ctx, depth)
+
+    def run_kernel(self, item, args: list[str], out: str, node: str) -> None:
+        """`out` = the kernel of `item` on `args`; an error names the op (`node`: its tagged node)."""
+        call = self.call(item, args)
+        if call in args:  # an identity cannot fail
+            self.emit(f"{out} = {call}")
+            return
+        self.emit("try:")
+        self.emit(f"    {out} = {call}")
+        self.emit("except Exception as e:")
+        self.emit(f"    state._kernel_error({node}, e)")
+
+    def inline_last(self, dst, lid: int, ctx: _Ctx, depth: int) -> None:
+        """The consumer `dst`, whose last input just arrived and none dead, run here."""
+        self.emit("ran += 1")
+        depth += 1
+        node = f"{ctx.p}tagged[{lid}]"
+        if dst.kind == self.P.SWITCH:
+            self.switch_body(dst, ctx, depth, "False")
+        else:
+            self.op_body(dst, ctx, depth, node, "False")
+
+    def op_body(self, item, ctx: _Ctx, depth: int, node: str, dead: str) -> None:
+        """executor._run_op on the op's input slots in `ctx`; `node` names its tagged node."""
+        if dead != "False":
+            self.emit(f"if {dead}:")
+            with self.block():
+                self.deliver_outputs(item, "None", True, ctx, MAX_DEPTH)
+            if dead == "True":
+                return
+            self.emit("else:")
+            self.indent += 1
+        if not item.cheap:  # (only a top-level op: an inlined one is cheap) _run_op's test, baked in
+            spreads = " and not state.blas_spreads" if item.uses_blas else ""
+            self.emit(f"if state.pool is not None{spreads}:")
+            self.emit("    state._run_heavy_op(node)")
+            self.emit("    return 1")
+        n, s = item.num_inputs, item.input_start
+        a = self.fresh("a")
+        args = [f"{a}_{k}" for k in range(n)]
+        for k, a in enumerate(args):
+            self.emit(f"{a} = {ctx.p}inputs[{s + k}]")
+        if n:
+            self.emit(" = ".join(f"{ctx.p}inputs[{s + k}]" for k in range(n)) + " = None")
+        out = self.fresh("out")
+        self.run_kernel(item, args, out, node)
+        self.deliver_outputs(item, out, False, ctx, depth)
+        if dead != "False":
+            self.emit("pass")
+            self.indent -= 1
+
+    def switch_body(self, item, ctx: _Ctx, depth: int, dead: str) -> None:
+        """executor._run_switch on its slots in `ctx`: both outputs carry d; the one p did not
+        choose is dead."""
+        out_false, out_true = item.out_edges
+        s = item.input_start
+        p = ctx.p
+        if dead != "False":
+            self.emit(f"if {dead}:")
+            with self.block():
+                self.deliver(out_false, "None", True, ctx, MAX_DEPTH)
+                self.deliver(out_true, "None", True, ctx, MAX_DEPTH)
+                self.deliver(item.control_edges, "None", True, ctx, MAX_DEPTH)
+            if dead == "True":
+                return
+            self.emit("else:")
+            self.indent += 1
+        value, pred = self.fresh("v"), self.fresh("pr")
+        self.emit(f"{value} = {p}inputs[{s}]")
+        self.emit(f"{pred} = {p}inputs[{s + 1}]")
+        self.emit(f"{p}inputs[{s}] = {p}inputs[{s + 1}] = None")
+        if item.frame.parent is None:
+            self.emit(f"state.switch_preds[{item.id}] = bool({pred})")
+        self.emit(f"if {pred}:")
+        with self.block():
+            self.deliver(out_false, value, True, ctx, depth)
+            self.deliver(out_true, value, False, ctx, depth)
+        self.emit("else:")
+        with self.block():
+            self.deliver(out_false, value, False, ctx, depth)
+            self.deliver(out_true, value, True, ctx, depth)
+        self.deliver(item.control_edges, "None", False, ctx, depth)
+        if dead != "False":
+            self.emit("pass")
+            self.indent -= 1
 
     def next_iteration(self, item, value: str, ctx: _Ctx, depth: int) -> None:
         """executor._run_next_iteration, live: `value` goes to iteration n+1 (started now
         unless parallel_iterations are in flight: then it waits)."""
-        nx = f"nx{depth}"
+        nx = self.fresh("nx")
         self.emit(f"k = {ctx.it}.iter_id + 1")
         self.emit("if k <= frame.iteration_count:")
         self.emit(f"    {nx} = frame.iterations[k]")
@@ -335,7 +496,7 @@ class _Source:
         self.emit(f"    frame.next_iteration_roots.append(({self.name(item, 'DST')}, {value}))")
         self.emit(f"if {nx} is not None:")
         with self.block():
-            nctx = _Ctx(f"n{depth}_", nx)
+            nctx = _Ctx(self.fresh("n") + "_", nx)
             self.iteration_locals(nctx)
             self.deliver(item.out_edges[0], value, False, nctx, depth)
             self.emit(f"{nx}.outstanding_ops += {nctx.p}c")
@@ -362,59 +523,14 @@ class _Source:
     # -- the kinds ---------------------------------------------------------------------
     def _op(self):
         """executor._run_op (and _propagate_op_outputs)."""
-        item = self.item
         ctx = self.begin()
-        self.emit("if node.is_dead:")
-        with self.block():
-            self.deliver_outputs(item, "None", True, ctx, 0)
-        self.emit("else:")
-        with self.block():
-            if not item.cheap:  # _run_op's test, the plan's part of it baked in
-                spreads = " and not state.blas_spreads" if item.uses_blas else ""
-                self.emit(f"if state.pool is not None{spreads}:")
-                self.emit("    state._run_heavy_op(node)")
-                self.emit("    return 1")
-            self.env["kernel"] = item.kernel
-            n, s = item.num_inputs, item.input_start
-            args = [f"a{k}" for k in range(n)]
-            for k, a in enumerate(args):
-                self.emit(f"{a} = inputs[{s + k}]")
-            if n:
-                self.emit(" = ".join(f"inputs[{s + k}]" for k in range(n)) + " = None")
-            self.emit("try:")
-            self.emit(f"    out = kernel({', '.join(args)})")
-            self.emit("except Exception as e:")
-            self.emit("    state._kernel_error(node, e)")
-            self.deliver_outputs(item, "out", False, ctx, 0)
+        self.op_body(self.item, ctx, 0, "node", "node.is_dead")
         return self.done()
 
     def _switch(self):
         """executor._run_switch."""
-        item = self.item
-        out_false, out_true = item.out_edges
-        s = item.input_start
         ctx = self.begin()
-        self.emit("if node.is_dead:")
-        with self.block():
-            self.deliver(out_false, "None", True, ctx, 0)
-            self.deliver(out_true, "None", True, ctx, 0)
-            self.deliver(item.control_edges, "None", True, ctx, 0)
-        self.emit("else:")
-        with self.block():
-            self.emit(f"value = inputs[{s}]")
-            self.emit(f"pred = bool(inputs[{s + 1}])")
-            self.emit(f"inputs[{s}] = inputs[{s + 1}] = None")
-            if item.frame.parent is None:
-                self.emit(f"state.switch_preds[{item.id}] = pred")
-            self.emit("if pred:")
-            with self.block():
-                self.deliver(out_false, "value", True, ctx, 0)
-                self.deliver(out_true, "value", False, ctx, 0)
-            self.emit("else:")
-            with self.block():
-                self.deliver(out_false, "value", False, ctx, 0)
-                self.deliver(out_true, "value", True, ctx, 0)
-            self.deliver(item.control_edges, "None", False, ctx, 0)
+        self.switch_body(self.item, ctx, 0, "node.is_dead")
         return self.done()
 
     def _merge(self):

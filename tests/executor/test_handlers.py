@@ -1,0 +1,234 @@
+"""The generated handler of each node of a loop (executor/handlers.py): the same values,
+nodes run, dead tokens and errors as the generic handlers (which a traced run uses), and
+where ops run when a run has a worker pool."""
+import threading
+
+import numpy as np
+import pytest
+
+import executor.handlers
+import graphcore as gc
+from executor import Session
+from graphcore.registry import define_op, get_op_def, registered_ops
+
+
+@pytest.fixture
+def handlers_at_once(monkeypatch):
+    """Every node of a loop gets its own handler after its first run (not its thousandth)."""
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 1)
+
+
+def _fib(parallel_iterations=10):
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        r = gc.while_loop(lambda a, b, i: i < n, lambda a, b, i: (b, a + b, i + 1), [1, 1, 1],
+                          parallel_iterations=parallel_iterations)
+    return g, n, r
+
+
+def _collatz():
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(n, steps):
+            return gc.cond(gc.equal(n % 2, 0), lambda: n // 2, lambda: 3 * n + 1), steps + 1
+
+        r = gc.while_loop(lambda n, s: n != 1, body, [n, 0])[1]
+    return g, n, r
+
+
+def _nested():
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def outer(i, acc):
+            _, acc = gc.while_loop(lambda j, a: j < i, lambda j, a: (j + 1, a + i * j), [0, acc])
+            return i + 1, acc
+
+        r = gc.while_loop(lambda i, a: i < n, outer, [0, 0])[1]
+    return g, n, r
+
+
+def _with_controls():
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(i, a):
+            x = gc.identity(a * 2)
+            with g.control_dependencies([x.op]):
+                j = i + 1
+            return j, gc.cond(i > 2, lambda: x - a, lambda: x + 1)
+
+        r = gc.while_loop(lambda i, a: i < n, body, [0, 1])
+    return g, n, r
+
+
+@pytest.mark.parametrize("build, value", [(_fib, 40), (lambda: _fib(1), 25), (lambda: _fib(3), 25),
+                                          (_collatz, 27), (_nested, 9), (_with_controls, 12)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_generated_handlers_compute_and_run_what_the_generic_ones_do(handlers_at_once, build, value, threads):
+    g, n, r = build()
+    s = Session(g, num_threads=threads)
+    trace = []
+    want = s.run(r, {n: value}, trace=trace)  # a traced run: the generic handlers
+    traced = s.last_stats
+    for _ in range(3):  # the first run generates the handlers; the next ones only use them
+        assert s.run(r, {n: value}) == want
+        assert s.last_stats.nodes == traced.nodes == sum(1 for e in trace if e["event"] == "run")
+        assert s.last_stats.frames == traced.frames
+    assert s.run(r, {n: 2}) == Session(g, num_threads=1).run(r, {n: 2}, trace=[])  # and a short loop after
+
+
+def test_only_loop_nodes_get_handlers_and_only_after_their_first_runs(monkeypatch):
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 50)
+    g, n, r = _fib()
+    s = Session(g, num_threads=1)
+    assert s.run(r, {n: 20}) == [6765, 10946, 20]
+    plan = next(iter(s._plans.values()))
+    loop_items = [it for it in plan.items if it.frame is not plan.root]
+    assert not any(getattr(it.fast, "source", None) for it in plan.items)  # 19 iterations: too few
+    assert s.run(r, {n: 60})[2] == 60
+    generated = [it for it in loop_items if getattr(it.fast, "source", None)]
+    assert generated and all(it.fast.source.startswith("def handler(state, node):") for it in generated)
+    assert not any(getattr(it.fast, "source", None) for it in plan.root.nodes)
+
+
+def test_a_consumer_with_one_input_runs_inside_its_producers_handler(handlers_at_once):
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        r = gc.while_loop(lambda i: i < n, lambda i: gc.negative(gc.negative(i, name="neg1"), name="neg2") + 1, [0])
+    s = Session(g, num_threads=1)
+    s.run(r, {n: 5})
+    plan = next(iter(s._plans.values()))
+    negs = [it for it in plan.items if it.name in ("while/neg1", "while/neg2")]
+    calls = []
+    for item in negs:
+        def counting(state, node, own=item.fast):
+            if not node.is_dead:  # (dead, as at the loop's end, it is queued: that is rare)
+                calls.append(node)
+            return own(state, node)
+        item.fast = counting
+    assert s.run(r, {n: 30}) == 30
+    # each Neg, the only consumer of what comes before it, ran live in the handler of the
+    # node that made it ready (the Switch's): never from the queue
+    assert len(negs) == 2 and calls == []
+    nodes = s.last_stats.nodes
+    trace = []
+    s.run(r, {n: 30}, trace=trace)  # and they are counted as nodes run all the same
+    assert nodes == s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")
+
+
+def _failing_op():
+    if "TestFailsAtThree" in registered_ops():
+        return get_op_def("TestFailsAtThree")
+    from graphcore.registry import CHEAP  # noqa: PLC0415
+
+    def kernel(x):
+        if x == 3:
+            raise ValueError("three")
+        return x
+
+    op = define_op("TestFailsAtThree", shape=lambda x: (x.dtype, x.shape), kernel=kernel, cost=CHEAP)
+    op.not_differentiable("test op")
+    return op
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_an_error_in_an_inlined_op_names_it_its_frame_and_iteration(handlers_at_once, threads):
+    op = _failing_op()
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        r = gc.while_loop(lambda i: i < n, lambda i: op(i + 1, name="fails") * 1, [0])
+    s = Session(g, num_threads=threads)
+    assert s.run(r, {n: 2}) == 2
+    with pytest.raises(gc.ExecutionError, match=r"fails \(TestFailsAtThree\) in frame root/while:2 \(iteration 2\)"):
+        s.run(r, {n: 10})
+    assert s.run(r, {n: 2}) == 2  # the session is still usable
+
+
+def test_a_deadline_ends_a_loop_running_generated_handlers(handlers_at_once):
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        r = gc.while_loop(lambda i: i < n, lambda i: i * 1, [0])  # never ends for n > 0
+    s = Session(g, num_threads=1)
+    with pytest.raises(gc.DeadlineExceededError, match="while"):
+        s.run(r, {n: 1}, timeout=0.2)
+    assert s.run(r, {n: 0}) == 0
+
+
+# -- where ops run, with a worker pool ----------------------------------------------------
+
+@pytest.fixture
+def one_blas_thread(monkeypatch):
+    import executor.blas  # noqa: PLC0415
+
+    monkeypatch.setattr(executor.blas, "threads", lambda: 1)
+
+
+def test_small_heavy_ops_ready_together_run_inline_on_the_calling_thread(one_blas_thread):
+    # two matmuls ready side by side, each cheaper than a few hops to a worker: both run here
+    g = gc.Graph()
+    with g.as_default():
+        a, b = (gc.placeholder(gc.float64, [None, None], name=x) for x in "ab")
+        out = gc.matmul(a, a) + gc.matmul(b, b)
+    s = Session(g, num_threads=2)
+    m = np.eye(8)
+    np.testing.assert_array_equal(s.run(out, {a: m, b: m}), 2 * m)
+    assert s.last_stats.async_ops == 0 and s.last_stats.pool_nodes == 0
+
+
+def _recording_op():
+    """A heavy op (not CHEAP: it may go to the pool) that notes the thread it ran on."""
+    if "TestRecordsThread" in registered_ops():
+        return get_op_def("TestRecordsThread")
+
+    def kernel(x):
+        _recording_op.threads.add(threading.get_ident())
+        return x * 1.0
+
+    op = define_op("TestRecordsThread", shape=lambda x: (x.dtype, x.shape), kernel=kernel)
+    op.not_differentiable("test op")
+    return op
+
+
+_recording_op.threads = set()
+
+
+def test_two_branches_of_heavy_ops_run_on_two_threads(one_blas_thread):
+    op = _recording_op()
+    g = gc.Graph()
+    with g.as_default():
+        a, b = (gc.placeholder(gc.float64, [None], name=x) for x in "ab")
+        x, y = a, b
+        for _ in range(4):
+            x, y = op(x), op(y)
+        out = gc.reduce_sum(x) + gc.reduce_sum(y)
+    s = Session(g, num_threads=2)
+    big = np.ones(200_000)  # worth several hops: one branch goes to a worker, which goes on along it
+    _recording_op.threads.clear()
+    assert s.run(out, {a: big, b: big}) == 400_000.0
+    assert len(_recording_op.threads) == 2 and threading.get_ident() in _recording_op.threads
+    assert s.last_stats.async_ops >= 1 and s.last_stats.pool_nodes > s.last_stats.async_ops
+
+
+def test_heavy_ops_in_a_loop_with_generated_handlers_still_use_the_pool(one_blas_thread, handlers_at_once):
+    op = _recording_op()
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        a, b = (gc.placeholder(gc.float64, [None], name=x) for x in "ab")
+        r = gc.while_loop(lambda i, x, y: i < n, lambda i, x, y: (i + 1, op(x), op(y)), [0, a, b])
+    s = Session(g, num_threads=2)
+    big = np.ones(200_000)
+    s.run(r, {n: 2, a: big, b: big})
+    _recording_op.threads.clear()
+    i, x, y = s.run(r, {n: 6, a: big, b: big})
+    assert i == 6 and x.sum() == y.sum() == 200_000.0
+    assert len(_recording_op.threads) == 2 and s.last_stats.async_ops >= 1
