@@ -113,7 +113,7 @@ def run(graph: Graph, state: PassState) -> int:
                     rewrites += 1
                 else:
                     state.later(op)  # what its dead region holds may change far from it
-        elif _removable_identity(op):
+        elif op.type == "Identity" and _removable_identity(op):
             if state.replace(op.outputs[0], op.inputs[0]):
                 rewrites += 1
     return rewrites

@@ -82,7 +82,7 @@ def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int
                 continue
             if p.type != "Const" and p.control_inputs:
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
-            if all(id(c) in members for c in t.consumers()):
+            if all(map(members.__contains__, map(id, t.consumers()))):
                 members[k] = p
                 todo.append(p)
     return list(members.values())

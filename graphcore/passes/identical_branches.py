@@ -16,9 +16,15 @@ that would take control edges from the predicate that other passes then trip ove
 """
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter
+
 from ..graph import Graph, Operation, Tensor
 from .cse import _key_of_attr, _Unhashable
 from .state import UNTOUCHABLE, PassState
+
+
+_type = attrgetter("type")
 
 
 def _is_pivot(op: Operation) -> bool:
@@ -82,8 +88,9 @@ def _rebuild(graph: Graph, t: Tensor, made: dict) -> Tensor:
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    for m in graph.get_operations():
-        if m.type != "Merge" or m.ctx is not None or len(m.inputs) != 2 or m.control_inputs or m.control_outputs:
+    ops = graph.get_operations()
+    for m in compress(ops, map("Merge".__eq__, map(_type, ops))):  # (the Merges, picked in C)
+        if m.ctx is not None or len(m.inputs) != 2 or m.control_inputs or m.control_outputs:
             continue
         if m.outputs[1].consumers() or not (m.outputs[0].consumers() or state.is_fetched(m.outputs[0])):
             continue
