@@ -187,3 +187,29 @@ def test_ops_moved_out_of_a_loop_are_erased_once_and_counted_as_moved(skip):
         assert stats["pruning"].removed == 0
     values = Session(g, num_threads=1).run(report.fetches, feed_dict={x: 0.5, w: 0.25})
     np.testing.assert_allclose(values[0], 0.5 + 4 * np.tanh(0.25) * 2.0)
+
+
+def test_may_be_dead_per_op_agrees_with_the_sweep():
+    """PassState.may_be_dead(op) works deadness out for op's ancestors only; it must say what
+    the sweep over the whole graph (state.may_be_dead(graph)) says, for every op: on the
+    samples' graphs (loops, conds, loops in conds) and on a bare Switch."""
+    from graphcore.ops.control_flow_ops import merge_op, switch_op
+    from graphcore.passes.state import PassState, may_be_dead
+    graphs = []
+    for sample in available_samples():
+        concrete = autograph.function(sample.python_function).get_concrete_function(*sample.examples[0])
+        graphs.append((concrete.graph, concrete._all_fetches()))
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        p = gc.placeholder(gc.bool, [], name="p")
+        _, t = switch_op(x, p)  # a bare Switch: what reads it may be dead, and so may a Merge of it
+        y = t * gc.constant(2.0) + gc.constant(1.0)
+        m = merge_op(y, x * 3.0)[0] + 1.0
+    graphs.append((g, [m]))
+    for graph, fetches in graphs:
+        dead = may_be_dead(graph)
+        state = PassState(graph, fetches)
+        state.begin_run()
+        assert [state.may_be_dead(op) for op in graph.get_operations()] == \
+            [id(op) in dead for op in graph.get_operations()]
