@@ -715,10 +715,16 @@ class ExecutorState:
     def _increment_iteration(self, frame: FrameState) -> IterationState:
         """Start the frame's next iteration: it sees the loop invariants and takes the
         deferred NextIteration values (the seed: a new iteration forgets kept dead Exits)."""
-        frame.iteration_count += 1
-        n = frame.iteration_count
+        n = frame.iteration_count = frame.iteration_count + 1
         start = frame.start
-        if start:  # the invariants' arrivals, computed once (state.IterationStart)
+        if start and frame.free_iterations:  # the invariants' arrivals, computed once (state.IterationStart)
+            ist = frame.free_iterations.pop()  # (FrameState.new_iteration_from, inline)
+            ist.iter_id = n
+            ist.inputs = start.inputs.copy()
+            ist.pending = start.pending.copy()
+            ist.dead_count = start.dead_count.copy()
+            ist.outstanding_ops = ist.outstanding_frame_count = 0
+        elif start:
             ist = frame.new_iteration_from(n, start)
         else:
             ist = frame.new_iteration(n)
