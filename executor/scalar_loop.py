@@ -140,6 +140,18 @@ _PYTHON_ARITH = {"Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})
                  "Mod": "({0} % {1})"}
 
 
+def _plus(p: str, q: str) -> str:
+    """The source of p + q (sources), 0 left out."""
+    return q if p == "0" else p if q == "0" else f"({p} + {q})"
+
+
+def _times(p: str, q: str) -> str:
+    """The source of p * q (sources), 0 and 1 folded."""
+    if "0" in (p, q):
+        return "0"
+    return q if p == "1" else p if q == "1" else f"({p} * {q})"
+
+
 def _outside(name: str, T) -> str:
     """The test that a Python int is outside T's range: first a cheap one (small ints are
     one digit, which CPython compares fastest)."""
@@ -323,14 +335,15 @@ class _Loops:
             return
         if kind == "Neg":
             (a, b), = forms
-            self.affine[target] = (f"-({a})", f"-({b})")
+            self.affine[target] = (_times("(-1)", a), _times("(-1)", b))
         elif kind in ("Add", "Sub"):
             (a, b), (c, d) = forms
-            sign = "+" if kind == "Add" else "-"
-            self.affine[target] = (f"({a}) {sign} ({c})", f"({b}) {sign} ({d})")
+            if kind == "Sub":
+                c, d = _times("(-1)", c), _times("(-1)", d)
+            self.affine[target] = (_plus(a, c), _plus(b, d))
         elif kind == "Mul" and "0" in (forms[0][0], forms[1][0]):
             (a, b), (c, d) = forms if forms[0][0] == "0" else forms[::-1]  # b is the invariant factor
-            self.affine[target] = (f"({b}) * ({c})", f"({b}) * ({d})")
+            self.affine[target] = (_times(b, c), _times(b, d))
 
     def _form(self, name: str):
         """(a, b) of a value a * counter + b, or None."""
@@ -474,7 +487,7 @@ class _Loops:
         checks = []
         for (a_, b_), T in hoisted:
             for end_ in ("counted[0]", "counted[-1]"):
-                checks += [f"        h = ({a_}) * {end_} + ({b_})", f"        if {_outside('h', T)}: raise OverflowError"]
+                checks += [f"        h = {_plus(_times(a_, end_), b_)}", f"        if {_outside('h', T)}: raise OverflowError"]
         high = 2 ** (np.iinfo(types[k]).bits - 1)
         v, stop_, by = f"v{k}", f"x{stop}", f"x{step}"
         if not self.py_ints:  # the range of Python ints, the variable as numpy has it (where read)
