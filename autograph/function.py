@@ -24,8 +24,8 @@ import numpy as np
 import graphcore as gc
 from executor import Session
 from executor.session import jit_passes
-from graphcore import source_info
-from graphcore import passes
+from graphcore import passes, source_info
+from graphcore.ops.logging_ops import FormattedString
 
 from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined
@@ -470,6 +470,13 @@ class Function:
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
                     raise StagingError(v.message)
+                if isinstance(v, FormattedString):
+                    where = _definition_location(self.python_function)
+                    raise StagingError(
+                        f"{self.python_function.__name__} (defined at {where}) returns a string with a tensor in it "
+                        f"({v!s}): a graph has no strings, and the tensor's value is only known when the graph runs. "
+                        "Return the tensor and format it outside, or print the string inside (a print runs with "
+                        "the graph)")
             if any(isinstance(v, (gc.TensorShape, StagedList, gc.DType)) for v in flat_out):
                 flat_out = [_ListOutput(v.stacked()) if isinstance(v, StagedList) else
                             v.np_dtype if isinstance(v, gc.DType) else  # numpy's dtype, as `a.dtype` is there

@@ -14,8 +14,9 @@ import gast
 from . import analysis, runtime
 from .conversion import plain_function
 from .converters import (asserts, augmented_assignments, break_statements, call_trees, comprehensions,
-                         conditional_expressions, continue_statements, control_flow, lists, logical_expressions, loop_tests,
-                         match_statements, return_statements, side_effects, unsupported, variables)
+                         conditional_expressions, continue_statements, control_flow, formatted_strings, lists,
+                         logical_expressions, loop_tests, match_statements, return_statements, side_effects,
+                         unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -34,12 +35,13 @@ PASSES = [
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
+    formatted_strings,        # f-strings -> ag__.format_string, after call_trees so the call stays unwrapped
     variables,                # guards reads of maybe-undefined names; needs the plain structure
     control_flow,             # if / while / for -> ag__.if_stmt / while_stmt / for_stmt
     conditional_expressions,  # `a if c else b`
     logical_expressions,      # last: also converts the `not flag and test` of lowered jumps
 ]
-_EXPRESSION_PASSES = [call_trees, conditional_expressions, logical_expressions]
+_EXPRESSION_PASSES = [call_trees, formatted_strings, conditional_expressions, logical_expressions]
 
 
 @dataclass

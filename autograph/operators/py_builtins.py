@@ -1,5 +1,6 @@
 """Builtins with tensor overloads: `len`, `range`, `abs`, `min`, `max`, `int`, `float`,
-`bool`, `enumerate`, `zip`, `isinstance`, `print`. On Python values each is the builtin."""
+`bool`, `enumerate`, `zip`, `reversed`, `isinstance`, `print`, `str`. On Python values each
+is the builtin."""
 from __future__ import annotations
 
 import builtins
@@ -13,6 +14,7 @@ from . import effects
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor
+from .strings import str_
 
 
 def _python_number(t):
@@ -104,4 +106,5 @@ OVERLOADS = {
     builtins.len: len_, builtins.range: range_, builtins.abs: abs_, builtins.min: min_, builtins.max: max_,
     builtins.int: int_, builtins.float: float_, builtins.bool: bool_, builtins.enumerate: enumerate_,
     builtins.zip: zip_, builtins.reversed: reversed_, builtins.isinstance: isinstance_, builtins.print: print_,
+    builtins.str: str_,
 }

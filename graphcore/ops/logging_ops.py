@@ -10,12 +10,27 @@ from ..graph import Operation, Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op
 
 
+_CONVERSIONS = {"": lambda v: v, "s": str, "r": repr, "a": ascii}
+
+
+def format_value(value, conversion: str = "", spec: str = "", python_number: bool = False) -> str:
+    """`f"{value!conversion:spec}"` of a tensor's value when the graph runs; a Python
+    number's (a weak tensor's) as the Python int or float it stands for."""
+    if python_number and isinstance(value, (np.generic, np.ndarray)) and np.ndim(value) == 0:
+        value = value.item()
+    return format(_CONVERSIONS[conversion](value), spec)
+
+
+def render(template, values) -> str:
+    """A template's text: literal strings, None (the next value, as str gives it) and
+    (conversion, spec, python number) (the next value formatted so)."""
+    it = iter(values)
+    return "".join(part if isinstance(part, str) else str(next(it)) if part is None else
+                   format_value(next(it), *part) for part in template)
+
+
 def _print_kernel(*values, template=None, sep=" ", end="\n", stream="stdout"):
-    if template is None:
-        text = sep.join(str(v) for v in values)
-    else:
-        it = iter(values)
-        text = "".join(str(next(it)) if part is None else part for part in template)
+    text = sep.join(str(v) for v in values) if template is None else render(template, values)
     out = sys.stderr if stream == "stderr" else sys.stdout
     out.write(text + end)
     out.flush()
@@ -27,11 +42,52 @@ print_op = define_op("Print", shape=lambda *v, **a: [], kernel=_print_kernel, nu
 print_op.not_differentiable("no outputs")
 
 
+class FormattedString(str):
+    """A string with tensors in it (an f-string of converted code): as a `str`, the text
+    it has while the graph is built (a tensor shows as `<Tensor ...>`); printed by a Print
+    op, each tensor's value formatted when the graph runs. `parts`: literal strings and
+    (tensor, conversion, spec, python number) pieces. Concatenation keeps the parts."""
+
+    parts: tuple
+
+    def __new__(cls, parts):
+        parts = tuple(parts)
+        text = "".join(p if isinstance(p, str) else format(repr(p[0]) if p[1] == "r" else str(p[0]))
+                       for p in parts)
+        out = super().__new__(cls, text)
+        out.parts = parts
+        return out
+
+    def __add__(self, other):
+        return FormattedString(self.parts + _parts_of(other)) if isinstance(other, str) else NotImplemented
+
+    def __radd__(self, other):
+        return FormattedString(_parts_of(other) + self.parts) if isinstance(other, str) else NotImplemented
+
+
+def _parts_of(s: str) -> tuple:
+    return s.parts if isinstance(s, FormattedString) else (str(s),)
+
+
+def template_of(parts) -> tuple[tuple, list]:
+    """(template, tensors) of a FormattedString's parts, for render."""
+    template, tensors = [], []
+    for p in parts:
+        if isinstance(p, str):
+            template.append(p)
+        else:
+            template.append(tuple(p[1:]))
+            tensors.append(p[0])
+    return tuple(template), tensors
+
+
 def print(*values, sep: str = " ", end: str = "\n", stream: str = "stdout", name=None):  # noqa: A001
     """Print `values` when the graph runs (Python's print when no graph is being built).
 
-    Non-tensor values are printed as they are; returns the Print op (or None eagerly)."""
-    g = graph_of(values) or get_default_graph()
+    Non-tensor values are printed as they are, a FormattedString with its tensors'
+    values; returns the Print op (or None eagerly)."""
+    parts_tensors = [p[0] for v in values if isinstance(v, FormattedString) for p in v.parts if not isinstance(p, str)]
+    g = graph_of([*values, *parts_tensors]) or get_default_graph()
     if g is None:
         _print_kernel(*values, sep=sep, end=end, stream=stream)
         return None
@@ -42,14 +98,23 @@ def print(*values, sep: str = " ", end: str = "\n", stream: str = "stdout", name
         if isinstance(v, Tensor):
             template.append(None)
             tensors.append(v)
+        elif isinstance(v, FormattedString):
+            pieces, values_of = template_of(v.parts)
+            template += pieces
+            tensors += values_of
         else:
             template.append(str(v))
     return g.create_op(print_op, tensors, {"template": tuple(template), "sep": sep, "end": end, "stream": stream},
                        name=name or "Print")
 
 
-def _assert_kernel(cond, *data, message=""):
+def _assert_kernel(cond, *data, message="", template=None):
     if not np.all(cond):
+        if template is not None:  # the message, with the values of `data` formatted in it
+            text = render(template, data)
+            error = InvalidArgumentError(f"assertion failed: {text}")
+            error.formatted = text
+            raise error
         detail = ", ".join(str(d) for d in data)
         raise InvalidArgumentError(f"assertion failed: {message}" + (f" [{detail}]" if detail else ""))
     return ()
@@ -61,10 +126,14 @@ assert_op.not_differentiable("no outputs")
 
 
 def Assert(condition, data=(), message: str = "", name=None) -> Operation | None:  # noqa: N802 (TF's name)
-    """Fail the run with `message` (and the values of `data`) when `condition` is false."""
+    """Fail the run with `message` (and the values of `data`) when `condition` is false.
+    A FormattedString message is formatted with its tensors' values when it fails."""
     data = list(data) if isinstance(data, (list, tuple)) else [data]
+    attrs = {"message": str(message)}
+    if isinstance(message, FormattedString) and not data:
+        attrs["template"], data = template_of(message.parts)
     g = graph_of([condition, *data]) or get_default_graph()
     if g is None:
-        _assert_kernel(condition, *data, message=message)
+        _assert_kernel(condition, *data, **attrs)
         return None
-    return g.create_op(assert_op, [condition, *data], {"message": str(message)}, name=name or "Assert")
+    return g.create_op(assert_op, [condition, *data], attrs, name=name or "Assert")

@@ -1,0 +1,94 @@
+"""f-strings and str() of tensors: formatted when the graph runs, on every run, as Python
+formats them (conversions, format specs, nested specs, Python ints), in prints and in the
+messages of raise and assert; a string with a tensor in it cannot be returned."""
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import graphcore as gc
+from autograph import StagingError, function
+
+
+def printed(fn, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = fn(*args)
+    return value, out.getvalue()
+
+
+def loop_prints(x, n):
+    k = 0
+    while k < n:
+        x = x * 1.5
+        print(f"step {k}: x = {x:.3f}, raw {x!r} | {x} | {k:>3}|{k!s:<2}|")
+        k += 1
+    width = 8
+    print(f"[{n:>{width}}] done" + " " + str(x) + f"{'ok'!r}" + str(width))
+    return x
+
+
+def branch_prints(x):
+    if x > 0:
+        print(f"positive {x:+d}")
+    else:
+        print("non-positive " + str(x) + "!")
+    return x
+
+
+def python_only(a):
+    print(f"{3.14159:.2f}|{'a'!r}|{7:5d}|{'b':^5}|")
+    return a
+
+
+def array_print(v):
+    print(f"v={v} sum={np.sum(v):.2f}")
+    return v
+
+
+@pytest.mark.parametrize("fn, args", [
+    (loop_prints, (np.float64(1.0), np.int64(3))), (loop_prints, (np.float32(2.0), np.int64(0))),
+    (branch_prints, (np.int64(2),)), (branch_prints, (np.int64(-2),)), (python_only, (np.int64(1),)),
+    (array_print, (np.array([1.5, 2.25]),)),
+])
+def test_f_strings_print_what_python_prints(fn, args):
+    want = printed(fn, *args)
+    f = function(fn)
+    assert printed(f, *args)[1] == want[1]
+    assert printed(f, *args)[1] == want[1]  # on every run, not once while tracing
+
+
+def check_positive(x):
+    if x <= 0:
+        raise ValueError(f"x must be positive, got {x} ({x * 2:.1f} doubled)")
+    assert x < 100, f"x={x:.1f} is too large"
+    return x
+
+
+@pytest.mark.parametrize("x, error", [(-3.0, ValueError), (250.0, AssertionError)])
+def test_raise_and_assert_messages_carry_the_values_of_the_run(x, error):
+    with pytest.raises(error) as want:
+        check_positive(x)
+    with pytest.raises(error) as got:
+        function(check_positive)(np.float64(x))
+    assert str(got.value) == str(want.value).splitlines()[0]  # (pytest adds its own lines to an assert's)
+
+
+def describe(x):
+    return f"x={x}"
+
+
+def test_returning_a_string_with_a_tensor_is_refused():
+    with pytest.raises(StagingError, match=r"describe \(defined at test_formatted_strings.py:\d+\) returns a string "
+                                           r"with a tensor in it"):
+        function(describe)(np.int64(3))
+    assert function(describe)(3) == "x=3"  # a Python value: Python's string
+
+
+def test_a_formatted_print_survives_a_graph_file(capsys):
+    g = function(loop_prints).get_concrete_function(np.float64(1.0), np.int64(2)).graph
+    (p,) = [op for op in gc.Graph.from_json(g.to_json()).get_operations() if op.type == "Print"][:1]
+    (q,) = [op for op in g.get_operations() if op.type == "Print"][:1]
+    assert [list(x) if isinstance(x, (list, tuple)) else x for x in p.attrs["template"]] == \
+        [list(x) if isinstance(x, tuple) else x for x in q.attrs["template"]]
