@@ -1,45 +1,48 @@
-"""A precomputed handler per node: Python source generated for one node of a plan, with
+"""A precomputed handler per node: Python source generated for one node of a loop, with
 its input slots, its kernel and its out-edges baked in, so that running it does no
 dictionary lookup, no loop over edges and no call per output (the generic handlers of
-executor.py do all three). The handler of an Add in a loop, fed by a Switch and an Enter,
-feeding a NextIteration:
+executor.py do all three). Each delivery is ExecutorState._activate_nodes written out for
+one edge (its kind, slot, consumer and the consumer's pending count known), so the rules
+of execution are the same; a consumer with a single input skips its pending count (the
+arrival always fires it).
 
-    def handler(state, node):
-        it = node.iteration
-        inputs = it.inputs
-        tagged = it.tagged
-        c = 0
-        if node.is_dead:
-            ...                                  # the same deliveries, of a dead token
-        else:
-            a0 = inputs[15]
-            a1 = inputs[16]
-            inputs[15] = inputs[16] = None
-            try:
-                out = kernel(a0, a1)
-            except Exception as e:
-                state._kernel_error(node, e)
-            inputs[20] = out                     # NextIteration_1 has one input: it fires
-            t = tagged[11]
-            t.is_dead = False
-            state.ready_append(t)
-            c += 1
-        n = it.outstanding_ops + c - 1            # the node is done (executor._node_done)
-        it.outstanding_ops = n
-        if not n and not it.outstanding_frame_count:
-            state._cleanup(node.frame, it.iter_id)
+A consumer that fires on this arrival runs inside the handler instead of going through
+the ready queue: one with a single input (an op, a NextIteration, a Merge's first live
+input), or one whose last input just arrived live (an op, a Switch). Dead tokens are
+delivered the same way but their consumers are queued (rare: a loop's last iteration, a
+branch not taken). Scalar arithmetic and comparisons are written as the operators of
+scalar_kernels.py (with the same guards), identities as nothing. Inlining stops
+MAX_DEPTH kernels deep or past MAX_LINES lines; heavy ops are never inlined (they may go
+to the pool). Part of the handler of the Add `a + b` of a fibonacci loop:
 
-Each delivery is executor.ExecutorState._activate_nodes written out for one edge (its
-kind, slot, consumer and the consumer's pending count known), so the rules are the same;
-a consumer with a single input skips its pending count (the arrival always fires it).
+    else:
+        a1_0 = inputs[15]
+        a1_1 = inputs[16]
+        inputs[15] = inputs[16] = None
+        try:
+            out2 = (a1_0 + a1_1) if type(a1_0) is T3 and ... else fallback4(a1_0, a1_1)
+        except Exception as e:
+            state._kernel_error(node, e)          # names the op, its frame and iteration
+        ran += 1                                  # NextIteration_1, inline
+        k = it.iter_id + 1
+        if k <= frame.iteration_count:
+            nx5 = frame.iterations[k]
+        elif frame.num_outstanding_iterations < frame.max_parallel_iterations:
+            nx5 = state._increment_iteration(frame)
+        ...                                       # Merge_1 of iteration k, inline, ...
+    n = it.outstanding_ops + c - 1                # the node is done (executor._node_done)
+    it.outstanding_ops = n
+    if not n and not it.outstanding_frame_count:
+        state._cleanup(frame, it.iter_id)
+    return ran                                    # the nodes run (stats.nodes)
 
 A node of a while frame runs the generic handler of its kind (wrapped so it counts itself
-done) for its first runs, and gets its own generated handler once it has run COMPILE_AFTER
-times; a node of the root frame, which runs once per run, keeps the generic one: a graph
-without loops never pays for compiling source (nor does a run's memory peak). Only
+done) until it has run COMPILE_AFTER times from the queue, then gets its generated handler;
+a node of the root frame, which runs once per run, keeps the generic one: a graph without
+long loops never pays for compiling source (nor does a run's memory peak). Only
 ExecutorState uses these; TracedExecutorState runs the generic handlers, which record
-every step. Op kinds generated: ops, Switch, Merge, NextIteration; the others (Enter,
-Exit, feeds, _Send/_Recv, the deadline token) keep the generic handler.
+every step. Kinds generated: ops, Switch, Merge, NextIteration; the others (Enter, Exit,
+feeds, _Send/_Recv, the deadline token) keep the generic handler.
 """
 from __future__ import annotations
 
