@@ -102,6 +102,23 @@ class _ListOutput:
         self.stacked = stacked
 
 
+def _escaped_value(t: gc.Tensor, python_function) -> StagingError:
+    where = _definition_location(python_function)
+    inside = "loop" if any(getattr(c, "is_while", False) for c in _contexts(t.op.ctx)) else "if"
+    article = "a" if inside == "loop" else "an"
+    return StagingError(
+        f"{python_function.__name__} (defined at {where}) returns a value computed inside {article} {inside} on a "
+        f"tensor (at {t.op.location()}) that is not a variable of that {inside}: a nested function changed it through "
+        "`nonlocal` or `global`, or it was kept in an outside object, so it has one value per iteration or branch. "
+        "Make it a variable there: assign it in the body (e.g. `c = bump(c, i)` with bump returning the new value).")
+
+
+def _contexts(ctx):
+    while ctx is not None:
+        yield ctx
+        ctx = getattr(ctx, "outer", None)
+
+
 def _returned_shape(v, python_function):
     """A returned `x.shape` is what numpy returns, a tuple of ints, when tracing knows it."""
     if not isinstance(v, gc.TensorShape):
@@ -484,6 +501,9 @@ class Function:
                 out = _pack(out, flat_out)
             fetches = [v.stacked if isinstance(v, _ListOutput) else v for v in flat_out]
             fetches = [v for v in fetches if isinstance(v, gc.Tensor)]
+            for t in fetches:
+                if t.op.ctx is not None:  # one value per iteration or branch: not the function's result
+                    raise _escaped_value(t, self.python_function)
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)

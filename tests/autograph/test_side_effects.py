@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import autograph
-from autograph import SideEffectWarning, function
+from autograph import SideEffectWarning, StagingError, function
 
 
 def line_of(fn, text: str) -> int:
@@ -173,3 +173,38 @@ def test_one_warning_per_statement_and_trace():
         return box.count
     _, caught = traced_warnings(twice, np.int64(2), Counter())
     assert len(caught) == 1
+
+
+def nonlocal_in_loop(n):
+    c = 0
+
+    def bump(k):
+        nonlocal c
+        c += k
+    for i in range(n):
+        bump(i)
+    return c
+
+
+def nonlocal_in_if(x):
+    c = 0
+
+    def bump():
+        nonlocal c
+        c = c + x
+    if x > 0:
+        bump()
+    return c
+
+
+@pytest.mark.parametrize("fn, arg, inside", [(nonlocal_in_loop, np.int64(4), "a loop"),
+                                             (nonlocal_in_if, np.int64(3), "an if"),
+                                             (nonlocal_in_if, np.int64(-3), "an if")])
+def test_a_value_changed_through_nonlocal_in_graph_control_flow_is_refused(fn, arg, inside):
+    """It has one value per iteration or branch (it used to fail in the executor, or give
+    the taken branch's value by luck): refused at trace time, naming the line and the fix."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SideEffectWarning)
+        with pytest.raises(StagingError, match=rf"returns a value computed inside {inside} on a tensor \(at "
+                                               r"test_side_effects.py:\d+\).*nonlocal"):
+            function(fn)(arg)
