@@ -41,8 +41,12 @@ zero (and, for iteration 0, every Enter has arrived: _iteration_done); its state
 kept for the frame instance's next iteration, and a frame is freed when its last
 iteration is (_cleanup, _delete_frame).
 
-The scheduling loop (_process_ready) pops a tagged node and calls the handler of its kind
-(ExecutorState._handlers). Cheap ops run inline on the thread that made them ready. With a
+The scheduling loop (_process_ready) pops a tagged node and calls its node's handler
+(NodeItem.fast): the handler of its kind (ExecutorState._handlers), or, for a node of a
+loop that ran often, one generated for it that also runs the consumers it makes ready
+(handlers.py; a traced run always uses the generic ones). Once every Enter of a frame
+instance arrived, its later iterations start with the loop invariants in place
+(state.IterationStart). Cheap ops run inline on the thread that made them ready. With a
 pool, heavy ops wait until no cheap op is ready; then one worth several hops goes to the
 pool when another is ready beside it or it is work ahead of its loop's oldest iteration
 (a matmul only if BLAS is on one thread), and the worker runs what its outputs make ready,
