@@ -233,7 +233,8 @@ class Graph:
         self.version = 0  # bumped on every change; executors key their plans on it
         self._op_count = 0  # ids of ops, never reused (ops may be removed)
         self._insert_before: Operation | None = None  # None: new ops go at the end
-        self._insert_index = 0
+        self._insert_index = 0  # where the anchor was last seen (checked before it is trusted)
+        self._insert_hint = 0  # the anchor's place after the latest insertion: where the next block looks first
         self._inserted_id = -1  # the latest id of an op placed before the end (for rollback)
         self._source = None  # the source line of ops created inside an insertion
 
@@ -428,11 +429,12 @@ class Graph:
         if anchor is None:
             self._ops.append(op)
             return
+        ops = self._ops
         i = self._insert_index
-        if i >= len(self._ops) or self._ops[i] is not anchor:
-            i = self._ops.index(anchor)
-        self._ops.insert(i, op)
-        self._insert_index = i + 1
+        if i >= len(ops) or ops[i] is not anchor:
+            i = ops.index(anchor)
+        ops.insert(i, op)
+        self._insert_index = self._insert_hint = i + 1
         self._inserted_id = op._id
 
     def checkpoint(self) -> int:
@@ -596,8 +598,7 @@ class Graph:
         dep._control_outputs.remove(op)
         self.version += 1
 
-    @contextlib.contextmanager
-    def inserting_before(self, op: Operation, context=_SAME):
+    def inserting_before(self, op: Operation, context=_SAME) -> "_Insertion":
         """Ops created in the block stand before `op` in the graph's order (torch.fx's
         inserting_before) and are built for it: in this graph (the default graph in the
         block), in control-flow `context` (default: op's own, so a constant built in a
@@ -610,31 +611,15 @@ class Graph:
             g.replace_all_uses_with(op.outputs[0], c)
             g.erase_op(op)
         """
-        self._check_op(op, "inserting_before")
-        with self._inserting(op, op, context):
-            yield self
+        return _Insertion(self, op, context, "inserting_before")
 
-    @contextlib.contextmanager
-    def inserting_after(self, op: Operation, context=_SAME):
+    def inserting_after(self, op: Operation, context=_SAME) -> "_Insertion":
         """As `inserting_before`, but the new ops stand right after `op` (in creation order)."""
-        self._check_op(op, "inserting_after")
-        i = self._ops.index(op)
-        with self._inserting(self._ops[i + 1] if i + 1 < len(self._ops) else None, op, context):
-            yield self
+        return _Insertion(self, op, context, "inserting_after")
 
-    @contextlib.contextmanager
-    def _inserting(self, anchor: Operation | None, like: Operation, context):
-        saved = (self._insert_before, self._insert_index, self._source, self._scope)
-        self._insert_before, self._insert_index = anchor, 0
-        self._source = like.source
-        self._scope = like.name.rpartition("/")[0] + "/" if "/" in like.name else ""
-        ctx = like.ctx if context is _SAME else context
-        try:
-            with self.as_default(), self.in_control_flow_context(ctx), self.control_dependencies(None), \
-                    self.device(like.device):
-                yield
-        finally:
-            self._insert_before, self._insert_index, self._source, self._scope = saved
+    def _inserting(self, anchor: Operation | None, like: Operation, context) -> "_Insertion":
+        """An insertion before `anchor` (None: at the end) of ops built for `like`."""
+        return _Insertion(self, like, context, None, anchor)
 
     def move_out_of_loop(self, op: Operation, *, erase: bool = True) -> Operation:
         """Loop-invariant code motion: rebuild `op`, an op of a while loop's body whose
@@ -778,6 +763,52 @@ class Graph:
     def from_json(text: str | bytes) -> "Graph":
         """Load a graph file; GraphFileError names the place of the first problem."""
         return _installed["from_json"](text)
+
+
+class _Insertion:
+    """The block of `Graph.inserting_before` / `inserting_after`: entering it sets what
+    the block changes (where new ops go, their source line, name scope, control-flow
+    context, device, no control dependencies, the graph as the default one) and leaving
+    it restores all of it. One object rather than nested context managers: passes open
+    one such block for nearly every op they create."""
+
+    __slots__ = ("graph", "like", "context", "check", "anchor", "saved", "stack")
+
+    def __init__(self, graph: "Graph", like: Operation, context, check: str | None, anchor=None):
+        self.graph = graph
+        self.like = like
+        self.context = context
+        self.check = check  # "inserting_before" / "inserting_after": check `like`, and find the anchor
+        self.anchor = anchor
+
+    def __enter__(self) -> "Graph":
+        g, like, check = self.graph, self.like, self.check
+        anchor = self.anchor
+        if check is not None:
+            g._check_op(like, check)
+            if check == "inserting_before":
+                anchor = like
+            else:
+                ops = g._ops
+                i = ops.index(like)
+                anchor = ops[i + 1] if i + 1 < len(ops) else None
+        self.saved = (g._insert_before, g._insert_index, g._source, g._scope, g._ctx, g._control_deps, g._device)
+        g._insert_before, g._insert_index = anchor, g._insert_hint
+        g._source = like.source
+        name = like.name
+        g._scope = name.rpartition("/")[0] + "/" if "/" in name else ""
+        g._ctx = like.ctx if self.context is _SAME else self.context
+        g._control_deps = []
+        g._device = like.device or ""
+        self.stack = stack = _graph_stack()
+        stack.append(g)
+        return g
+
+    def __exit__(self, *exc) -> None:
+        g = self.graph
+        self.stack.pop()
+        (g._insert_before, g._insert_index, g._source, g._scope, g._ctx, g._control_deps,
+         g._device) = self.saved
 
 
 def is_tensor(x) -> bool:
