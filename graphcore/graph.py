@@ -21,6 +21,8 @@ to `install`, and the Graph methods that are their shortcuts (`str(g)`, `g.valid
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 import re
 import threading
 from typing import Any, Callable, Iterable, Sequence
@@ -452,13 +454,21 @@ class Graph:
             dropped = [op for op in self._ops if op._id >= checkpoint]
         self._remove(dropped)
 
-    def _remove(self, ops: list[Operation]) -> None:
-        """Take `ops` out of the graph with every reference the graph keeps to them."""
+    def _remove(self, ops: list[Operation], *, where: list[int] | None = None,
+                kept: list[Operation] | None = None) -> None:
+        """Take `ops` out of the graph with every reference the graph keeps to them.
+        The caller may know `where` they stand in the graph's order (ascending places), or
+        the ops `kept` (the others, in order)."""
         gone = {id(op) for op in ops}
         if not gone:
             return
         n = len(ops)
-        if len(self._ops) >= n and all(a is b for a, b in zip(self._ops[len(self._ops) - n:], ops)):
+        if kept is not None:
+            self._ops = kept
+        elif where is not None:
+            for i in reversed(where):
+                del self._ops[i]
+        elif len(self._ops) >= n and all(a is b for a, b in zip(self._ops[len(self._ops) - n:], ops)):
             del self._ops[len(self._ops) - n:]  # the usual rollback: the newest ops, at the end
         else:
             self._ops = [op for op in self._ops if id(op) not in gone]
@@ -526,12 +536,25 @@ class Graph:
             chosen = {id(op) for op in only}
             only = lambda op: id(op) in chosen  # noqa: E731
         rewired: list[Operation] = []
+        new_op, by_name = new.op, self._by_name
         for op in dict.fromkeys(old._consumers):
-            if op is new.op or (only is not None and not only(op)):
+            if op is new_op or (only is not None and not only(op)):
                 continue
-            for k, t in enumerate(op.inputs):
-                if t is old:
-                    self.update_input(op, k, new)
+            if new is old or by_name.get(op.name) is not op:  # (the latter refused by update_input)
+                for k, t in enumerate(op.inputs):
+                    if t is old:
+                        self.update_input(op, k, new)
+            else:  # what update_input does for each input that reads `old`, at once
+                inputs = list(op.inputs)
+                n = 0
+                for k in range(len(inputs)):
+                    if inputs[k] is old:
+                        inputs[k] = new
+                        n += 1
+                        old._consumers.remove(op)
+                op.inputs = tuple(inputs)
+                new._consumers.extend([op] * n)
+                self.version += n
             rewired.append(op)
         return rewired
 
@@ -564,18 +587,36 @@ class Graph:
         their outputs or waits for one of them must be among them. One pass over the
         graph, however many ops go. Returns the removed ops in graph order."""
         doomed: dict[int, Operation] = {}
+        by_name = self._by_name
         for op in ops:
-            self._check_op(op, "erase_ops")
+            if not isinstance(op, Operation) or op.graph is not self or by_name.get(op.name) is not op:
+                self._check_op(op, "erase_ops")
             doomed[id(op)] = op
         for op in doomed.values():
-            users = [c for t in op.outputs for c in t._consumers] + list(op._control_outputs)
-            outside = sorted({u.name for u in users if id(u) not in doomed})
-            if outside:
-                raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {', '.join(outside)}, "
-                                 "which is not erased with it; rewire them first or erase them too")
-        removed = [o for o in self._ops if id(o) in doomed]
-        self._remove(removed)
+            for t in op.outputs:
+                for u in t._consumers:
+                    if id(u) not in doomed:
+                        self._refuse_erase(op, doomed)
+            for u in op._control_outputs:
+                if id(u) not in doomed:
+                    self._refuse_erase(op, doomed)
+        all_ops = self._ops
+        if len(doomed) <= 8:  # a few: found by position (no walk over the graph in Python)
+            where = sorted(all_ops.index(op) for op in doomed.values())
+            removed = [all_ops[i] for i in where]
+            self._remove(removed, where=where)
+        else:  # one walk tells the removed ops from the kept ones
+            flags = [id(o) in doomed for o in all_ops]
+            removed = list(itertools.compress(all_ops, flags))
+            self._remove(removed, kept=list(itertools.compress(all_ops, map(operator.not_, flags))))
         return removed
+
+    @staticmethod
+    def _refuse_erase(op: Operation, doomed: dict) -> None:
+        users = [c for t in op.outputs for c in t._consumers] + list(op._control_outputs)
+        outside = sorted({u.name for u in users if id(u) not in doomed})
+        raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {', '.join(outside)}, "
+                         "which is not erased with it; rewire them first or erase them too")
 
     def add_control_input(self, op: Operation, dep) -> None:
         """Make `op` run only after `dep` (an op, or a tensor's op); nothing if it already does."""
