@@ -388,7 +388,8 @@ class Graph:
         attrs = dict(attrs or {})
         with self._lock:
             ctx = self._ctx
-            inputs = [self._as_graph_tensor(t) for t in inputs]
+            inputs = [t if isinstance(t, Tensor) and t.op.graph is self else self._as_graph_tensor(t)
+                      for t in inputs]
             controls: list[Operation] = []
             if capture:
                 for group in self._control_deps:
@@ -459,7 +460,7 @@ class Graph:
         """Take `ops` out of the graph with every reference the graph keeps to them.
         The caller may know `where` they stand in the graph's order (ascending places), or
         the ops `kept` (the others, in order)."""
-        gone = {id(op) for op in ops}
+        gone = set(map(id, ops))
         if not gone:
             return
         n = len(ops)
@@ -523,9 +524,10 @@ class Graph:
                 c = gc.constant(value)
             g.replace_all_uses_with(op.outputs[0], c)
         """
-        for t, what in ((old, "old"), (new, "new")):
-            if not isinstance(t, Tensor) or t.graph is not self:
-                raise GraphError(f"replace_all_uses_with: {what} must be a tensor of this graph")
+        if not isinstance(old, Tensor) or old.op.graph is not self:
+            raise GraphError("replace_all_uses_with: old must be a tensor of this graph")
+        if not isinstance(new, Tensor) or new.op.graph is not self:
+            raise GraphError("replace_all_uses_with: new must be a tensor of this graph")
         if old.dtype != new.dtype:
             raise GraphError(f"replace_all_uses_with: {new.name} is {new.dtype} but {old.name} is {old.dtype}; "
                              "cast it first so the consumers keep their dtypes")
@@ -606,7 +608,7 @@ class Graph:
             removed = [all_ops[i] for i in where]
             self._remove(removed, where=where)
         else:  # one walk tells the removed ops from the kept ones
-            flags = [id(o) in doomed for o in all_ops]
+            flags = list(map(doomed.__contains__, map(id, all_ops)))
             removed = list(itertools.compress(all_ops, flags))
             self._remove(removed, kept=list(itertools.compress(all_ops, map(operator.not_, flags))))
         return removed
