@@ -183,18 +183,17 @@ def _py_float_div(a, b):
     return a / b
 
 
+_CHECKED = {"py_int_add": _py_int_add, "py_int_sub": _py_int_sub, "py_int_mul": _py_int_mul,
+            "py_int_floordiv": _py_int_floordiv, "py_int_mod": _py_int_mod, "py_float_div": _py_float_div}
 _HELPERS: dict = {}
 
 
 def _python_helpers() -> dict:
-    """The checked helpers, compiled once per process."""
+    """The checked helpers (by the names _python_expr writes), compiled once per process."""
     if not _HELPERS:
         import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
-        for name, fn in (("py_int_add", _py_int_add), ("py_int_sub", _py_int_sub), ("py_int_mul", _py_int_mul),
-                         ("py_int_floordiv", _py_int_floordiv), ("py_int_mod", _py_int_mod),
-                         ("py_float_div", _py_float_div)):
-            _HELPERS[name] = numba.njit(error_model="numpy", cache=False)(fn)
+        _HELPERS.update({name: numba.njit(error_model="numpy", cache=False)(fn) for name, fn in _CHECKED.items()})
     return _HELPERS
 
 
@@ -286,7 +285,8 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
         targets = ", ".join(f"v{i + x}" for x in range(k))
         code = [f"{targets} = k{i}({args})"]
     elif kind == "PythonArith":
-        code = [f"v{i} = {_python_expr(step[ATTRS]['op'], [f'v{x}' for x in ins], [dtypes[x] for x in ins], out_dtypes[0])}"]
+        expr = _python_expr(step[ATTRS]["op"], [f"v{x}" for x in ins], [dtypes[x] for x in ins], out_dtypes[0])
+        code = [f"v{i} = {expr}"]
     elif step[ATTRS] and kind != "Cast":
         raise _Inexact
     else:

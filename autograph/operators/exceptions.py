@@ -30,8 +30,7 @@ _NO_CAUSE = object()
 def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
     g = test.graph if is_tensor(test) else gc.get_default_graph()
     if exc.args and isinstance(exc.args[0], FormattedString):  # raise ValueError(f"... {x}"): x's value
-        message = FormattedString((f"{type(exc).__name__}: ",) + exc.args[0].parts) \
-            if not isinstance(exc, AssertionError) else exc.args[0]
+        message = exc.args[0]
     with g.control_dependencies(effects.dependencies()):
         op = gc.Assert(test, [], message=message)
     effects.record(op)
@@ -98,7 +97,7 @@ def reraise_staged(error: gc.InvalidArgumentError) -> None:
     args = exc.args
     formatted = getattr(error.original, "formatted", None)
     if formatted is not None and args and isinstance(args[0], FormattedString):
-        args = (formatted.split(": ", 1)[1] if not isinstance(exc, AssertionError) else formatted, *args[1:])
+        args = (formatted, *args[1:])
     try:
         fresh = type(exc)(*args)
     except Exception:  # noqa: BLE001 (an exception class with another constructor: raise the original)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 
-from graphcore.ops.logging_ops import FormattedString
+from graphcore.ops.logging_ops import FormattedString, format_value
 
 from .staging import is_tensor, is_weak
 
@@ -25,13 +25,7 @@ def format_string(*pieces):
 
 
 def _format(value, conversion: int, spec: str) -> str:
-    if conversion == 115:
-        value = builtins.str(value)
-    elif conversion == 114:
-        value = repr(value)
-    elif conversion == 97:
-        value = ascii(value)
-    return format(value, spec)
+    return format_value(value, _CONVERSIONS[conversion], spec)
 
 
 def str_(*args, **kwargs):

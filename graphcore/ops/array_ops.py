@@ -173,8 +173,8 @@ def _int_of_float_kernel(x):
             raise ValueError("cannot convert float NaN to integer")
         if np.isinf(v):
             raise OverflowError("cannot convert float infinity to integer")
-        raise OverflowError(f"int() of {float(v)!r} does not fit in an int64: Python would give a larger integer, which "
-                            "a graph value cannot hold; keep it below 2**63 in magnitude, or keep it a float")
+        raise OverflowError(f"int() of {float(v)!r} does not fit in an int64: Python would give a larger integer, "
+                            "which a graph value cannot hold; keep it below 2**63 in magnitude, or keep it a float")
     return a.astype(np.int64)
 
 

@@ -52,8 +52,7 @@ class FormattedString(str):
 
     def __new__(cls, parts):
         parts = tuple(parts)
-        text = "".join(p if isinstance(p, str) else format(repr(p[0]) if p[1] == "r" else str(p[0]))
-                       for p in parts)
+        text = "".join(p if isinstance(p, str) else repr(p[0]) if p[1] == "r" else str(p[0]) for p in parts)
         out = super().__new__(cls, text)
         out.parts = parts
         return out
