@@ -104,43 +104,58 @@ class ExecutorState:
     # The handler of each kind of node, indexed by NodeItem.kind (set below the class).
     _handlers: tuple = ()
 
+    # What a run without a pool or transport keeps as it is (set per run only when it has
+    # them: a run of a small graph is made in a few microseconds).
+    transport = None
+    deadline = None
+    pool = None
+    trace: list | None = None
+    lock: threading.Lock | None = None
+    wakeups: queue.SimpleQueue | None = None
+    pool_slots: threading.Semaphore | None = None
+    blas_spreads = False
+    inflight = 0          # tasks on the pool not finished
+    caller = None         # the thread that runs the run (start())
+    caller_waits = False  # the calling thread waits on `wakeups` for the pool
+    error: BaseException | None = None  # what ended the run on a worker
+    aborted = False
+    alarm = None
+    root: FrameState | None = None
+
     def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None,
                  transport=None):
         self.plan = plan
-        # One device's part of a partitioned run: _Send/_Recv go through `transport`
-        # (executor/distributed/rendezvous.py); a value that arrives later is queued on
-        # `arrivals` by the sending thread, and taken by the thread that runs this part.
-        self.transport = transport
-        self.arrivals: deque = deque()
-        self.deadline = deadline
         self.feed_values = feed_values
-        self.pool = pool
-        self.trace: list | None = None
         self.stats = RunStats()
-        self.results = [_NO_VALUE] * len(plan.fetches)
-        self.dead_results = [False] * len(plan.fetches)
+        n = len(plan.fetches)
+        self.results = [_NO_VALUE] * n
+        self.dead_results = [False] * n
         self.switch_preds: dict[int, bool] = {}
         self.ready: deque[TaggedNode] = deque()
         self.ready_append = self.ready.append  # (for the generated handlers)
-        self.root: FrameState | None = None
-        # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
-        # at a time under `lock` (each lets it go while a long kernel runs).
-        waits = pool is not None or transport is not None  # for the pool's tasks, or for values from other devices
-        self.lock = threading.Lock() if waits else None
-        self.wakeups: queue.SimpleQueue | None = queue.SimpleQueue() if waits else None
-        # Kernels on the pool at once: one fewer than the pool's threads, as the calling
-        # thread computes too. A task gives its slot back when its kernel ends.
-        self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1)) if pool is not None else None
-        # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at a
-        # time, inline (executor/blas.py says why).
-        self.blas_spreads = pool is not None and plan.uses_blas and blas.threads() > 1
-        self.inflight = 0      # tasks on the pool not finished
         self.heavy_waiting: list = []  # (tagged node, its inputs) of heavy ops, to run once no cheap one is ready
-        self.caller = threading.get_ident()
-        self.caller_waits = False  # the calling thread waits on `wakeups` for the pool
-        self.error: BaseException | None = None  # what ended the run on a worker
-        self.aborted = False
-        self.alarm = None
+        # One device's part of a partitioned run: _Send/_Recv go through `transport`
+        # (executor/distributed/rendezvous.py); a value that arrives later is queued on
+        # `arrivals` by the sending thread, and taken by the thread that runs this part.
+        self.arrivals: deque = deque()
+        if deadline is not None:
+            self.deadline = deadline
+        if pool is None and transport is None:
+            return
+        self.transport = transport
+        self.pool = pool
+        # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
+        # at a time under `lock` (each lets it go while a long kernel runs); so do values
+        # from other devices.
+        self.lock = threading.Lock()
+        self.wakeups = queue.SimpleQueue()
+        if pool is not None:
+            # Kernels on the pool at once: one fewer than the pool's threads, as the calling
+            # thread computes too. A task gives its slot back when its kernel ends.
+            self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1))
+            # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at
+            # a time, inline (executor/blas.py says why).
+            self.blas_spreads = plan.uses_blas and blas.threads() > 1
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
@@ -159,6 +174,10 @@ class ExecutorState:
             raise
         finally:
             self.stop()
+        root = self.root
+        if not root.iterations and not root.children and self.trace is None:  # done: the next run's
+            root.free_iterations[-1].inputs = None  # (no value of this run kept)
+            self.plan.free_roots.append(root)
         return self.results
 
     def start(self) -> None:
@@ -167,14 +186,23 @@ class ExecutorState:
             raise ExecutionError("this graph has _Send/_Recv ops (it was partitioned): run it with "
                                  "Session(graph, devices=[...]), which runs each device's part")
         self.caller = threading.get_ident()
-        root = self.root = FrameState(self.plan.root, None, None)
+        plan = self.plan
+        try:  # the root frame of an earlier run of the plan, finished (its tagged nodes kept)
+            root = plan.free_roots.pop()
+        except IndexError:
+            root = FrameState(plan.root, None, None)
+        else:
+            root.restart_root()
+        self.root = root
         root.num_pending_inputs = 0
         it0 = root.iterations[0]
         if self.trace is not None:
             self._trace("frame_created", frame=root.path, iteration=0)
-        for item in self.plan.roots:
-            self.ready.append(it0.tagged[item.local_id])
-        it0.outstanding_ops = len(self.plan.roots)
+        for item in plan.roots:
+            node = it0.tagged[item.local_id]
+            node.is_dead = False  # (a reused root frame's node may have run dead)
+            self.ready.append(node)
+        it0.outstanding_ops = len(plan.roots)
         self.alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
 
     def pump(self) -> bool:

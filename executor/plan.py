@@ -121,6 +121,9 @@ class ExecutionPlan:
         self.fetch_producers: list[NodeItem | None] = []
         self.placeholders_needed: list[Operation] = []
         self.has_transport = False  # it has _Send/_Recv ops: it runs as one device's part of a partitioned run
+        # root frames (state.FrameState) of finished runs, each taken by a later run: a run of a
+        # small graph then makes no frame and no tagged node anew
+        self.free_roots: list = []
         self._build(runtime)
 
     # -- building ------------------------------------------------------------
@@ -168,6 +171,8 @@ class ExecutionPlan:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
         self.uses_blas = any(it.uses_blas for it in self.items if it.op is not None)
+        # a heavy op may go to the worker pool; a plan of cheap ops runs without it (no lock)
+        self.needs_pool = any(not it.cheap for it in self.items if it.kind == NORMAL)
         self._assign_frames()
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}

@@ -112,7 +112,27 @@ class Session:
             out = [None if isinstance(e, Operation) else next(it) for e in elems]
             return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
         plan = self._plan(fetch_tensors, targets, feed_tensors, graph)
-        missing = [op for op in plan.placeholders_needed]
+        out = self._execute(plan, feed_values, elems, trace, deadline)
+        return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
+
+    def make_callable(self, fetches, feed_list=()) -> "RunCallable":
+        """A function of the values of `feed_list` (tensors or their names), in that order,
+        that runs `fetches` as `run(fetches, feed_dict=dict(zip(feed_list, values)))`
+        does (the same values, the same errors), with what stays the same between runs
+        worked out once (TensorFlow's Session.make_callable): the fetches and feeds looked
+        up, the plan found, each feed's dtype and shape check reduced to a comparison for a
+        value of exactly the placeholder's dtype and shape. `with executor.deadline(s):`
+        applies to its runs as to run()'s.
+
+        Example:
+            add = Session(g).make_callable(y, [x])
+            add(np.float64(1.5))
+        """
+        return RunCallable(self, fetches, feed_list)
+
+    def _execute(self, plan: ExecutionPlan, feed_values: list, elems: list, trace, deadline) -> list:
+        """Run `plan` (its feeds' values checked); the value of each of `elems` (None for an op)."""
+        missing = plan.placeholders_needed
         if missing:
             names = ", ".join(repr(op.name) for op in missing)
             where = f" (created at {missing[0].location()})" if missing[0].source else ""
@@ -120,10 +140,11 @@ class Session:
         if deadline is not None and deadline.when <= time.monotonic():
             raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
                                         timeout=deadline.seconds)
+        pool = self._pool if plan.needs_pool else None  # (a graph of cheap ops runs on this thread alone)
         if trace is None:
-            state = ExecutorState(plan, feed_values, pool=self._pool, deadline=deadline)
+            state = ExecutorState(plan, feed_values, pool, deadline)
         else:
-            state = TracedExecutorState(plan, feed_values, trace, pool=self._pool, deadline=deadline)
+            state = TracedExecutorState(plan, feed_values, trace, pool=pool, deadline=deadline)
         results = state.run()
         self.last_stats = state.stats
         out, k = [], 0
@@ -138,7 +159,7 @@ class Session:
                 v = v[()]
             out.append(v)
             k += 1
-        return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
+        return out
 
     def close(self) -> None:
         """Let a Ray engine's actors go; worker threads belong to the process-wide pool."""
@@ -229,14 +250,85 @@ class Session:
     def _check_feeds(self, feed_dict: dict):
         tensors, values = [], []
         for k, v in feed_dict.items():
-            t = self.graph.as_graph_element(k)
-            if not isinstance(t, Tensor):
-                raise GraphError(f"feed_dict keys must be tensors, got the op {t.name}")
+            t = _feed_tensor(self.graph, k)
             if t.dtype.np_dtype is not None:
                 v = _coerce_feed(t, v)
             tensors.append(t)
             values.append(v)
         return tensors, values
+
+
+class RunCallable:
+    """Session.make_callable's function: `callable(*feed_values)` -> the fetched values.
+
+    What run() works out per call is worked out here once per graph version: the fetches
+    and feed tensors looked up (a changed graph has them looked up again, with run()'s
+    errors), the plan, and per feed the dtype and fully known shape a value may have to be
+    passed as it is. Any other value goes through run()'s check (_coerce_feed), which
+    converts it or raises the same error. Sessions that optimize a copy of the graph or run
+    across devices run each call through run() itself."""
+
+    __slots__ = ("session", "fetches", "feed_list", "_version", "_elems", "_fetch_tensors", "_targets", "_feeds",
+                 "_exact", "_plan", "_flat", "_through_run")
+
+    def __init__(self, session: Session, fetches, feed_list=()):
+        self.session = session
+        self.fetches = fetches
+        self.feed_list = list(feed_list)
+        self._through_run = session.optimize or session.devices is not None
+        self._version = None
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Look the fetches and feeds up in the graph as it is now (run()'s checks and errors)."""
+        graph = self.session.graph
+        version = graph.version
+        self._elems = [graph.as_graph_element(f) for f in nest.flatten(self.fetches)]
+        self._fetch_tensors = [e for e in self._elems if isinstance(e, Tensor)]
+        self._targets = [e for e in self._elems if isinstance(e, Operation)]
+        self._feeds = [_feed_tensor(graph, k) for k in self.feed_list]
+        # per feed: (numpy dtype, shape) of a value passed as it is; dtype None: any value is
+        self._exact = [(t.dtype.np_dtype, tuple(t.shape.as_list()) if t.shape.is_fully_defined() else None)
+                       for t in self._feeds]
+        self._flat = not nest.is_nested(self.fetches) or (type(self.fetches) is list and len(self._targets) == 0
+                                                         and all(not nest.is_nested(f) for f in self.fetches))
+        self._plan = None
+        self._version = version
+
+    def __call__(self, *values):
+        if len(values) != len(self.feed_list):
+            raise TypeError(f"this callable takes {len(self.feed_list)} feed values (for "
+                            f"{', '.join(t.name for t in self._feeds) or 'no tensor'}), got {len(values)}")
+        session = self.session
+        if self._through_run:
+            return session.run(self.fetches, feed_dict=dict(zip(self.feed_list, values)))
+        if self._version != session.graph.version:
+            self._prepare()
+        feed_values = []
+        for v, (dtype, shape), t in zip(values, self._exact, self._feeds):
+            cls = type(v)
+            if dtype is None:
+                pass
+            elif (cls is dtype.type or (cls is np.ndarray and v.dtype is dtype)) and v.shape == shape:
+                if cls is np.ndarray and not v.ndim:
+                    v = v[()]
+            else:
+                v = _coerce_feed(t, v)
+            feed_values.append(v)
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = session._plan(self._fetch_tensors, self._targets, self._feeds)
+        out = session._execute(plan, feed_values, self._elems, None, run_deadline(None))
+        if self._flat:
+            return out if nest.is_nested(self.fetches) else out[0]
+        return nest.pack_sequence_as(self.fetches, out)
+
+
+def _feed_tensor(graph: Graph, key) -> Tensor:
+    t = graph.as_graph_element(key)
+    if not isinstance(t, Tensor):
+        raise GraphError(f"feed_dict keys must be tensors, got the op {t.name}")
+    return t
 
 
 ENGINES = ("local", "ray")

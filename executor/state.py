@@ -115,6 +115,17 @@ class FrameState:
         self.start: IterationStart | None | bool = False  # (False: not looked at yet)
         self.iterations: dict[int, IterationState] = {0: IterationState(0, self)}
 
+    def restart_root(self) -> None:
+        """(The root frame of a finished run: no iteration or child frame left, its iteration
+        0 freed) start again as a new run's root frame, keeping that iteration's tagged nodes."""
+        ist = self.free_iterations.pop()
+        ist.restart(0, self.info)
+        self.iterations = {0: ist}
+        self.iteration_count = 0
+        self.num_outstanding_iterations = 1
+        self.max_iterations_seen = 1
+        self.start = False
+
     def tag(self, iter_id: int) -> str:
         """`root`, `root/while:3`, `root/while:3/while/while:0`."""
         return self.path if self.parent is None else f"{self.path}:{iter_id}"
