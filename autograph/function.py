@@ -145,12 +145,12 @@ def _pack(structure, flat: list, pos: list | None = None):
 
 
 def _key_of(value):
+    if isinstance(value, (np.ndarray, np.generic)):  # a graph input (the common case: first)
+        return ("tensor", value.dtype, value.shape)
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_key_of(v) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _key_of(v)) for k, v in value.items()))
-    if _is_graph_input(value):
-        return ("tensor", str(value.dtype), np.shape(value))
     try:
         hash(value)
         return ("py", type(value), value)
@@ -195,6 +195,7 @@ class ConcreteFunction:
         self._jit_compile = jit_compile
         self._devices, self._engine = devices, engine
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
+        self._run_callable = None  # Session.make_callable of them, fed the inputs
         self.optimize_report: "passes.OptimizeReport | None" = None
 
     def _all_fetches(self) -> list:
@@ -249,20 +250,28 @@ class ConcreteFunction:
             return self._session
 
     def _run_flat(self, input_values: list, trace: list | None = None):
-        feeds = dict(zip(self.inputs, input_values))
         if self._run_fetches is None:
             self.optimize()
         fetches = self._run_fetches
-        # a traced run is on one thread, so the steps it records are reproducible
-        session = self.session if trace is None else Session(self.graph, num_threads=1)
         try:
-            values = session.run(fetches, feed_dict=feeds, trace=trace) if fetches else []
+            if not fetches:
+                values = []
+            elif trace is None and len(input_values) == len(self.inputs):
+                run = self._run_callable
+                if run is None:  # (the fetches and feeds, looked up once: executor/session.py)
+                    run = self._run_callable = self.session.make_callable(fetches, self.inputs)
+                values = run(*input_values)
+            else:  # a traced run is on one thread, so the steps it records are reproducible
+                session = self.session if trace is None else Session(self.graph, num_threads=1)
+                values = session.run(fetches, feed_dict=dict(zip(self.inputs, input_values)), trace=trace)
         except gc.InvalidArgumentError as e:
             _raise_undefined_read(e)
             exceptions.reraise_staged(e)
             raise
         if self._returned is not None and not bool(values[-1]):
             return None
+        if isinstance(self.structured_outputs, gc.Tensor):  # one tensor returned
+            return values[0]
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)
         it = iter(values)
@@ -341,6 +350,11 @@ class Function:
         self.devices, self.engine = devices, engine
         self._instance = instance
         self._signature = inspect.signature(python_function)
+        # the parameters' names when all are positional (a call with one value for each binds
+        # them in order, without Signature.bind)
+        params = self._signature.parameters.values()
+        self._positional = tuple(p.name for p in params) if all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) else None
         self._cache: dict = {}
         self._lock = threading.RLock()
         self._history: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
@@ -404,6 +418,13 @@ class Function:
 
     # -- tracing -------------------------------------------------------------------
     def _bind(self, args, kwargs) -> list[tuple[str, Any]]:
+        names = self._positional
+        if names is not None and not kwargs:
+            if self._instance is None:
+                if len(args) == len(names):
+                    return list(zip(names, args))
+            elif len(args) + 1 == len(names):
+                return list(zip(names[1:], args))
         if self._instance is not None:
             args = (self._instance,) + tuple(args)
         bound = self._signature.bind(*args, **kwargs)
@@ -416,9 +437,18 @@ class Function:
         if self.input_signature is not None:
             items = self._apply_signature(items)
             key = ("signature",)
-        else:
-            key = tuple((name, _key_of(v)) for name, v in items)
-        inputs = [v for _, v in items for v in _flatten(v) if _is_graph_input(v)]
+            inputs = [v for _, v in items for v in _flatten(v) if _is_graph_input(v)]
+        else:  # (one walk for the key and the graph inputs, in _key_of's and _flatten's order)
+            key, inputs = [], []
+            for name, v in items:
+                if isinstance(v, (np.ndarray, np.generic)):
+                    key.append((name, ("tensor", v.dtype, v.shape)))
+                    inputs.append(v)
+                else:
+                    key.append((name, _key_of(v)))
+                    if isinstance(v, (list, tuple, dict)):
+                        inputs.extend(x for x in _flatten(v) if _is_graph_input(x))
+            key = tuple(key)
         with self._lock:
             concrete = self._cache.get(key)
             traced = concrete is None
@@ -532,8 +562,9 @@ class Function:
 
     def _note_call(self, traced: bool, key) -> None:
         self._history.append(traced)
-        if traced:
-            self._traced_keys.append(key)
+        if not traced:  # (a call that traced nothing raises no trace count: it cannot warn)
+            return
+        self._traced_keys.append(key)
         if self._warned or sum(self._history) < RETRACE_LIMIT or key == ("signature",):
             return
         self._warned = True
