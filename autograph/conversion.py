@@ -20,6 +20,7 @@ from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
 from .operators.py_builtins import OVERLOADS
+from .operators.strings import str_format
 
 _DO_NOT_CONVERT = "__ag_do_not_convert__"
 # Top-level packages whose functions are always called as they are.
@@ -80,6 +81,9 @@ def converted_call(f, args, kwargs):
         overload = None
     if overload is not None:
         return overload(*args, **(kwargs or {}))
+    if type(getattr(f, "__self__", None)) is str and f.__name__ == "format" and \
+            any(isinstance(a, gc.Tensor) for a in (*args, *(kwargs or {}).values())):
+        return str_format(f.__self__, *args, **(kwargs or {}))  # "...".format(x): formatted when the graph runs
     if is_convertible(f):
         from .transpiler import convert  # noqa: PLC0415 (cycle: the transpiler emits calls to us)
 
@@ -107,8 +111,6 @@ def converted_call(f, args, kwargs):
 # Functions of these modules written in C take Python numbers: given a graph tensor they
 # fail with whatever their C conversion says, which does not tell the user what to do.
 _PYTHON_NUMBER_MODULES = {"math", "cmath", "builtins"}
-_GRAPH_SPELLING = {"fabs": "abs(x)", "pow": "x ** y",
-                   "floor": "int(np.floor(x))", "ceil": "int(np.ceil(x))"}  # math's return Python ints
 
 
 def _needs_python_numbers(f) -> bool:
@@ -121,9 +123,7 @@ def _python_number_message(f, error: TypeError) -> str:
     qualified = name if f.__module__ == "builtins" else f"{f.__module__}.{name}"
     call = source_info.user_location()
     where = f"{call.filename}:{call.lineno}: " if call is not None else ""
-    if name in _GRAPH_SPELLING:
-        instead = f"Write {_GRAPH_SPELLING[name]} instead, which builds the graph op."
-    elif hasattr(gc, name) and isinstance(getattr(np, name, None), np.ufunc):
+    if hasattr(gc, name) and isinstance(getattr(np, name, None), np.ufunc):
         instead = (f"Use np.{name}(x) (numpy's ufuncs on a graph tensor build the graph op) or "
                    f"graphcore.{name}(x) instead.")
     else:

@@ -294,6 +294,15 @@ def ravel(a, order="C"):
     return array_ops.reshape(_as_tensor(a), [-1])
 
 
+@implements(np.round, np.around)
+def round_(a, decimals=0, out=None):
+    if out is not None:
+        raise TypeError("np.round(..., out=) on a graph tensor: arrays in the graph are values; assign the result")
+    if not isinstance(decimals, (int, np.integer)):
+        raise TypeError("np.round's decimals must be a Python int on a graph tensor")
+    return math_ops.round(_as_tensor(a), decimals=int(decimals))
+
+
 # -- ndarray methods --------------------------------------------------------------------------
 
 def _astype(self, dtype, copy=True, **kwargs):
@@ -332,7 +341,7 @@ _METHODS = {
     "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_, "any": any_, "all": all_, "var": var,
     "std": std,
     "argmax": _FUNCTIONS[np.argmax], "argmin": _FUNCTIONS[np.argmin],
-    "clip": clip, "dot": dot, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
+    "clip": clip, "dot": dot, "round": round_, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
     "astype": _astype, "reshape": _reshape_method, "copy": lambda self: array_ops.identity(self),
     "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
                                                else (axes or None)),

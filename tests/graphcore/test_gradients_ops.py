@@ -7,6 +7,7 @@ import graphcore as gc
 from executor import Session
 from graphcore import passes
 from graphcore.ops import array_ops, list_ops, math_ops
+from graphcore.ops.python_math_ops import python_math
 
 from gradcheck import numeric_grad
 
@@ -35,6 +36,11 @@ CASES = {
     "Pow": ([("p", (2, 3)), ("f", (2, 3))], lambda a, b: a ** b),
     "Mod": ([("f", (2, 3)), ("p", (3,))], lambda a, b: a % b),
     "PythonArith": ([("f", ()), ("p", ())], lambda a, b: math_ops.python_arith_op(a, b, op="RealDiv")),
+    "PythonMath": ([("p", ()), ("p", ())], lambda a, b: sum(
+        python_math(fn, a) for fn in ("sqrt", "exp", "expm1", "log", "log1p", "log10", "log2", "sin", "cos", "tan",
+                                      "atan", "sinh", "cosh", "tanh", "fabs", "erf", "erfc"))
+        + python_math("asin", a * 0.4) + python_math("acos", b * 0.4) + python_math("pow", a, b)
+        + python_math("hypot", a, b) + python_math("atan2", a, b) + python_math("log_base", a, b + 1.0)),
     "Maximum": ([("f", (2, 3)), ("f", (2, 3))], gc.maximum),
     "Minimum": ([("f", (2, 3)), ("f", (3,))], gc.minimum),
     "Neg": ([("f", (3,))], gc.negative),
