@@ -16,11 +16,12 @@ from .ops.list_ops import (tensor_list_from_tensor, tensor_list_get_item, tensor
                            tensor_list_pop_back, tensor_list_push_back, tensor_list_stack)
 from .ops.logging_ops import Assert
 from .ops.logging_ops import print  # noqa: A004
-from .ops.math_ops import (abs, add, add_n, argmax, argmin, ceil, cos, divide, equal, exp, expm1,  # noqa: A004
-                           floor, floordiv, greater, greater_equal, less, less_equal, log, log1p, logical_and,
-                           logical_not, logical_or, matmul, maximum, minimum, mod, multiply, negative, not_equal, pow,
-                           reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, relu, sigmoid, sign, sin,
-                           sqrt, square, subtract, tanh, truediv, where)
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, bitwise_and, bitwise_or, bitwise_xor,  # noqa: A004
+                           ceil, cos, divide, equal, exp, expm1, floor, floordiv, greater, greater_equal, invert,
+                           left_shift, less, less_equal, log, log1p, logical_and, logical_not, logical_or, matmul,
+                           maximum, minimum, mod, multiply, negative, not_equal, pow, reduce_max, reduce_mean,
+                           reduce_min, reduce_prod, reduce_sum, relu, right_shift, round, sigmoid, sign, sin, sqrt,
+                           square, subtract, tanh, truediv, where)
 from .registry import define_op, get_op_def, registered_ops
 from .shapes import TensorShape
 from . import dot as _dot, printer as _printer, serialization as _serialization, validate as _validate

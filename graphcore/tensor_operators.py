@@ -20,6 +20,8 @@ _UFUNCS = {
     np.exp: math_ops.exp, np.log: math_ops.log, np.sqrt: math_ops.sqrt, np.tanh: math_ops.tanh,
     np.matmul: math_ops.matmul, np.sin: math_ops.sin, np.cos: math_ops.cos, np.log1p: math_ops.log1p,
     np.expm1: math_ops.expm1, np.floor: math_ops.floor, np.ceil: math_ops.ceil,
+    np.bitwise_and: math_ops.bitwise_and, np.bitwise_or: math_ops.bitwise_or, np.bitwise_xor: math_ops.bitwise_xor,
+    np.invert: math_ops.invert, np.left_shift: math_ops.left_shift, np.right_shift: math_ops.right_shift,
 }
 
 
@@ -53,7 +55,8 @@ def _install() -> None:
     table = {
         "add": math_ops.add, "sub": math_ops.subtract, "mul": math_ops.multiply, "truediv": math_ops.divide,
         "floordiv": math_ops.floordiv, "mod": math_ops.mod, "pow": math_ops.pow, "matmul": math_ops.matmul,
-        "and": math_ops.logical_and, "or": math_ops.logical_or,
+        "and": math_ops.bitwise_and, "or": math_ops.bitwise_or, "xor": math_ops.bitwise_xor,
+        "lshift": math_ops.left_shift, "rshift": math_ops.right_shift,
     }
     for name, fn in table.items():
         op, rop = _binary(fn)
@@ -69,7 +72,7 @@ def _install() -> None:
     Tensor.__neg__ = lambda self: math_ops.negative(self)
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = lambda self: math_ops.abs(self)
-    Tensor.__invert__ = lambda self: math_ops.logical_not(self)
+    Tensor.__invert__ = lambda self: math_ops.invert(self)
     Tensor.__getitem__ = lambda self, key: array_ops.getitem(self, key)
     Tensor.T = property(lambda self: array_ops.transpose(self))
     Tensor.__array_ufunc__ = _array_ufunc

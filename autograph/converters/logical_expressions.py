@@ -1,4 +1,4 @@
-"""Converts `and` / `or` / `not` and chained comparisons into `ag__` calls that keep
+"""Converts `and` / `or` / `not`, chained comparisons and `in` into `ag__` calls that keep
 Python's laziness (operands are lambdas) and become logical ops on tensors."""
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ class LogicalTransformer(Converter):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
-        if len(node.ops) == 1:
-            return node
+        if len(node.ops) == 1 and not isinstance(node.ops[0], (gast.In, gast.NotIn)):
+            return node  # (`in` goes through ag__: Python's `in` would take the truth of a tensor ==)
         call = templates.replace_as_expression("ag__.compare_chain()")
         call.args = [_thunk(node.left)]
         for op, right in zip(node.ops, node.comparators):

@@ -1,9 +1,12 @@
-"""Lazy `and` / `or`, `not` and chained comparisons: Python semantics on Python values,
+"""Lazy `and` / `or`, `not`, chained comparisons and `in`: Python semantics on Python values,
 a graph cond (so the right side is only evaluated when needed) on tensors."""
 from __future__ import annotations
 
+import builtins
 import operator
 from typing import Callable
+
+import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
@@ -67,9 +70,37 @@ def not_(x):
     return not x
 
 
+def contains(item, container):
+    """Python's `item in container` where a tensor takes part: an element that is the item
+    or equals it (a tuple, list, set or dict of Python numbers), any equal element of an
+    array (numpy's `in`). A tensor in a set or dict would be looked up by identity: the
+    elements are compared instead, as Python's hash-then-equality does for numbers."""
+    if is_tensor(container):
+        return np.any(container == item)  # ndarray.__contains__: (a == item).any()
+    if isinstance(container, (list, tuple, set, frozenset, dict)) and \
+            (is_tensor(item) or builtins.any(is_tensor(v) for v in container)):
+        if builtins.any(v is item for v in container):
+            return True
+        out = False
+        for v in container:
+            eq = v == item
+            if not is_tensor(eq):
+                if eq:
+                    return True
+                continue
+            eq = truth(eq)
+            out = eq if out is False else gc.logical_or(out, eq)
+        return out
+    return item in container
+
+
+def _not_contains(item, container):
+    found = contains(item, container)
+    return gc.logical_not(found) if is_tensor(found) else not found
+
+
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-        ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
-        "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
+        ">=": operator.ge, "is": operator.is_, "is not": operator.is_not, "in": contains, "not in": _not_contains}
 
 
 def compare_chain(first: Callable, *ops_and_thunks):

@@ -1,5 +1,5 @@
 """Builtins with tensor overloads: `len`, `range`, `abs`, `min`, `max`, `int`, `float`,
-`bool`, `enumerate`, `zip`, `reversed`, `isinstance`, `print`, `str`. On Python values each
+`bool`, `any`, `all`, `enumerate`, `zip`, `reversed`, `isinstance`, `type`, `print`, `str`. On Python values each
 is the builtin."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import graphcore as gc
 from graphcore.ops.array_ops import int_of_float
 
-from . import effects
+from . import effects, math_functions
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor
+from .staging import is_tensor, truth
 from .strings import str_
 
 
@@ -37,26 +37,133 @@ def len_(x):
 
 
 def abs_(x):
-    return gc.abs(x) if is_tensor(x) else builtins.abs(x)
+    if not is_tensor(x):
+        return builtins.abs(x)
+    return x if x.dtype.is_bool else gc.abs(x)  # numpy's abs of a bool is the bool
 
 
-def _minmax(args, kwargs, pair, reduce, py):
-    if builtins.len(args) == 1 and is_tensor(args[0]):
-        return reduce(args[0])
-    if builtins.any(is_tensor(a) for a in args):
-        out = args[0]
-        for a in args[1:]:
-            out = pair(out, a)
+def _any_all(x, name: str):
+    """`any(v)` / `all(v)` of a 1-d array tensor: the truth of its elements, as Python iterates it."""
+    if isinstance(x, (list, tuple)) and builtins.any(is_tensor(v) for v in x):  # a list of tensors: their truths
+        truths = [truth(v) if is_tensor(v) else builtins.bool(v) for v in x]
+        out = truths[0]
+        for t in truths[1:]:
+            out = (gc.logical_or if name == "any" else gc.logical_and)(out, t)
         return out
-    return py(*args, **kwargs)
+    if not is_tensor(x):
+        return (builtins.any if name == "any" else builtins.all)(x)
+    rank = x.shape.rank
+    if rank == 0:
+        raise TypeError(f"{name}() of a single number: a numpy scalar is not iterable (Python raises here too)")
+    if rank != 1:
+        raise ValueError(
+            f"{name}() of a {'tensor of unknown rank' if rank is None else f'{rank}-d array'} takes the truth of "
+            f"each row, which is ambiguous for a row of several elements (numpy raises here in Python). Use "
+            f"np.{name}(x) for all elements")
+    return getattr(np, name)(x)  # numpy's any / all on a graph tensor build the graph ops
+
+
+def any_(x):
+    return _any_all(x, "any")
+
+
+def all_(x):
+    return _any_all(x, "all")
+
+
+def _minmax(args, kwargs, name: str, py):
+    """`min` / `max` with Python's semantics where tensors take part: Python keeps the first
+    operand unless a later one compares greater (max) or less (min), so `max(1.0, nan)` is
+    1.0 and `max(nan, 1.0)` is nan, and over a 1-d array the first element counts the same
+    way (a NaN after it is never greater). Python returns the winning operand itself, so
+    operands of different kinds (int and float) would give a type decided by the values:
+    refused, as are arrays compared as wholes and `key=` / `default=`."""
+    if not builtins.any(is_tensor(a) for a in args):
+        return py(*args, **kwargs)
+    key = kwargs.pop("key", None)
+    if builtins.len(args) == 1:
+        if key is not None or builtins.set(kwargs) - {"default"}:
+            raise TypeError(f"{name}() of a graph array with key= is not supported: Python would call the key on "
+                            f"each element. Compute the keys with array ops and pick with np.argmax / np.argmin")
+        return _minmax_of_array(args[0], name, kwargs)
+    if kwargs:
+        raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
+    kinds = {_kind_of(a) for a in args}
+    if builtins.len(kinds) > 1:
+        raise TypeError(
+            f"{name}() of {' and '.join(sorted(kinds))} values: Python returns whichever operand wins, with its own "
+            f"type, so the result would be an int or a float depending on the values, and a graph value has one "
+            f"dtype. Make the operands the same kind, e.g. `{name}(float(n), x)` or `{name}(x, 0.0)`")
+    for a in args:
+        if is_tensor(a) and a.shape.rank != 0:
+            raise ValueError(
+                f"{name}() of arrays compares them as wholes, and the truth value of an array with more than one "
+                f"element is ambiguous (numpy raises here in Python). Use np.{'maximum' if name == 'max' else 'minimum'}"
+                f"(a, b) for elementwise values, or np.{name}(a) for the {'largest' if name == 'max' else 'smallest'} "
+                f"element of one array")
+    wins = gc.greater if name == "max" else gc.less
+    if key is not None:  # Python compares key(a) and keeps the operand; the key runs on tensors
+        key = OVERLOADS.get(key, key)
+        out, best = args[0], key(args[0])
+        for a in args[1:]:
+            k = key(a)
+            better = wins(k, best)
+            out, best = gc.where(better, a, out), gc.where(better, k, best)
+        return out
+    out = args[0]
+    for a in args[1:]:
+        if kinds == {"bool"}:  # bools: the or / and of them is the value Python keeps
+            out = (gc.logical_or if name == "max" else gc.logical_and)(out, a)
+        else:
+            out = gc.where(wins(a, out), a, out)
+    return out
+
+
+def _minmax_of_array(x, name: str, kwargs: dict):
+    """`max(v)` of a 1-d array tensor: Python iterates it (its elements are numpy scalars)."""
+    if not is_tensor(x):
+        return (builtins.max if name == "max" else builtins.min)(x, **kwargs)
+    rank = x.shape.rank
+    if rank == 0:
+        raise TypeError(f"{name}() of a single number: a numpy scalar is not iterable (Python raises here too); "
+                        f"pass two or more values, or an array")
+    if rank != 1:
+        raise ValueError(
+            f"{name}() of a {'tensor of unknown rank' if rank is None else f'{rank}-d array'} iterates its rows and "
+            f"compares them as wholes (numpy raises here in Python when a row has more than one element). Use "
+            f"np.{name}(x) or x.{name}() for the {'largest' if name == 'max' else 'smallest'} element")
+    if x.shape.dims[0] == 0:
+        if "default" in kwargs:
+            return kwargs["default"]
+        raise ValueError(f"{name}() iterable argument is empty")
+    if "default" in kwargs and x.shape.dims[0] is None:
+        raise TypeError(f"{name}(..., default=) of an array whose length is only known when the graph runs: the "
+                        f"result would be the default or an element, decided by the length. Test len(x) with an if")
+    reduce = gc.reduce_max if name == "max" else gc.reduce_min
+    if x.dtype.is_floating:  # a NaN counts only as the first element: later ones are never greater
+        x = gc.where(gc.not_equal(x, x), x[:1], x)
+    return reduce(x)
+
+
+def _kind_of(value) -> str:
+    if is_tensor(value):
+        d = value.dtype
+        return "bool" if d.is_bool else "int" if d.is_integer else "float" if d.is_floating else str(d)
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    return type(value).__name__
 
 
 def min_(*args, **kwargs):
-    return _minmax(args, kwargs, gc.minimum, gc.reduce_min, builtins.min)
+    return _minmax(args, kwargs, "min", builtins.min)
 
 
 def max_(*args, **kwargs):
-    return _minmax(args, kwargs, gc.maximum, gc.reduce_max, builtins.max)
+    return _minmax(args, kwargs, "max", builtins.max)
 
 
 def _scalar(x, what: str):
@@ -85,8 +192,43 @@ def bool_(x=False):
     return builtins.bool(x)
 
 
+def _stands_for(t) -> list:
+    """Python values of the types a graph tensor stands for: a weak tensor is a Python number,
+    a scalar a numpy scalar (numpy's operators give those, not 0-d arrays), an array an
+    ndarray; with the rank unknown, either."""
+    np_dtype = getattr(t.dtype, "np_dtype", None)
+    if np_dtype is None:
+        return []
+    if t.weak:
+        return [builtins.bool(0) if t.dtype.is_bool else builtins.int(0) if t.dtype.is_integer else 0.0]
+    rank = t.shape.rank
+    scalar, array = np_dtype.type(0), np.zeros((1,) * builtins.max(rank or 1, 1), dtype=np_dtype)
+    return [scalar] if rank == 0 else [array] if rank is not None else [scalar, array]
+
+
 def isinstance_(obj, classinfo):
-    return builtins.isinstance(obj, classinfo)
+    """`isinstance` answered for the value a graph tensor stands for (np.float64 is a float, an
+    int64 array an np.ndarray), not for the Tensor object; refused when tracing cannot know."""
+    if not is_tensor(obj) or builtins.isinstance(obj, classinfo):
+        return builtins.isinstance(obj, classinfo)
+    answers = {builtins.isinstance(v, classinfo) for v in _stands_for(obj)}
+    if builtins.len(answers) != 1:
+        raise TypeError(f"isinstance() of the graph tensor {obj.name} ({obj.dtype}, shape {obj.shape}): whether its "
+                        f"value is a numpy scalar, an array or a Python number is not known while tracing. Test "
+                        f"x.dtype or np.ndim(x) instead")
+    return answers.pop()
+
+
+def type_(*args):
+    """`type(x)` of a graph tensor: the type of the value it stands for (np.float64, np.ndarray, int)."""
+    if builtins.len(args) != 1 or not is_tensor(args[0]):
+        return builtins.type(*args)
+    types = {builtins.type(v) for v in _stands_for(args[0])}
+    if builtins.len(types) != 1:
+        raise TypeError(f"type() of the graph tensor {args[0].name} ({args[0].dtype}, shape {args[0].shape}): "
+                        f"whether its value is a numpy scalar or an array is not known while tracing. Test x.dtype "
+                        f"or np.ndim(x) instead")
+    return types.pop()
 
 
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
@@ -106,5 +248,7 @@ OVERLOADS = {
     builtins.len: len_, builtins.range: range_, builtins.abs: abs_, builtins.min: min_, builtins.max: max_,
     builtins.int: int_, builtins.float: float_, builtins.bool: bool_, builtins.enumerate: enumerate_,
     builtins.zip: zip_, builtins.reversed: reversed_, builtins.isinstance: isinstance_, builtins.print: print_,
+    builtins.type: type_, builtins.any: any_, builtins.all: all_,
     builtins.str: str_,
 }
+OVERLOADS.update(math_functions.OVERLOADS)

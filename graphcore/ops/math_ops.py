@@ -221,6 +221,34 @@ for _op in (logical_and_op, logical_or_op, logical_not_op):
     _op.not_differentiable("boolean")
 
 
+# -- bitwise ops: `& | ^ ~ << >>` on integers (and on bools, where numpy makes them logical) --
+
+def _bitwise_rule(x, y=None, **attrs):
+    for t in (x, y):
+        if t is not None and not (t.dtype.is_integer or t.dtype.is_bool):
+            raise GraphError(f"bitwise ops need integer or bool operands, got {t.dtype}; "
+                             "for floats, compare first or use graphcore.cast")
+    if y is not None and x.dtype != y.dtype:
+        raise GraphError(f"operands have different dtypes {x.dtype} and {y.dtype}")
+    return x.dtype, (x.shape if y is None else broadcast(x.shape, y.shape))
+
+
+def _shift_rule(x, y, **attrs):
+    if x.dtype.is_bool:  # numpy shifts bools as integers (True << 1 is 2)
+        raise GraphError("shifts need integer operands, got bool; convert with int() or graphcore.cast first")
+    return _bitwise_rule(x, y)
+
+
+bitwise_and_op = define_op("BitwiseAnd", shape=_bitwise_rule, kernel=np.bitwise_and, cost=CHEAP)
+bitwise_or_op = define_op("BitwiseOr", shape=_bitwise_rule, kernel=np.bitwise_or, cost=CHEAP)
+bitwise_xor_op = define_op("BitwiseXor", shape=_bitwise_rule, kernel=np.bitwise_xor, cost=CHEAP)
+invert_op = define_op("Invert", shape=_bitwise_rule, kernel=np.invert, cost=CHEAP)
+left_shift_op = define_op("LeftShift", shape=_shift_rule, kernel=np.left_shift, cost=CHEAP)
+right_shift_op = define_op("RightShift", shape=_shift_rule, kernel=np.right_shift, cost=CHEAP)
+for _op in (bitwise_and_op, bitwise_or_op, bitwise_xor_op, invert_op, left_shift_op, right_shift_op):
+    _op.not_differentiable("integer")
+
+
 # -- Select (where) -------------------------------------------------------------------
 
 def _select_rule(c, x, y):
@@ -351,6 +379,14 @@ floor_op = define_op("Floor", shape=_numeric_unary_rule, kernel=np.floor, cost=C
 ceil_op = define_op("Ceil", shape=_numeric_unary_rule, kernel=np.ceil, cost=CHEAP)
 floor_op.not_differentiable("piecewise constant")
 ceil_op.not_differentiable("piecewise constant")
+
+
+def _round_kernel(x, *, decimals=0):
+    return np.round(x, decimals)
+
+
+round_op = define_op("Round", shape=_numeric_unary_rule, kernel=_round_kernel, cost=CHEAP)
+round_op.not_differentiable("piecewise constant")
 
 
 @sin_op.gradient
@@ -646,8 +682,10 @@ argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel).not_diff
 # -- Python numbers: arithmetic of two of them, as Python computes it ------------------
 
 _PYTHON_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
-                     "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow}
-_SYMBOL = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**"}
+                     "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow,
+                     "LeftShift": operator.lshift}
+_SYMBOL = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
+           "LeftShift": "<<"}
 
 
 def _python_arith_rule(x, y, *, op):
@@ -741,6 +779,47 @@ def logical_not(x, name=None):
     return logical_not_op(x, name=name)
 
 
+def _bitwise_fn(op, logical, name_):
+    """`x & y` and friends: numpy's bitwise op on integers (and bools mixed with them),
+    the logical op when both are bools (numpy gives the same values; the logical op is
+    what the optimizer and the compiled loops know)."""
+    shift_weak = op is left_shift_op  # two Python ints: Python's `<<` (no wrap-around beyond int64)
+
+    def fn(x, y, name=None):
+        weak = is_weak(x) and is_weak(y)
+        x, y = weak_binary(op.type, x, y)
+        if not isinstance(x, Tensor):
+            return op.kernel(x, y)
+        if logical is not None and x.dtype.is_bool:
+            return logical(x, y, name=name)
+        if weak and shift_weak and x.shape.dims == () and y.shape.dims == ():
+            out = python_arith_op(x, y, op=op.type, name=name or op.type)
+        else:
+            out = op(x, y, name=name)
+        out.weak = weak
+        return out
+    fn.__name__ = name_
+    fn.__doc__ = f"Elementwise {op.type} of integers (numpy's semantics; bools as numpy treats them)."
+    return fn
+
+
+def invert(x, name=None):
+    """`~x`: logical not of a bool, bitwise not of an integer (numpy's semantics)."""
+    if isinstance(x, Tensor) and x.dtype.is_bool:
+        return logical_not_op(x, name=name)
+    out = invert_op(x, name=name)
+    if isinstance(x, Tensor) and isinstance(out, Tensor):
+        out.weak = x.weak
+    return out
+
+
+bitwise_and = _bitwise_fn(bitwise_and_op, logical_and_op, "bitwise_and")
+bitwise_or = _bitwise_fn(bitwise_or_op, logical_or_op, "bitwise_or")
+bitwise_xor = _bitwise_fn(bitwise_xor_op, None, "bitwise_xor")
+left_shift = _bitwise_fn(left_shift_op, None, "left_shift")
+right_shift = _bitwise_fn(right_shift_op, None, "right_shift")
+
+
 def _unary_fn(op, name_, keeps_weak=False):
     def fn(x, name=None):
         out = op(x, name=name)
@@ -768,6 +847,11 @@ log1p = _unary_fn(log1p_op, "log1p")
 expm1 = _unary_fn(expm1_op, "expm1")
 floor = _unary_fn(floor_op, "floor", keeps_weak=True)
 ceil = _unary_fn(ceil_op, "ceil", keeps_weak=True)
+
+
+def round(x, decimals=0, name=None):  # noqa: A001 (numpy's name)
+    """numpy's `np.round(x, decimals)`: ties to even, the dtype kept."""
+    return round_op(x, decimals=int(decimals), name=name)
 
 
 def add_n(inputs, name=None):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from autograph import RetracingWarning, UndefinedVariableError, function
+from autograph.testing import differential
 
 
 def to_np(v):
@@ -65,3 +66,12 @@ def _compare(expected, f, args):
         f(*args)
     name = str(expected).split("'")[1]
     assert f"'{name}'" in str(e.value), (str(e.value), str(expected))
+
+
+def agree(fn, *args):
+    """Plain Python and the graph give the same values of the same kinds and print the same,
+    or raise the same exception type (autograph.testing.differential's comparison)."""
+    plain, converted = differential.call(fn, args), differential.call(function(fn), args)
+    kind, detail = differential.compare(plain, converted)
+    assert kind == differential.AGREE, f"{kind}: {detail}\nplain: {plain.describe()}\ngraph: {converted.describe()}"
+    return plain
