@@ -8,6 +8,9 @@ import os
 import sys
 import warnings
 
+import numpy as np
+
+import graphcore as gc
 from graphcore.errors import StagingError
 
 from .side_effects import SideEffectWarning
@@ -29,9 +32,10 @@ class InPlaceAliasError(StagingError):
 def augmented(current, value, op: str, name: str, param: bool, line: int):
     """`current op= value` for the variable `name` (`param`: one of the function's
     parameters) at the user's `line`."""
-    if not is_tensor(current):
+    array_meets_tensor = isinstance(current, np.ndarray) and is_tensor(value)
+    if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
-    if current.shape.rank != 0:  # a numpy array (0-d values are scalars, which numpy never changes in place)
+    if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
         other = _other_name_for(current, name, sys._getframe(1))
         if other is not None:
             raise InPlaceAliasError(
@@ -41,7 +45,39 @@ def augmented(current, value, op: str, name: str, param: bool, line: int):
                 f"(`{name} = {other}.copy()`).")
         if param:
             _warn_param(name, op, line)
+        return _in_place_result(current, value, op)
     return _BINARY[op](current, value)
+
+
+def _in_place_result(current, value, op: str):
+    """numpy's in-place `a op= b` as a new value: the result keeps a's dtype and shape, so b
+    must broadcast to a's shape and the result cast to a's dtype by numpy's 'same_kind' rule
+    (an int array += a float raises). numpy itself is asked, on stand-in arrays of the same
+    dtypes and shapes, so that the same exception with numpy's message comes out."""
+    dtype, shape = _dtype_and_shape(current)
+    value_dtype, value_shape = _dtype_and_shape(value)
+    known = shape is not None and value_shape is not None
+    stand_in = np.ones(shape if known else (), dtype=dtype)  # shapes only partly known: the dtypes are checked
+    if is_tensor(value) and value.weak and value_shape == ():  # a Python number: weakly typed in numpy too
+        other = {"b": True, "f": 1.0}.get(value_dtype.kind, 1)
+    elif is_tensor(value):
+        other = np.ones(value_shape if known else (), dtype=value_dtype)
+    else:
+        other = value  # a Python or numpy value: numpy sees the very value (an int beyond int64 raises)
+    with np.errstate(all="ignore"):
+        _INPLACE[op](stand_in, other)  # raises what numpy raises for these dtypes and shapes
+    out = _BINARY[op](current, value)
+    if is_tensor(out) and out.dtype.np_dtype != dtype:
+        out = gc.cast(out, gc.as_dtype(dtype))
+    return out
+
+
+def _dtype_and_shape(v):
+    if is_tensor(v):
+        dims = v.shape.dims
+        return v.dtype.np_dtype, (tuple(dims) if dims is not None and None not in dims else None)
+    a = np.asarray(v)
+    return a.dtype, a.shape
 
 
 def _other_name_for(value, name: str, frame) -> str | None:
@@ -49,7 +85,7 @@ def _other_name_for(value, name: str, frame) -> str | None:
     bodies and branches, all in the generated file) bound to this array, as Python would
     see it: a loop variable in its first iteration, or a value passed into a branch, is
     the array it came from."""
-    same = _origins(value)
+    same = _origins(value) if is_tensor(value) else {id(value)}
     generated = frame.f_code.co_filename
     while frame is not None:
         if frame.f_code.co_filename == generated:

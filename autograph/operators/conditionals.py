@@ -32,7 +32,7 @@ from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
-                      is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, rollback,
+                      is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
                       same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .staged_lists import StagedList
@@ -100,7 +100,7 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
             plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
         else:
             raise StagingError(
-                f"{location(line)}: '{name}' is {describe(a)} in the if branch but {describe(b)} in the else "
+                f"{location(line)}: {quoted(name)} is {describe(a)} in the if branch but {describe(b)} in the else "
                 "branch of a condition on a tensor; both branches must give it a tensor (or the same Python value).")
     return plan
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import numbers
+import re
 import threading
 
 import numpy as np
@@ -73,12 +74,14 @@ def truth(x):
     `if n:` tests it; an array of several elements is ambiguous, as in numpy."""
     if isinstance(x, TruthOnly):
         return x.truth
-    if x.dtype == gc.bool_:
-        return x
     dims = x.shape.dims
     if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
-        raise ValueError(f"{location(0)}: the truth value of a tensor of shape {list(dims)} is ambiguous (as for a "
-                         "numpy array); use gc.reduce_any(x) or gc.reduce_all(x).")
+        raise ValueError(f"{location(0)}: the truth value of an array of shape {tuple(dims)} is ambiguous, as numpy "
+                         "says of an array with more than one element: use np.any(x) or np.all(x).")
+    if dims:  # one element in an array of rank >= 1: its truth, as numpy's
+        x = gc.reshape(x, [])
+    if x.dtype == gc.bool_:
+        return x
     if not x.dtype.is_numeric:
         raise TypeError(f"{location(0)}: a {x.dtype} tensor has no truth value")
     return gc.not_equal(x, 0)
@@ -105,8 +108,18 @@ def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DTyp
     if joined is not None:
         return joined
     raise StagingError(
-        f"{location(line)}: '{name}' is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
+        f"{location(line)}: {quoted(name)} is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
         f"across graph control flow. Cast one of them (e.g. with graphcore.cast).")
+
+
+_RETURNED = re.compile(r"retval_+\d*(.*)$")
+
+
+def quoted(name: str) -> str:
+    """A variable of the converted code as the user knows it: the converter's return slot
+    (`retval_`, its items `retval_[0]`) is "the returned value"."""
+    m = _RETURNED.match(name)
+    return f"the returned value{m.group(1)}" if m else f"'{name}'"
 
 
 def to_tensor(value, dtype: gc.DType):

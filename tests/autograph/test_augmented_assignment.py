@@ -8,6 +8,7 @@ import pytest
 from autograph import SideEffectWarning, function
 from autograph.operators.augmented import InPlaceAliasError
 from autograph.testing.differential import compare_values
+from _helpers import agree
 
 
 def accumulate_into_an_alias(x, y, n):
@@ -83,3 +84,56 @@ def test_changing_the_callers_array_in_place_warns_that_the_graph_does_not():
         out = function(changes_its_argument)(caller, np.ones(2))
     np.testing.assert_array_equal(out, [2.0, 2.0])
     np.testing.assert_array_equal(caller, [1.0, 1.0])
+
+
+# -- an array changed in place keeps its dtype and shape, as numpy's in-place ops do ---------
+
+def accumulate(xs, n):
+    acc = np.zeros(2)
+    for i in range(n):
+        acc += xs
+    return acc
+
+
+def float_into_int_array(xs):
+    acc = np.zeros(2, dtype=np.int64)
+    acc += xs
+    return acc
+
+
+def float_into_int_tensor(xs):
+    acc = xs * 2
+    acc += 1.5
+    return acc
+
+
+def into_float32(xs):
+    acc = np.zeros(2, dtype=np.float32)
+    acc += xs
+    acc *= 2
+    return acc
+
+
+def wider_into_narrower(v, m):
+    acc = v * 1.0
+    acc += m
+    return acc
+
+
+def python_int_too_big(v):
+    acc = v * 1
+    acc += 10 ** 20
+    return acc
+
+
+@pytest.mark.parametrize("fn, args", [
+    (accumulate, (np.array([1.0, 2.0]), np.int64(3))),
+    (float_into_int_array, (np.array([1.5, 2.0]),)),           # numpy: cannot cast float64 to int64
+    (float_into_int_tensor, (np.array([1, 2]),)),
+    (into_float32, (np.array([1.5, 2.0]),)),                   # stays float32
+    (wider_into_narrower, (np.array([1.0, 2.0]), np.array([[1.0, 2.0], [3.0, 4.0]]))),  # non-broadcastable output
+    (wider_into_narrower, (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 2.0]))),
+    (python_int_too_big, (np.array([1, 2]),)),                 # OverflowError: Python int out of bounds
+])
+def test_in_place_ops_on_arrays_keep_numpys_dtype_and_shape_rules(fn, args):
+    agree(fn, *args)
