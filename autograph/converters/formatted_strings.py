@@ -1,7 +1,9 @@
 """Converts f-strings into `ag__.format_string(...)`, so that a tensor in one is formatted
 when the graph runs (see operators/strings.py): `f"x = {x:.3f}"` becomes
 `ag__.format_string('x = ', (x, -1, '.3f'))`. A nested spec (`{x:{width}}`) is an
-f-string itself and is converted the same way."""
+f-string itself and is converted the same way. `'...' % values` with a string literal on
+the left becomes `ag__.percent_format('...', values)` (`str.format` calls are routed by
+converted_call)."""
 from __future__ import annotations
 
 import gast
@@ -23,6 +25,16 @@ class FormattedStringTransformer(Converter):
         call = gast.Call(func=gast.Attribute(value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None,
                                                              type_comment=None), attr="format_string", ctx=gast.Load()),
                          args=pieces, keywords=[])
+        return self.mark(gast.copy_location(call, node), node)
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left = node.left
+        if not isinstance(node.op, gast.Mod) or not (isinstance(left, gast.Constant) and isinstance(left.value, str)):
+            return node
+        call = gast.Call(func=gast.Attribute(value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None,
+                                                             type_comment=None), attr="percent_format", ctx=gast.Load()),
+                         args=[left, node.right], keywords=[])
         return self.mark(gast.copy_location(call, node), node)
 
 

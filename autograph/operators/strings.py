@@ -1,13 +1,16 @@
-"""f-strings and `str()` of tensors in converted code. Python formats an f-string when
-the line runs, which for a tensor is while the graph is built: `print(f"x = {x}")`
-would print `<Tensor ...>` once instead of the value on every run. `format_string` gives
-Python's string where no tensor is in it, and a graphcore FormattedString otherwise,
-whose tensors a Print op formats when the graph runs (with the same conversion and format
-spec)."""
+"""f-strings, `str.format`, `%` formatting and `str()` of tensors in converted code.
+Python formats a string when the line runs, which for a tensor is while the graph is built:
+`print(f"x = {x}")` would print `<Tensor ...>` once instead of the value on every run.
+These give Python's string where no tensor is in it, and a graphcore FormattedString
+otherwise, whose tensors a Print op formats when the graph runs (with the same conversion
+and format spec)."""
 from __future__ import annotations
 
 import builtins
+import re
+import string
 
+from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.logging_ops import FormattedString, format_value
 
 from .staging import is_tensor, is_weak
@@ -34,3 +37,107 @@ def str_(*args, **kwargs):
     if len(args) == 1 and not kwargs and is_tensor(args[0]):
         return FormattedString([(args[0], "s", "", is_weak(args[0]))])
     return builtins.str(*args, **kwargs)
+
+
+def _piece(value, conversion: str, spec: str):
+    """One formatted field: text now for a Python value, a FormattedString piece for a tensor."""
+    if is_tensor(value):
+        return (value, conversion, spec, is_weak(value))
+    return format_value(value, conversion, spec)
+
+
+def _joined(pieces):
+    if not any(isinstance(p, tuple) for p in pieces):
+        return "".join(pieces)
+    return FormattedString(pieces)
+
+
+def str_format(template: str, *args, **kwargs):
+    """`template.format(*args, **kwargs)` with tensors among the arguments: fields parsed as
+    Python's str.format parses them (auto and explicit numbering, names, `.attr` and `[key]`,
+    conversions, nested specs of Python values)."""
+    formatter = string.Formatter()
+    pieces, auto = [], 0
+    for literal, field, spec, conversion in formatter.parse(template):
+        if literal:
+            pieces.append(literal)
+        if field is None:
+            continue
+        if field == "" or field[0] in ".[":
+            if auto is None:
+                raise ValueError("cannot switch from manual field specification to automatic field numbering")
+            field, auto = str(auto) + field, auto + 1
+        elif auto:
+            raise ValueError("cannot switch from automatic field numbering to manual field specification")
+        else:
+            auto = None
+        value, _ = formatter.get_field(field, args, kwargs)
+        if spec and "{" in spec:  # a nested field: the spec is a format string of Python values
+            spec = formatter.vformat(spec, args, kwargs)
+        pieces.append(_piece(value, conversion or "", spec or ""))
+    return _joined(pieces)
+
+
+# printf-style: %[(name)][flags][width][.precision][length]type
+_PERCENT = re.compile(r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[-+ #0]*)(?P<width>\*|\d+)?(?:\.(?P<prec>\*|\d+))?"
+                      r"[hlL]?(?P<type>[diouxXeEfFgGcrsa%])")
+
+
+def percent_format(template, values):
+    """`template % values` with tensors among the values: each printf-style field as the
+    format spec Python's `%` would apply (`%d` of a float truncates it first, as `%` does)."""
+    tensors = values.values() if isinstance(values, dict) else values if isinstance(values, tuple) else (values,)
+    if not isinstance(template, str) or not any(is_tensor(v) for v in tensors):
+        return template % values
+    if isinstance(values, dict):
+        lookup, items = values, None
+    else:
+        lookup, items = None, list(values) if isinstance(values, tuple) else [values]
+    pieces, pos, used = [], 0, 0
+    for m in _PERCENT.finditer(template):
+        pieces.append(template[pos:m.start()])
+        pos = m.end()
+        kind = m.group("type")
+        if kind == "%":
+            pieces.append("%")
+            continue
+        if m.group("width") == "*" or m.group("prec") == "*":
+            raise TypeError("`%*d` (a width or precision taken from the values) with a graph tensor among the values "
+                            "is not supported: write the width into the format, or use an f-string")
+        if m.group("key") is not None:
+            if lookup is None:
+                raise TypeError("format requires a mapping")
+            value = lookup[m.group("key")]
+        else:
+            if items is None or used >= len(items):
+                raise TypeError("not enough arguments for format string")
+            value, used = items[used], used + 1
+        pieces.append(_percent_field(value, m.group("flags"), m.group("width") or "", m.group("prec"), kind))
+    pieces.append(template[pos:])
+    if items is not None and used < len(items):
+        raise TypeError("not all arguments converted during string formatting")
+    return _joined([p for p in pieces if p != ""])
+
+
+def _percent_field(value, flags: str, width: str, precision, kind: str):
+    if not is_tensor(value):
+        return ("%" + flags + width + ("." + precision if precision is not None else "") + kind) % (value,)
+    align = "<" if "-" in flags else ""
+    fill_zero = "0" if "0" in flags and not align and kind not in "rsa" else ""
+    sign = "+" if "+" in flags else " " if " " in flags else ""
+    alt = "#" if "#" in flags and kind in "oxXeEfFgG" else ""
+    if kind in "rsa":  # the text of the value, right-aligned unless `-`
+        spec = (align or ">") + width + ("." + precision if precision is not None else "") if width or precision \
+            else ""
+        return (value, kind, spec, is_weak(value))
+    if kind in "diouxXc":
+        if value.dtype.is_floating:  # `%d` of a float: its int(), as Python's % gives
+            value = int_of_float(value)
+            value.weak = True
+        code = {"i": "d", "u": "d"}.get(kind, kind)
+        if kind in "diu" and precision is not None:  # `%.3d`: at least 3 digits
+            raise TypeError("`%.Nd` with a graph tensor is not supported: use an f-string with a format spec")
+        spec = align + sign + alt + fill_zero + width + code
+        return (value, "", spec, is_weak(value))
+    spec = align + sign + alt + fill_zero + width + ("." + precision if precision is not None else ".6") + kind
+    return (value, "", spec, is_weak(value))

@@ -9,6 +9,7 @@ import pytest
 
 import graphcore as gc
 from autograph import StagingError, function
+from _helpers import agree
 
 
 def printed(fn, *args):
@@ -92,3 +93,37 @@ def test_a_formatted_print_survives_a_graph_file(capsys):
     (q,) = [op for op in g.get_operations() if op.type == "Print"][:1]
     assert [list(x) if isinstance(x, (list, tuple)) else x for x in p.attrs["template"]] == \
         [list(x) if isinstance(x, tuple) else x for x in q.attrs["template"]]
+
+
+# -- str.format and printf-style `%` with tensors: formatted when the graph runs ---------------
+
+def percent_fields(n, x):
+    print('n=%d x=%.2f' % (n, x))
+    print('%5d|%-5d|%05d|%+d|% d|%x|%#X|%o|%c' % (n, n, n, n, n, n, n, abs(n) + 60, abs(n) + 60))
+    print('%e %E %g %10.3f %-10.1f| %s %r %5s| %-8s| %d%%' % (x, x, x, x, x, x, x, n, n, x))
+    print('%(a)s and %(b).1f' % {'a': n, 'b': x})
+    print('%d' % x, '%s' % n, 'plain %d' % 3)
+    return n
+
+
+def format_calls(n, x):
+    print('n={} x={:.2f} {!r} {0} {k:>6}'.format(n, x, x, k=n))
+    print('{:{w}.{p}f}|{:^9}'.format(x, n, w=9, p=2))
+    k = int(x)
+    print('%d %r %s' % (k, k, float(k)), '{!r} {}'.format(k, float(k)))
+    return k
+
+
+def formatted_in_a_loop(n):
+    s = 0.0
+    for i in range(n):
+        s += i / 4
+        print('step %d: s=%.3f' % (i, s), 'half={:.1f}'.format(s / 2))
+    return s
+
+
+@pytest.mark.parametrize("n, x", [(2, 1.234), (-17, 2.5e-7), (255, -3.75)])
+def test_str_format_and_percent_formatting_print_what_python_prints(n, x):
+    agree(percent_fields, np.int64(n), np.float64(x))
+    agree(format_calls, np.int64(n), np.float64(x))
+    agree(formatted_in_a_loop, np.int64(abs(n) % 5))
