@@ -112,8 +112,8 @@ def value_source(v) -> str:
 
 
 def module_source(func: ast.FunctionDef) -> str:
-    """The module text of a program: the numpy import and the function."""
-    return "import numpy as np\n\n\n" + ast.unparse(func) + "\n"
+    """The module text of a program: the imports and the function."""
+    return "import math\n\nimport numpy as np\n\n\n" + ast.unparse(func) + "\n"
 
 
 def generate(seed: int) -> Program:
@@ -529,7 +529,22 @@ class _Generator:
             values.insert(0, self.tensor_params[0])
         others = [n for n in scope if n not in values]
         values += r.sample(others, min(len(others), r.choice([0, 1, 1, 2])))
+        if values and r.random() < 0.35:  # an f-string: formatted when the graph runs, specs included
+            return "print(f'L%d: %s')" % (self.labels, " ".join(self.fstring_field(n) for n in values))
         return f"print('L{self.labels}:', {', '.join(values)})" if values else f"print('L{self.labels}')"
+
+    def fstring_field(self, name: str) -> str:
+        r = self.rng
+        kind = self.kinds.get(name)
+        if kind == "array" or r.random() < 0.4:
+            return "{%s}" % name
+        specs = {INT: ["d", ">5", "+d", "03d", "x", "!r", "", "<4"],
+                 FLOAT: [".2f", ".3e", "g", ">8.1f", "!r", "+.1f", ".0%"],
+                 BOOL: ["!r", "", "!s"]}[kind]
+        spec = r.choice(specs)
+        if spec.startswith("!") or not spec:
+            return "{%s%s}" % (name, spec)
+        return "{%s:%s}" % (name, spec)
 
     # -- expressions ---------------------------------------------------------------------------------
     def literal(self, kind: str) -> _E:
@@ -561,10 +576,45 @@ class _Generator:
         sub = lambda k=kind: self.expr(k, scope, depth - 1, prefer_tensor)  # noqa: E731
         forms = {"atom": 3, "addsub": 3, "scale": 1.5, "mul": 0.6, "div": 1, "mod": 1 if kind == INT else 0.3,
                  "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.09, "convert": 0.4,
-                 "len": 0.3 if kind == INT and self.arrays else 0}
+                 "len": 0.3 if kind == INT and self.arrays else 0, "math": 0.35,
+                 # (a Python int times a numpy bool is an int64: int32 programs would mix dtypes)
+                 "boolnum": 0.3 if kind == FLOAT or self.int_dtype is np.int64 else 0,
+                 "bits": 0.4 if kind == INT else 0, "divmod": 0.15 if kind == INT else 0}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
         if form == "atom":
             return self.atom(kind, scope, prefer_tensor)
+        if form == "boolnum":  # a bool counts as 0 or 1 next to a number, as in Python and numpy
+            a, c = sub(), self.bool_expr(scope, max(depth - 1, 0))
+            text = f"({a.text} + {c.text})" if r.random() < 0.5 else f"({a.text} * {c.text})"
+            return _join(text, a.bound + 1, a, c)
+        if form == "bits":
+            a = sub()
+            op = r.choice(["&", "|", "^", ">>", "<<", "~"])
+            if op == "~":
+                return _join(f"(~{a.text})", a.bound + 1, a)
+            if op in (">>", "<<"):
+                c = r.randint(0, 3 if op == ">>" else 2)
+                return _join(f"({a.text} {op} {c})", a.bound * (2 ** c if op == "<<" else 1), a)
+            b = sub()
+            return _join(f"({a.text} {op} {b.text})", 2 * max(a.bound, b.bound) + 1, a, b)
+        if form == "divmod":
+            a = sub()
+            c = r.choice([2, 3, 5, -2])
+            return _join(f"divmod({a.text}, {c})[{r.choice([0, 1])}]", a.bound + abs(c), a)
+        if form == "math":
+            if kind == INT:
+                f = self.expr(FLOAT, scope, depth - 1, prefer_tensor)
+                fn = r.choice(["math.floor", "math.ceil", "math.trunc", "round"])
+                return _join(f"{fn}({f.text})", f.bound + 1, f)
+            a = sub()
+            fn = r.choice(["sqrt", "fabs", "round1", "floor_f"])
+            if fn == "sqrt":
+                return _join(f"math.sqrt(abs({a.text}))", max(a.bound, 1.0), a)
+            if fn == "round1":
+                return _join(f"round({a.text}, 1)", a.bound + 1, a)
+            if fn == "floor_f":
+                return _join(f"float(math.floor({a.text}))", a.bound + 1, a)
+            return _join(f"math.fabs({a.text})", a.bound, a)
         if form == "addsub":
             a, b = sub(), sub()
             return _join(f"({a.text} {r.choice('+-')} {b.text})", a.bound + b.bound, a, b)
