@@ -528,10 +528,11 @@ class Graph:
             raise GraphError("replace_all_uses_with: old must be a tensor of this graph")
         if not isinstance(new, Tensor) or new.op.graph is not self:
             raise GraphError("replace_all_uses_with: new must be a tensor of this graph")
-        if old.dtype != new.dtype:
+        if old.dtype is not new.dtype and old.dtype != new.dtype:
             raise GraphError(f"replace_all_uses_with: {new.name} is {new.dtype} but {old.name} is {old.dtype}; "
                              "cast it first so the consumers keep their dtypes")
-        if not old.shape.is_compatible_with(new.shape):
+        a, b = old._shape, new._shape
+        if a is not b and a.dims != b.dims and not a.is_compatible_with(b):  # (equal dims: compatible)
             raise GraphError(f"replace_all_uses_with: {new.name} has shape {new.shape}, which does not fit "
                              f"{old.name}'s {old.shape} that its consumers were built for")
         if only is not None and not callable(only):

@@ -25,7 +25,7 @@ import numpy as np
 from ..graph import Graph, Tensor
 from ..ops.array_ops import constant
 from ..ops.math_ops import add, add_n, multiply
-from .state import PassState, all_equal, broadcast_keeps, const_value
+from .state import PassState, all_equal, broadcast_keeps, const_value, of_types
 
 
 def _is_int(t: Tensor) -> bool:
@@ -48,7 +48,7 @@ def _add_chain(op, state):
     out = op.outputs[0]
     if inner.type not in ("Add", "AddN") or inner.ctx is not op.ctx or inner.control_inputs:
         return None
-    if inner.device != op.device or len(x.consumers()) != 1 or state.is_fetched(x):
+    if inner.device != op.device or len(x._consumers) != 1 or state.is_fetched(x):
         return None
     terms = list(inner.inputs) + [c]
     if any(t.dtype != out.dtype for t in terms):
@@ -58,7 +58,7 @@ def _add_chain(op, state):
 
 def _single_use(t: Tensor, op, state) -> bool:
     p = t.op
-    return (p.ctx is op.ctx and not p.control_inputs and p.device == op.device and len(t.consumers()) == 1
+    return (p.ctx is op.ctx and not p.control_inputs and p.device == op.device and len(t._consumers) == 1
             and not state.is_fetched(t))
 
 
@@ -127,10 +127,10 @@ _TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"}) | set(
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    for op in state.walk():
-        if op.type not in _TYPES or op.control_inputs:
+    for op in state.walk(of_types(graph.get_operations(), _TYPES)):
+        if op.control_inputs:
             continue
-        if not any(t.consumers() or state.is_fetched(t) for t in op.outputs):
+        if not any(t._consumers or state.is_fetched(t) for t in op.outputs):
             continue
         if op.type in _SELF_COMPARISONS:
             if op.inputs[0] is op.inputs[1]:

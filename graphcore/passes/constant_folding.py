@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import Graph
-from ..ops.array_ops import constant
-from .state import UNTOUCHABLE, PassState, const_value, position
+from ..ops.array_ops import const_op
+from ..shapes import TensorShape
+from .state import UNTOUCHABLE, PassState, const_value, not_of_types, position
 
 MAX_ELEMENTS = 10_000
 SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
@@ -81,6 +82,16 @@ def _pivot_before(op, ops) -> bool:
     return pivot is not None and position(ops, pivot.op) < position(ops, op)
 
 
+def _constant(graph: Graph, arr: np.ndarray, dtype):
+    """`constant(arr, dtype=dtype)` where the op being folded stands (`arr` has the dtype's numpy
+    dtype; not in a while body, whose constants `constant` builds outside): the same Const op,
+    built without the public builder's conversions and shape rule."""
+    if arr.ndim == 0:
+        arr = arr[()]  # a numpy scalar, as `constant` makes it
+    return graph.create_op(const_op, (), {"value": arr, "dtype": dtype}, name="Const",
+                           output_specs=[(dtype, TensorShape(arr.shape))]).outputs[0]
+
+
 def run(graph: Graph, state: PassState) -> int:
     with np.errstate(all="ignore"):  # once for the run: entering it costs more than most folds
         return _run(graph, state)
@@ -89,10 +100,10 @@ def run(graph: Graph, state: PassState) -> int:
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
-    for op in state.walk(ops):
+    for op in state.walk(not_of_types(ops, NEVER)):  # (SHAPE_ONLY and NEVER have no type in common)
         if op.type in SHAPE_ONLY:
             pass
-        elif not op.inputs or op.type in NEVER:
+        elif not op.inputs:
             continue
         else:
             for t in op.inputs:
@@ -108,7 +119,7 @@ def _run(graph: Graph, state: PassState) -> int:
         ctx = op.ctx
         if ctx is not None and ctx.is_while:
             continue  # the loop-invariant pass moves it out first
-        used = [t for t in op.outputs if t.consumers() or state.is_fetched(t)]
+        used = [t for t in op.outputs if t._consumers or state.is_fetched(t)]
         if not used:
             continue
         if ctx is not None:
@@ -126,8 +137,7 @@ def _run(graph: Graph, state: PassState) -> int:
         new = []
         with graph.inserting_before(op):
             for t in used:
-                c = constant(values[t.value_index], dtype=t.dtype)
-                new.append((t, c))
+                new.append((t, _constant(graph, values[t.value_index], t.dtype)))
         for _, c in new:
             for d in controls:
                 if d is not c.op:

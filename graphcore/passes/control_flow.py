@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 from ..graph import Graph, Operation
-from .state import CONTROL_FLOW, PassState, const_value
+from .state import CONTROL_FLOW, PassState, const_value, of_types
 
 _PIVOT_NAMES = ("switch_t", "switch_f", "pivot")
+_LOOKED_AT = frozenset({"Switch", "Identity"})  # the types `run` rewrites
 
 
 def _dead_region(switch: Operation, untaken, protected: set[int]):
@@ -44,7 +45,7 @@ def _dead_region(switch: Operation, untaken, protected: set[int]):
         stack.extend(op.control_outputs)
     live_inputs = {}
     for m in merges.values():
-        if m.outputs[1].consumers() or m.control_outputs or any(id(c) in dead for c in m.control_inputs):
+        if m.outputs[1]._consumers or m._control_outputs or any(id(c) in dead for c in m.control_inputs):
             return None
         live = [t for t in m.inputs if id(t) not in dead_tensors]
         if len(live) != 1 or (id(m) in protected and live[0].op.frame_name != m.frame_name):
@@ -88,7 +89,7 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]
 
 
 def _removable_identity(op: Operation) -> bool:
-    if op.type != "Identity" or op.control_inputs or op.control_outputs:
+    if op.type != "Identity" or op.control_inputs or op._control_outputs:
         return False
     if op.name.rpartition("/")[2].startswith(_PIVOT_NAMES):
         return False
@@ -104,7 +105,7 @@ def _removable_identity(op: Operation) -> bool:
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     erased: set[int] = set()
-    for op in state.walk():
+    for op in state.walk(of_types(graph.get_operations(), _LOOKED_AT)):
         if id(op) in erased:
             continue
         if op.type == "Switch" and op.inputs[1].op.type == "Const":

@@ -10,9 +10,9 @@ from itertools import filterfalse
 import numpy as np
 
 from ..dtypes import DType
-from ..graph import Graph, Tensor
+from ..graph import Graph
 from ..shapes import TensorShape
-from .state import UNTOUCHABLE, PassState
+from .state import UNTOUCHABLE, PassState, not_of_types
 
 NEVER = UNTOUCHABLE | {"Identity", "Print", "Assert"}
 
@@ -21,7 +21,30 @@ class _Unhashable(Exception):
     pass
 
 
+def _plain(v):
+    return (type(v).__name__, v)
+
+
+def _np_scalar(v):
+    return ("np", _NP_STR[type(v)], v.tobytes())
+
+
+_NP_STR: dict = {}  # numpy scalar type -> its dtype's str ('<f8'), for the types whose dtype it fixes
+# what `_key_of_attr` does for a value of exactly this type (the others take the general way)
+_BY_TYPE = {t: _plain for t in (type(None), bool, int, float, str)}
+for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+           np.float16, np.float32, np.complex64, np.complex128):
+    _NP_STR[_t] = np.dtype(_t).str
+    _BY_TYPE[_t] = _np_scalar
+_BY_TYPE[np.float64] = _plain  # (a subclass of float: as the general way takes it)
+_BY_TYPE[DType] = lambda v: ("dtype", v.name)
+_BY_TYPE[TensorShape] = lambda v: ("shape", v.dims)
+
+
 def _key_of_attr(v):
+    f = _BY_TYPE.get(type(v))
+    if f is not None:
+        return f(v)
     if v is None or isinstance(v, (bool, int, float, str)):
         return (type(v).__name__, v)
     if isinstance(v, np.generic):
@@ -65,13 +88,22 @@ def _full_key(entry):
 
 
 def _eligible(op) -> bool:
-    if op.type in NEVER or op.op_def.stateful or op.op_def.uses_runtime:
+    d = op.op_def
+    kind = _KIND.get(d)
+    if kind is None:
+        kind = _KIND[d] = not (op.type in NEVER or d.stateful or d.uses_runtime)
+    if not kind or not op.outputs:
         return False
-    return bool(op.outputs) and all(t.dtype.np_dtype is not None for t in op.outputs)
+    for t in op.outputs:
+        if t.dtype.np_dtype is None:
+            return False
+    return True
+
+
+_KIND: dict = {}  # op def -> whether its ops may merge at all (its type, its effects)
 
 
 _UNKNOWN = object()  # a full key not worked out yet
-_readers = Tensor.consumers
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -84,7 +116,7 @@ def run(graph: Graph, state: PassState) -> int:
     known = keys.get
     buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
     rewrites = 0
-    for op in filterfalse(never.__contains__, graph.get_operations()):
+    for op in filterfalse(never.__contains__, not_of_types(graph.get_operations(), NEVER)):
         entry = known(id(op))
         if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
             pass  # its keys still hold
@@ -93,8 +125,12 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         else:
             entry = None
-        if not op.control_outputs and not any(map(_readers, op.outputs)):
-            continue  # unused: pruning erases it
+        if not op._control_outputs:  # (the graph's own lists: read, not copied)
+            for t in op.outputs:
+                if t._consumers:
+                    break
+            else:
+                continue  # unused: pruning erases it
         if entry is None:
             entry = keys[id(op)] = [op, op.inputs, op.control_inputs,
                                     (op.type, tuple(map(id, op.inputs)), id(op.ctx)), _UNKNOWN]
@@ -117,7 +153,7 @@ def run(graph: Graph, state: PassState) -> int:
         changed = False
         for old, new in zip(op.outputs, first.outputs):
             changed |= state.replace(old, new)
-        if op.control_outputs and first.ctx is op.ctx:
+        if op._control_outputs and first.ctx is op.ctx:
             for waiting in op.control_outputs:
                 graph.remove_control_input(waiting, op)
                 graph.add_control_input(waiting, first)

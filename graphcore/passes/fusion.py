@@ -15,19 +15,25 @@ exactly when the tree was. It runs once, after the other passes (they see plain 
 """
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter
+
 from ..graph import Graph, Operation
 from ..ops import ELEMENTWISE
 from ..ops.fused_ops import fused_op
+from ..source_info import SourceLocation
 from .state import PassState
 
 FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
+_type = attrgetter("type")
 
 
 def run(graph: Graph, state: PassState) -> int:
     protected = state.protected()
     anchors = {id(op) for op in state.anchors}
     ops = graph.get_operations()
-    fusible = {id(op) for op in ops if op.type in FUSIBLE and _fusible(op)}  # (what makes it so never changes)
+    # (what makes an op fusible never changes; its type is looked at in C)
+    fusible = {id(op) for op in compress(ops, map(FUSIBLE.__contains__, map(_type, ops))) if _fusible(op)}
     order = None
     taken: set[int] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
@@ -58,9 +64,9 @@ def _fusible(op: Operation) -> bool:
 def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
     """A fetched op may be a root (the fused op is fetched instead); an anchor, or an op
     something waits for, may not (`op` is fusible)."""
-    if op.type == "Const" or id(op) in anchors or op.control_outputs:
+    if op.type == "Const" or id(op) in anchors or op._control_outputs:
         return False
-    return bool(op.outputs[0].consumers() or state.is_fetched(op.outputs[0]))
+    return bool(op.outputs[0]._consumers or state.is_fetched(op.outputs[0]))
 
 
 def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int],
@@ -78,11 +84,11 @@ def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int
             k = id(p)
             if k in members or k not in fusible or k in taken or k in protected:
                 continue
-            if p.ctx is not ctx or p.device != device or p.control_outputs or state.is_fetched(t):
+            if p.ctx is not ctx or p.device != device or p._control_outputs or state.is_fetched(t):
                 continue
             if p.type != "Const" and p.control_inputs:
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
-            if all(map(members.__contains__, map(id, t.consumers()))):
+            if all(map(members.__contains__, map(id, t._consumers))):
                 members[k] = p
                 todo.append(p)
     return list(members.values())
@@ -99,8 +105,20 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
     if not inputs:
         return False  # all constants: constant folding's business
     n = len(inputs)
-    steps = tuple((m.type, tuple(n + index[id(t.op)] if id(t.op) in index else position[id(t)] for t in m.inputs),
-                   dict(m.attrs), m.name, m.location(), m.outputs[0].dtype) for m in members)
+    where = state.cache.setdefault("fusion", {})  # (file, line) -> m.location(): many ops share a line
+    steps = []
+    for m in members:
+        src = m.source
+        if type(src) is SourceLocation:  # its text is made of these two (str(SourceLocation))
+            key = (src.filename, src.lineno)
+            loc = where.get(key)
+            if loc is None:
+                loc = where[key] = m.location()
+        else:
+            loc = m.location()
+        steps.append((m.type, tuple(n + index[id(t.op)] if id(t.op) in index else position[id(t)] for t in m.inputs),
+                      dict(m.attrs), m.name, loc, m.outputs[0].dtype))
+    steps = tuple(steps)
     controls = []
     for m in members:
         controls.extend(c for c in m.control_inputs if id(c) not in index and c not in controls)
@@ -108,6 +126,7 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
     with graph.inserting_before(root):  # its inputs are the members' own: nothing to capture, no pivot to add
         new = graph.create_op(fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
                               name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=controls,
+                              output_specs=[(out.dtype, out.shape)],  # (what its shape rule gives)
                               capture=False).outputs[0]
     new.weak = out.weak
     state.replace(out, new)

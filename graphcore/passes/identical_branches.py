@@ -90,9 +90,9 @@ def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
     for m in compress(ops, map("Merge".__eq__, map(_type, ops))):  # (the Merges, picked in C)
-        if m.ctx is not None or len(m.inputs) != 2 or m.control_inputs or m.control_outputs:
+        if m.ctx is not None or len(m.inputs) != 2 or m.control_inputs or m._control_outputs:
             continue
-        if m.outputs[1].consumers() or not (m.outputs[0].consumers() or state.is_fetched(m.outputs[0])):
+        if m.outputs[1]._consumers or not (m.outputs[0]._consumers or state.is_fetched(m.outputs[0])):
             continue
         a, b = m.inputs
         if a.op.type in ("NextIteration", "Enter") or b.op.type in ("NextIteration", "Enter"):

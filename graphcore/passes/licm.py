@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..graph import Graph
-from .state import PassState, position
+from .state import PassState, of_types, position
 
 # Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
 # out it runs once in any case (an index error or a bad reshape would be new errors).
@@ -40,9 +40,9 @@ def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
     ops = graph.get_operations()
-    for op in state.walk(ops):
+    for op in state.walk(of_types(ops, SAFE)):
         ctx = op.ctx
-        if ctx is None or op.type not in SAFE or not ctx.is_while:
+        if ctx is None or not ctx.is_while:
             continue
         d = op.op_def
         if d.stateful or d.uses_runtime or not op.inputs:
@@ -55,7 +55,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if not all(ctx.is_loop_invariant(t) and t.shape.is_fully_defined() for t in op.inputs):
             continue
-        if not any(t.consumers() for t in op.outputs):
+        if not any(t._consumers for t in op.outputs):
             continue
         if not _captures_intact(ctx, graph):
             continue

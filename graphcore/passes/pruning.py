@@ -10,14 +10,20 @@ gradients and the executor's frame rules see the loop as it was built).
 """
 from __future__ import annotations
 
-from itertools import filterfalse
+from itertools import compress, filterfalse
+from operator import attrgetter, not_
 
 from ..graph import Graph, Tensor
 from .state import PassState
 
+_stateful = attrgetter("op_def.stateful")
 
-def needed_ops(graph: Graph, state: PassState) -> set[int]:
-    ops = graph.get_operations()
+
+def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
+    """The ops (a set of Operations: they hash by identity) the fetches, the effects and the
+    anchors need; `ops` is the graph's order if the caller has it already."""
+    if ops is None:
+        ops = graph.get_operations()
     by_ctx: dict[int, list] = {}  # id(ctx) -> its ops (an Exit belongs to the loop it leaves)
     ctxs: dict[int, object] = {}
     for op in ops:
@@ -40,7 +46,8 @@ def needed_ops(graph: Graph, state: PassState) -> set[int]:
                 members.setdefault(id(c), []).extend(by_ctx[k])
             c = c.outer
     stack = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
-    stack += [op for op in ops if op.op_def.stateful] + [op for op in state.anchors if op in graph]
+    stack += compress(ops, map(_stateful, ops))
+    stack += [op for op in state.anchors if op in graph]
     needed: set = set()  # (of ops: an Operation hashes by identity, which saves calling id())
     kept_loops: set[int] = set()
     seen_ctx: set[int] = set()  # the contexts whose loops are kept already
@@ -62,14 +69,15 @@ def needed_ops(graph: Graph, state: PassState) -> set[int]:
                 if id(w) not in kept_loops:
                     kept_loops.add(id(w))
                     extend(filterfalse(needed.__contains__, members[id(w)]))
-    return set(map(id, needed))
+    return needed
 
 
 def run(graph: Graph, state: PassState) -> int:
-    needed = needed_ops(graph, state)
-    doomed = [op for op in graph.get_operations() if id(op) not in needed]
+    ops = graph.get_operations()
+    needed = needed_ops(graph, state, ops)
+    doomed = list(compress(ops, map(not_, map(needed.__contains__, ops))))  # (picked in C)
     # with what other passes left unused in loops it keeps (state.erase_later): one erase
-    doomed += [op for op in state.take_leftovers() if id(op) in needed]
+    doomed += [op for op in state.take_leftovers() if op in needed]
     if doomed:
         state.erase(doomed)  # their users are unneeded too (else they would be needed)
     return 0

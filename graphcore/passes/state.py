@@ -17,6 +17,7 @@ is missing, a dead region is not yet simple) names it with `later`: its next run
 from __future__ import annotations
 
 from itertools import compress
+from operator import attrgetter, not_
 
 import numpy as np
 
@@ -87,7 +88,7 @@ class PassState:
         out, counts = [], {}
         for name, ops in self.leftovers:
             for op in ops:
-                if op in self.graph and not op.control_outputs and not any(t.consumers() for t in op.outputs):
+                if op in self.graph and not is_used(op):
                     out.append(op)
                     counts[name] = counts.get(name, 0) + 1
         self.leftovers, self.leftover_counts = [], counts
@@ -170,6 +171,20 @@ class PassState:
         return changed
 
 
+_type = attrgetter("type")
+
+
+def of_types(ops: list, types) -> list:
+    """The ops of `ops` whose type is in `types`, in order (picked in C: a pass that looks at a
+    few types only skips the others without a step of Python each)."""
+    return list(compress(ops, map(types.__contains__, map(_type, ops))))
+
+
+def not_of_types(ops: list, types) -> list:
+    """The ops of `ops` whose type is not in `types`, in order (picked in C)."""
+    return list(compress(ops, map(not_, map(types.__contains__, map(_type, ops)))))
+
+
 def position(ops: list, op: Operation) -> int:
     """`op`'s index in `ops` (len(ops) if it is not there). A pass asks for a few positions
     only: looking each up costs less than numbering every op."""
@@ -183,8 +198,8 @@ def spread(op: Operation, visit: set[int]) -> None:
     """Add `op`, its readers and the ops waiting for it to `visit`."""
     visit.add(id(op))
     for t in op.outputs:
-        visit.update(map(id, t.consumers()))
-    visit.update(map(id, op.control_outputs))
+        visit.update(map(id, t._consumers))  # (the graph's own lists: read, not copied)
+    visit.update(map(id, op._control_outputs))
 
 
 def anchor_ops(graph: Graph) -> list[Operation]:
@@ -205,7 +220,15 @@ def anchor_ops(graph: Graph) -> list[Operation]:
 
 
 def is_used(op: Operation) -> bool:
-    return bool(op.control_outputs) or any(t.consumers() for t in op.outputs)
+    """Something reads one of `op`'s outputs or waits for it (read from the graph's own
+    lists, without copying them)."""
+    if op._control_outputs:
+        return True
+    for t in op.outputs:
+        if t._consumers:
+            return True
+    return False
+
 
 
 def const_value(t: Tensor):
@@ -265,6 +288,10 @@ def may_be_dead(graph: Graph) -> set[int]:
     return dead
 
 
+_NUMERIC_SCALARS = frozenset({bool, int, float, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                              np.uint16, np.uint32, np.uint64, np.float16, np.float32, np.float64})
+
+
 def broadcast_keeps(x: Tensor, other: Tensor, out: Tensor) -> bool:
     """True if `op(x, other)` certainly has x's shape and dtype (other broadcasts into x)."""
     if out.dtype != x.dtype:
@@ -279,5 +306,8 @@ def broadcast_keeps(x: Tensor, other: Tensor, out: Tensor) -> bool:
 
 
 def all_equal(value, scalar) -> bool:
+    """Every element of `value` (a Const's) equals `scalar` (and there is one at least)."""
+    if type(value) in _NUMERIC_SCALARS:  # one element: numpy's reductions cost far more than ==
+        return bool(value == scalar)
     arr = np.asarray(value)
     return arr.dtype != object and arr.size > 0 and bool(np.all(arr == scalar))
