@@ -65,20 +65,30 @@ def _key_of_attr(v):
 
 
 def _key(op):
+    """What two ops with the same cheap key (type, inputs, context: see `run`) must also share to
+    merge: attributes, control inputs, device, and their outputs' dtypes and static shapes."""
     attrs = op.attrs
     if attrs:
         try:
-            attrs = tuple(sorted([(k, _key_of_attr(v)) for k, v in attrs.items()]))
+            if len(attrs) == 1:
+                for k, v in attrs.items():
+                    attrs = ((k, _key_of_attr(v)),)
+            else:
+                attrs = tuple(sorted([(k, _key_of_attr(v)) for k, v in attrs.items()]))
         except (_Unhashable, TypeError):
             return None
     else:
         attrs = ()
     controls = op.control_inputs
     controls = tuple(sorted(map(id, controls))) if controls else ()
-    # a Tensor object is one output of one op for the graph's life: its id names it (and a
-    # dtype its name: hashing and comparing strings is cheaper than DType's own methods)
-    return (op.type, tuple(map(id, op.inputs)), attrs, controls, op.device, id(op.ctx),
-            tuple([(t.dtype.name, t.shape.dims) for t in op.outputs]))
+    # (a dtype by its name: hashing and comparing strings is cheaper than DType's own methods)
+    outs = op.outputs
+    if len(outs) == 1:
+        t = outs[0]
+        outs = ((t.dtype.name, t._shape.dims),)
+    else:
+        outs = tuple([(t.dtype.name, t._shape.dims) for t in outs])
+    return (attrs, controls, op.device, outs)
 
 
 def _full_key(entry):
@@ -107,12 +117,13 @@ _UNKNOWN = object()  # a full key not worked out yet
 
 
 def run(graph: Graph, state: PassState) -> int:
-    # Two ops merge only if their full keys (`_key`) are equal, and then so are their cheap
-    # keys (type, inputs, context): an op's full key is worked out only when an earlier op has
-    # its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
+    # Two ops merge only if their cheap keys (type, inputs, context) and their full keys (`_key`:
+    # the rest) are equal: an op's full key is worked out only when an earlier op has its cheap
+    # key, and compared only with those of the ops with its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
     # an op new tuples when it rewires them), so a later run works out those of changed ops only.
     keys = state.cache.setdefault("cse", {})  # id(op) -> [op, inputs, controls, cheap key, full key]
     never = state.cache.setdefault("cse never", set())  # ops that are never merged (_eligible is False)
+    eligible = state.cache.setdefault("cse eligible", set())  # and those that may be
     known = keys.get
     buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
     rewrites = 0
@@ -120,9 +131,12 @@ def run(graph: Graph, state: PassState) -> int:
         entry = known(id(op))
         if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
             pass  # its keys still hold
-        elif not _eligible(op):
-            never.add(op)  # (what makes an op eligible never changes)
-            continue
+        elif op not in eligible:
+            if not _eligible(op):
+                never.add(op)  # (what makes an op eligible never changes)
+                continue
+            eligible.add(op)
+            entry = None
         else:
             entry = None
         if not op._control_outputs:  # (the graph's own lists: read, not copied)

@@ -33,13 +33,14 @@ def run(graph: Graph, state: PassState) -> int:
     anchors = {id(op) for op in state.anchors}
     ops = graph.get_operations()
     # (what makes an op fusible never changes; its type is looked at in C)
-    fusible = {id(op) for op in compress(ops, map(FUSIBLE.__contains__, map(_type, ops))) if _fusible(op)}
+    candidates = [op for op in compress(ops, map(FUSIBLE.__contains__, map(_type, ops))) if _fusible(op)]
+    fusible = set(map(id, candidates))
     order = None
     taken: set[int] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     fused = 0
-    for root in reversed(ops):
-        if id(root) not in fusible or id(root) in taken or not _may_root(root, anchors, state):
+    for root in reversed(candidates):
+        if id(root) in taken or not _may_root(root, anchors, state):
             continue
         members = _grow(root, protected, state, taken, fusible)
         if len(members) < 2:
