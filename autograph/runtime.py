@@ -12,9 +12,10 @@ from .operators.logical import and_, compare_chain, not_, or_
 from .operators.maybe_defined import retval
 from .operators.side_effects import python_side_effect
 from .operators.strings import format_string, percent_format
+from .operators.subscripts import getitem, slice_
 from .operators.variables import Undefined, UndefinedReturnValue, ld
 
 __all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval",
-           "python_side_effect", "format_string", "percent_format"]
+           "python_side_effect", "format_string", "percent_format", "getitem", "slice_"]
