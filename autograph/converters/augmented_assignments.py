@@ -4,7 +4,8 @@ numpy's `a += b` changes the array `a` in place: every other name for that array
 change, and so does the caller that passed it. A graph tensor is a value; `a += b` on it
 makes a new one. `ag__.augmented` keeps Python's in-place operator for Python values and
 refuses, at the user's line, an in-place change to a graph array that another variable
-also names (the graph would compute something else than Python there). Targets that are
+also names, or that the function also puts into a list, dict or object (the graph would
+compute something else than Python there). Targets that are
 attributes or items keep their own statement (side_effects notes them)."""
 from __future__ import annotations
 
@@ -18,27 +19,70 @@ _OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorD
         gast.LShift: "<<", gast.RShift: ">>"}
 
 
+# methods that keep their argument in the container they are called on
+_STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "setdefault", "update"})
+_LITERALS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
+
+
+def held_names(fn: gast.FunctionDef, lineno) -> dict[str, int]:
+    """Names whose value the function puts into a container or an object that outlives the
+    statement (`acc = [v]`, `acc.append(v)`, `d[k] = v`, `self.h = v`), each with the first
+    such line: numpy's in-place `v += ...` would change what the container holds too.
+    Literals that are only passed to a function (`np.stack([v, w])`), returned, or unpacked
+    (`a, b = v, w`) hold nothing afterwards."""
+    held: dict[str, int] = {}
+
+    def store(expr, line):
+        if isinstance(expr, gast.Name):
+            held.setdefault(expr.id, line)
+        elif isinstance(expr, gast.Starred):
+            store(expr.value, line)
+        elif isinstance(expr, (gast.List, gast.Tuple, gast.Set)):
+            for e in expr.elts:
+                store(e, line)
+        elif isinstance(expr, gast.Dict):
+            for e in [k for k in expr.keys if k is not None] + expr.values:
+                store(e, line)
+
+    for node in gast.walk(fn):
+        if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            if any(isinstance(t, (gast.Subscript, gast.Attribute)) for t in targets):
+                store(node.value, lineno(node))
+            elif isinstance(node.value, _LITERALS) and not all(isinstance(t, (gast.Tuple, gast.List)) for t in targets):
+                store(node.value, lineno(node))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in _STORING_METHODS:
+            for a in node.args:
+                store(a, lineno(node))
+    return held
+
+
 class AugmentedAssignmentTransformer(Converter):
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.params: set[str] = set()
+        self.params: set[str] | None = None
+        self.held: dict[str, int] = {}
 
     def visit_FunctionDef(self, node):
-        if not self.params:  # the converted function's own parameters
+        if self.params is None:  # the converted function's own parameters
             args = node.args
             self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
                            + [a for a in (args.vararg, args.kwarg) if a is not None]}
+            self.held = held_names(node, self.lineno)
         return self.generic_visit(node)
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, gast.Name) or type(node.op) not in _OPS:
             return self.generic_visit(node)
         name = node.target.id
+        held = ", held_at=held_" if name in self.held else ""  # (the converted code stays short otherwise)
         new = templates.replace(
-            "target = ag__.augmented(current, value, op, name=name_, param=is_param, line=line_)",
+            f"target = ag__.augmented(current, value, op, name=name_, param=is_param, line=line_{held})",
             target=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
             value=node.value, op=templates.const(_OPS[type(node.op)]), name_=templates.const(name),
-            is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)))
+            is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),
+            held_=templates.const(self.held.get(name, 0)))
         return self.mark(new, node)
 
 

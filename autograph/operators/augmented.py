@@ -29,9 +29,10 @@ class InPlaceAliasError(StagingError):
     the graph would change one."""
 
 
-def augmented(current, value, op: str, name: str, param: bool, line: int):
+def augmented(current, value, op: str, name: str, param: bool, line: int, held_at: int = 0):
     """`current op= value` for the variable `name` (`param`: one of the function's
-    parameters) at the user's `line`."""
+    parameters) at the user's `line`; `held_at`: a line where the function puts `name`'s value
+    into a container or an object (0: nowhere)."""
     array_meets_tensor = isinstance(current, np.ndarray) and is_tensor(value)
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
@@ -43,6 +44,12 @@ def augmented(current, value, op: str, name: str, param: bool, line: int):
                 f"same array, so in Python '{other}' changes too; in the graph arrays are values and '{other}' "
                 f"would keep the old one. Write `{name} = {name} {op} ...` (a new array) or start from a copy "
                 f"(`{name} = {other}.copy()`).")
+        if held_at:
+            raise InPlaceAliasError(
+                f"{location(line)}: `{name} {op}= ...` changes the array in place in numpy, and line {held_at} puts '{name}' "
+                f"into a list, dict or object, which in Python holds this very array, so what it holds changes too; "
+                f"in the graph arrays are values and it would keep the old one. Write `{name} = {name} {op} ...` "
+                f"(a new array).")
         if param:
             _warn_param(name, op, line)
         return _in_place_result(current, value, op)

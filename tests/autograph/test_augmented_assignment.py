@@ -137,3 +137,47 @@ def python_int_too_big(v):
 ])
 def test_in_place_ops_on_arrays_keep_numpys_dtype_and_shape_rules(fn, args):
     agree(fn, *args)
+
+
+def kept_in_a_list(x):
+    v = x * 2.0
+    acc = [v]
+    v += 1.0
+    return np.stack(acc)
+
+
+def appended_in_a_loop(x, n):
+    v = x * 2.0
+    acc = [x]
+    for i in range(n):
+        acc.append(v)
+        v += 1.0
+    return np.stack(acc)
+
+
+def kept_in_a_dict(x):
+    v = x * 2.0
+    d = {"a": v}
+    v *= 3.0
+    return d["a"]
+
+
+def passed_on_only(x):
+    v = x * 2.0
+    w = np.stack([v, x])  # a list literal only passed to a function holds nothing afterwards
+    v += 1.0
+    a, b = v, w
+    return a, b
+
+
+@pytest.mark.parametrize("fn, args", [(kept_in_a_list, (np.array([1.0, 2.0]),)),
+                                      (appended_in_a_loop, (np.array([1.0, 2.0]), np.int64(2))),
+                                      (kept_in_a_dict, (np.array([1.0, 2.0]),))])
+def test_changing_an_array_in_place_that_a_container_holds_is_refused(fn, args):
+    """In Python the list / dict holds the very array, so it sees the change; the graph's would not."""
+    with pytest.raises(InPlaceAliasError, match="puts 'v' into a list, dict or object"):
+        function(fn)(*args)
+
+
+def test_a_literal_passed_to_a_function_does_not_hold_the_array():
+    agree(passed_on_only, np.array([1.0, 2.0]))
