@@ -31,9 +31,9 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined
-from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
-                      is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
-                      same_python_value, to_tensor, truth, zeros)
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_path_typed, is_python_number,
+                      is_special, is_tensor, is_value, is_weak, join_dtypes, location, mark_path_typed, mark_weak,
+                      natural_dtype, quoted, rollback, same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, adds_keys
@@ -118,9 +118,10 @@ def _list_entry(name, a, b, line):
             kinds.add((v.dtype, tuple(v.shape) if v.shape is not None else None))
         else:
             for x in v:
-                if not (is_tensor(x) or is_number(x)):
+                if not is_value(x):
                     raise StagingError(f"{location(line)}: the list '{name}' changes in one branch of a condition on "
-                                       f"a tensor and holds {describe(x)}; only lists of tensors and numbers can")
+                                       f"a tensor and holds {describe(x)}; only lists of tensors, numbers and "
+                                       f"numpy arrays can")
                 shape = tuple(x.shape.dims) if is_tensor(x) and x.shape.dims is not None else np.shape(x)
                 kinds.add((natural_dtype(x), shape))
     if len({d for d, _ in kinds}) != 1 or len({s for _, s in kinds}) != 1:
@@ -180,6 +181,7 @@ class _Branches:
         self.true_vals: list = []
         self.provisional: list = []
         self.weak: list = []  # per branch traced: which outputs are weak (or unassigned) there
+        self.python_typed: list = []  # per branch: Python number (True), numpy (False), unassigned (None)
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():
@@ -192,6 +194,7 @@ class _Branches:
                     exceptions.stage_exception(e)
             vals = list(self.state.get())[:self.state.nouts]
             self.weak.append([is_weak(v) or is_undefined(v) for v in vals])
+            self.python_typed.append([None if is_undefined(v) else is_weak(v) or is_path_typed(v) for v in vals])
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
@@ -261,6 +264,8 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     n_values = sum(1 for e in plan if e[0] in ("t", "list"))
     weak = [all(w) for w in zip(*branches.weak)]
     mark_weak(outs[:n_values], [w and e[0] == "t" for w, e in zip(weak, plan) if e[0] in ("t", "list")])
+    mixed = [len({t for t in ts if t is not None}) > 1 for ts in zip(*branches.python_typed)]
+    mark_path_typed(outs[:n_values], [m for m, e in zip(mixed, plan) if e[0] in ("t", "list")])
     flags = iter(outs[n_values:])
     values = iter(outs[:n_values])
     result = []

@@ -35,8 +35,8 @@ from .conditionals import if_stmt
 from .data_structures import copy_containers
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
-                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
-                      natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
+                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_path_typed,
+                      mark_weak, natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import Undefined, is_undefined
@@ -330,6 +330,8 @@ class _Loop:
     def _assemble(self, vals) -> tuple:
         """The state (flat) for loop variable values `vals`."""
         mark_weak([vals[k] for k, i in enumerate(self.carried) if i in self.weak], [True] * len(self.weak))
+        # weak before the loop, strong after an iteration: a Python number until the first one runs
+        mark_path_typed(vals, [i in self.strong and is_weak(self.init[i]) for i in self.carried])
         out = []
         slot = {i: k for k, i in enumerate(self.carried)}
         flag = {i: len(self.carried) + k for k, i in enumerate(self.flagged)}

@@ -1,5 +1,6 @@
 """Builtins with tensor overloads: `len`, `range`, `abs`, `min`, `max`, `int`, `float`,
-`bool`, `any`, `all`, `enumerate`, `zip`, `reversed`, `isinstance`, `type`, `print`, `str`. On Python values each
+`bool`, `any`, `all`, `enumerate`, `zip`, `reversed`, `isinstance`, `type`, `print`, `str`, `repr`,
+`ascii`, `format`. On Python values each
 is the builtin."""
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from . import effects, math_functions
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor, truth
-from .strings import str_
+from .strings import ascii_, format_, repr_, str_
 
 
 def _python_number(t):
@@ -249,6 +250,6 @@ OVERLOADS = {
     builtins.int: int_, builtins.float: float_, builtins.bool: bool_, builtins.enumerate: enumerate_,
     builtins.zip: zip_, builtins.reversed: reversed_, builtins.isinstance: isinstance_, builtins.print: print_,
     builtins.type: type_, builtins.any: any_, builtins.all: all_,
-    builtins.str: str_,
+    builtins.str: str_, builtins.repr: repr_, builtins.ascii: ascii_, builtins.format: format_,
 }
 OVERLOADS.update(math_functions.OVERLOADS)

@@ -6,6 +6,7 @@ import contextlib
 import numbers
 import re
 import threading
+import weakref
 
 import numpy as np
 
@@ -133,6 +134,22 @@ def mark_weak(tensors, weak) -> None:
     for t, w in zip(tensors, weak):
         if is_tensor(t):
             t.weak = bool(w)
+
+
+# Tensors whose Python type depends on the path: a Python float on one path, an np.float64 on
+# another (a weak and a strong value joined by an `if` or a loop). Their values agree; their
+# repr does not (1.5 vs np.float64(1.5)). Keyed by id, as Tensor's == builds an op.
+_PATH_TYPED: "weakref.WeakValueDictionary[int, gc.Tensor]" = weakref.WeakValueDictionary()
+
+
+def mark_path_typed(tensors, mixed) -> None:
+    for t, m in zip(tensors, mixed):
+        if m and is_tensor(t):
+            _PATH_TYPED[id(t)] = t
+
+
+def is_path_typed(t) -> bool:
+    return _PATH_TYPED.get(id(t)) is t
 
 
 def fill_dims(example) -> list[int]:

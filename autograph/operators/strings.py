@@ -10,10 +10,11 @@ import builtins
 import re
 import string
 
+from graphcore.errors import StagingError
 from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.logging_ops import FormattedString, format_value
 
-from .staging import is_tensor, is_weak
+from .staging import is_path_typed, is_tensor, is_weak, location
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conversion
 
@@ -22,9 +23,7 @@ def format_string(*pieces):
     """The f-string of `pieces`: literal strings and (value, conversion, spec) triples."""
     if not any(isinstance(p, tuple) and is_tensor(p[0]) for p in pieces):
         return "".join(p if isinstance(p, str) else _format(*p) for p in pieces)
-    return FormattedString(p if isinstance(p, str) else
-                           (p[0], _CONVERSIONS[p[1]], str(p[2]), is_weak(p[0])) if is_tensor(p[0]) else
-                           _format(*p) for p in pieces)
+    return FormattedString(p if isinstance(p, str) else _piece(p[0], _CONVERSIONS[p[1]], str(p[2])) for p in pieces)
 
 
 def _format(value, conversion: int, spec: str) -> str:
@@ -35,15 +34,36 @@ def str_(*args, **kwargs):
     """`str(t)` of a tensor: its value as text when the graph runs (where a Print prints
     it); Python's str otherwise."""
     if len(args) == 1 and not kwargs and is_tensor(args[0]):
-        return FormattedString([(args[0], "s", "", is_weak(args[0]))])
+        return FormattedString([_piece(args[0], "s", "")])
     return builtins.str(*args, **kwargs)
+
+
+def repr_(obj):
+    """`repr(t)` of a tensor: as Python shows the value when the graph runs (np.float64(1.5)
+    for a numpy scalar, 1.5 for a Python number)."""
+    return FormattedString([_piece(obj, "r", "")]) if is_tensor(obj) else builtins.repr(obj)
+
+
+def ascii_(obj):
+    return FormattedString([_piece(obj, "a", "")]) if is_tensor(obj) else builtins.ascii(obj)
+
+
+def format_(value, spec=""):
+    """`format(t, spec)` of a tensor: formatted when the graph runs."""
+    return FormattedString([_piece(value, "", spec)]) if is_tensor(value) else builtins.format(value, spec)
 
 
 def _piece(value, conversion: str, spec: str):
     """One formatted field: text now for a Python value, a FormattedString piece for a tensor."""
-    if is_tensor(value):
-        return (value, conversion, spec, is_weak(value))
-    return format_value(value, conversion, spec)
+    if not is_tensor(value):
+        return format_value(value, conversion, spec)
+    if conversion in ("r", "a") and is_path_typed(value):
+        raise StagingError(
+            f"{location(0)}: repr() of a value that is a Python number on one path and a numpy scalar on another "
+            f"(a variable given a Python number, then a numpy value in an `if` or a loop on a tensor): Python shows "
+            f"the two differently (1.5 and np.float64(1.5)), and a graph value has one type. Format it with str() "
+            f"or a format spec, or give it one type on every path (float(x), np.float64(1.5))")
+    return (value, conversion, spec, is_weak(value))
 
 
 def _joined(pieces):
@@ -129,7 +149,7 @@ def _percent_field(value, flags: str, width: str, precision, kind: str):
     if kind in "rsa":  # the text of the value, right-aligned unless `-`
         spec = (align or ">") + width + ("." + precision if precision is not None else "") if width or precision \
             else ""
-        return (value, kind, spec, is_weak(value))
+        return _piece(value, kind, spec)
     if kind in "diouxXc":
         if value.dtype.is_floating:  # `%d` of a float: its int(), as Python's % gives
             value = int_of_float(value)
@@ -137,7 +157,6 @@ def _percent_field(value, flags: str, width: str, precision, kind: str):
         code = {"i": "d", "u": "d"}.get(kind, kind)
         if kind in "diu" and precision is not None:  # `%.3d`: at least 3 digits
             raise TypeError("`%.Nd` with a graph tensor is not supported: use an f-string with a format spec")
-        spec = align + sign + alt + fill_zero + width + code
-        return (value, "", spec, is_weak(value))
-    spec = align + sign + alt + fill_zero + width + ("." + precision if precision is not None else ".6") + kind
-    return (value, "", spec, is_weak(value))
+        return _piece(value, "", align + sign + alt + fill_zero + width + code)
+    return _piece(value, "", align + sign + alt + fill_zero + width + ("." + precision if precision is not None
+                                                                      else ".6") + kind)

@@ -127,3 +127,41 @@ def test_str_format_and_percent_formatting_print_what_python_prints(n, x):
     agree(percent_fields, np.int64(n), np.float64(x))
     agree(format_calls, np.int64(n), np.float64(x))
     agree(formatted_in_a_loop, np.int64(abs(n) % 5))
+
+
+def reprs(x, n):
+    z = x * 2
+    k = 0
+    for i in range(n):
+        k += 1
+    print(repr(z), repr(k), ascii(z), format(z, '.3f'), format(k, '>4'), repr(float(k)))
+    return z
+
+
+def test_repr_ascii_and_format_of_tensors_print_what_python_prints():
+    agree(reprs, np.float64(2.0), np.int64(3))
+    agree(reprs, np.float32(-0.5), np.int64(0))
+
+
+def python_or_numpy(x):
+    z = 1.5
+    if x > 0:
+        z = x
+    print(repr(z))
+    return z
+
+
+def python_until_the_loop_runs(x, n):
+    z = 0
+    for i in range(n):
+        z = z + x
+    print(f"{z!r}")
+    return z
+
+
+@pytest.mark.parametrize("fn, args", [(python_or_numpy, (np.float64(2.0),)),
+                                      (python_until_the_loop_runs, (np.float64(2.0), np.int64(0)))])
+def test_repr_of_a_value_whose_python_type_depends_on_the_path_is_refused(fn, args):
+    """Python prints 1.5 on one path and np.float64(2.0) on the other; the graph has one type."""
+    with pytest.raises(StagingError, match="Python number on one path and a numpy scalar on another"):
+        function(fn)(*args)
