@@ -18,6 +18,9 @@ The rules that make plain Python and the graph *have to* agree:
   tensor in a way that would make it float64 on some paths only (that is a user error in
   graph code: the graph refuses or promotes, see test_random_array_programs).
 
+In-place updates (`v += w`, `v *= 0.5`) are made only on arrays no other name refers to
+(numpy would change the other name too: the graph refuses that, with advice).
+
 Deliberately left out: item assignment to arrays (`v[i] = ...`, not staged for ndarrays),
 shapes that change in a loop, and reading possibly-undefined variables.
 """
@@ -44,6 +47,10 @@ class _Gen:
     lines: list = field(default_factory=list)
     names: int = 0
     lists: list = field(default_factory=list)
+    fresh: set = field(default_factory=set)   # vectors no other name refers to: safe to change in place
+    held: set = field(default_factory=set)    # vectors put into a list: never changed in place
+    aliased: set = field(default_factory=set)  # vectors ever assigned from another name (or to one)
+    changed: set = field(default_factory=set)  # vectors changed in place: never put into a list
 
     def function(self) -> tuple[str, tuple]:
         r = self.rng
@@ -127,9 +134,18 @@ class _Gen:
             name = f"acc{self.names}"
             self.names += 1
             self.lists.append(name)
-            self.emit(indent, f"{name} = [{self.vec_expr(scope, 0)}]")
+            self.emit(indent, f"{name} = [{self.held_expr(scope, 0)}]")
         elif what == "append":
-            self.emit(indent, f"{r.choice(self.lists)}.append({self.vec_expr(scope, 1)})")
+            self.emit(indent, f"{r.choice(self.lists)}.append({self.held_expr(scope, 1)})")
+
+    def held_expr(self, scope: dict, depth: int) -> str:
+        """A vector expression to put into a list: a name changed in place is copied first."""
+        e = self.vec_expr(scope, depth)
+        if e in self.changed:
+            return f"{e} * 1.0"
+        if e in scope:
+            self.held.add(e)
+        return e
 
     def clip_carried(self, scope: dict, indent: int) -> None:
         """Keep the loop's carried vectors and scalars small (exact, and no overflow)."""
@@ -149,10 +165,24 @@ class _Gen:
         else:
             value = self.int_expr(scope)
         if name in scope and kind == SCAL and r.random() < 0.3:
-            # (not on vectors: `v += w` is in place in numpy, and an alias `v = x` would see it)
             self.emit(indent, f"{name} {r.choice(['+=', '-='])} {self.scal_expr(scope, 1)}")
+        elif name in self.fresh and not {name} & (self.held | self.aliased) and kind == VEC and r.random() < 0.5:
+            self.changed.add(name)
+            # in place: numpy changes the array itself, which no other name refers to
+            op = r.choice(["+=", "-=", "*="])
+            rhs = self.vec_expr(scope, 1) if op != "*=" else r.choice(["0.5", "-1.0", self.scal_atom(scope)])
+            self.emit(indent, f"{name} {op} {rhs}")
         else:
+            if kind == VEC and name not in scope and r.random() < 0.3:
+                dtype = f"dtype=np.{self.dtype_name}"  # (a float64 zeros next to float32 data: two dtypes)
+                value = r.choice([f"np.zeros({self.length}, {dtype})", f"np.ones({self.length}, {dtype}) * {self.const()}",
+                                  f"np.zeros_like(x) + {self.const()}"])
             self.emit(indent, f"{name} = {value}")
+            if kind == VEC:
+                if value in scope:  # `w = v`: one array under two names, on some path: never changed in place
+                    self.aliased.update((name, value))
+                elif name not in self.aliased:
+                    self.fresh.add(name)
         scope[name] = kind
 
     # -- expressions ------------------------------------------------------------------------
@@ -172,6 +202,7 @@ class _Gen:
         v = self.vec_atom(scope)
         w = self.vec_atom(scope)
         return self.rng.choice([f"np.sum({v})", f"{v}.max()", f"np.min({v})", f"{v}.sum()", f"np.max({v} * 0.5)",
+                                f"max({v})", f"min({v})", f"sum({v})",
                                 f"{v}[({self.int_expr(scope)}) % {self.length}]", f"np.dot({v}, {w}) * 0.25",
                                 f"np.mean({v})", f"{v}[-1]", f"{v}[0]", f"np.var({v})", f"np.std({w}) * 0.5",
                                 f"np.sum(np.floor({v} * 0.5))"])
@@ -209,7 +240,8 @@ class _Gen:
         v = self.vec_atom(scope)
         return r.choice([f"{a} > {self.const()}", f"{a} < {self.scal_atom(scope)}",
                          f"np.sum({v}) >= {self.const()}", f"{self.int_expr(scope)} > 1",
-                         f"np.any({v} > {self.const()})", f"({v} < {self.const()}).all()"])
+                         f"np.any({v} > {self.const()})", f"({v} < {self.const()}).all()",
+                         f"any({v} > {self.const()})", f"all({v} <= {a})", f"{self.const()} in {v}"])
 
     def pick_returns(self, scope: dict) -> list[str]:
         r = self.rng

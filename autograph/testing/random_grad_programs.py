@@ -107,7 +107,12 @@ class _Builder:
         if depth <= 0 or self.rng.random() < 0.25:
             return self.leaf()
         a = self.expr(depth - 1)
-        kind = self.rng.choice(["unary", "unary", "add", "sub", "mul", "div", "pow", "scale"])
+        kind = self.rng.choice(["unary", "unary", "add", "sub", "mul", "div", "pow", "scale"]
+                               + ([] if self.array else ["math"]))
+        if kind == "math":  # Python's math functions on a scalar: the PythonMath op and its derivatives
+            return self.rng.choice([f"math.sin({a})", f"math.cos({a})", f"math.tanh({a})", f"math.atan({a})",
+                                    f"math.sqrt(1.0 + ({a}) ** 2)", f"math.exp({self.const(0.2, 0.6)} * math.tanh({a}))",
+                                    f"math.hypot({a}, {self.const(0.5, 1.5)})", f"math.log(2.0 + math.tanh({a}))"])
         if kind == "unary":
             fn = self.rng.choice(UNARY_FUNCS)
             if fn == "exp":
@@ -245,7 +250,7 @@ class _Builder:
             self.defined.append(v)
         self.block(1, 0, [], size=self.rng.randint(2, 3))
         self.emit(1, f"return {self.scalar(' + '.join(f'{self.const()} * {v}' for v in self.state))}")
-        header = "import numpy as np\nimport graphcore as gc\n\n\n"
+        header = "import math\n\nimport numpy as np\nimport graphcore as gc\n\n\n"
         plain = header + "\n".join("    " * ln.indent + ln.text for ln in self.lines) + "\n"
         probe = header + "\n".join("    " * ln.indent + ln.probe for ln in self.lines) + "\n"
         return plain, probe, args, wrt
