@@ -6,6 +6,7 @@ earlier one. Stateful ops, ops reading variables, control-flow primitives, ident
 from __future__ import annotations
 
 from itertools import filterfalse
+from math import copysign
 
 import numpy as np
 
@@ -25,18 +26,27 @@ def _plain(v):
     return (type(v).__name__, v)
 
 
+def _float(v):
+    """A float's key: its value, and for a zero its sign too (0.0 == -0.0, but 1 / x and
+    x + 0.0 tell them apart; merging them changed results). (A NaN equals nothing: never merged.)"""
+    if v == 0.0:
+        return (type(v).__name__, v, copysign(1.0, v))
+    return (type(v).__name__, v)
+
+
 def _np_scalar(v):
     return ("np", _NP_STR[type(v)], v.tobytes())
 
 
 _NP_STR: dict = {}  # numpy scalar type -> its dtype's str ('<f8'), for the types whose dtype it fixes
 # what `_key_of_attr` does for a value of exactly this type (the others take the general way)
-_BY_TYPE = {t: _plain for t in (type(None), bool, int, float, str)}
+_BY_TYPE = {t: _plain for t in (type(None), bool, int, str)}
+_BY_TYPE[float] = _float
 for _t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
            np.float16, np.float32, np.complex64, np.complex128):
     _NP_STR[_t] = np.dtype(_t).str
     _BY_TYPE[_t] = _np_scalar
-_BY_TYPE[np.float64] = _plain  # (a subclass of float: as the general way takes it)
+_BY_TYPE[np.float64] = _float  # (a subclass of float: as the general way takes it)
 _BY_TYPE[DType] = lambda v: ("dtype", v.name)
 _BY_TYPE[TensorShape] = lambda v: ("shape", v.dims)
 
@@ -45,7 +55,9 @@ def _key_of_attr(v):
     f = _BY_TYPE.get(type(v))
     if f is not None:
         return f(v)
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if isinstance(v, float):
+        return _float(v)
+    if v is None or isinstance(v, (bool, int, str)):
         return (type(v).__name__, v)
     if isinstance(v, np.generic):
         return ("np", v.dtype.str, v.tobytes())

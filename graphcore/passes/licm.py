@@ -63,7 +63,7 @@ def run(graph: Graph, state: PassState) -> int:
         if pivot is None or position(ops, pivot.op) > position(ops, op):
             state.later(op)
             continue  # a pivot made now would stand before its Switch in the graph's order
-        touched = [u for t in op.outputs for u in t.consumers()] + op.control_outputs
+        touched = [u for t in op.outputs for u in t._consumers] + op._control_outputs  # (new lists)
         try:
             graph.move_out_of_loop(op, erase=False)
         except GraphError:

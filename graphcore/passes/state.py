@@ -172,6 +172,8 @@ class PassState:
 
 
 _type = attrgetter("type")
+_ctx = attrgetter("ctx")
+_PLACEHOLDER = frozenset({"Placeholder"})
 
 
 def of_types(ops: list, types) -> list:
@@ -206,10 +208,10 @@ def anchor_ops(graph: Graph) -> list[Operation]:
     """Ops that stay whatever reads them: placeholders (they are fed) and the predicates
     of conds (a cond's context names its predicate; gradients built on the graph later
     read it there)."""
-    out = {id(op): op for op in graph.get_operations() if op.type == "Placeholder"}
+    ops = graph.get_operations()
+    out = {id(op): op for op in of_types(ops, _PLACEHOLDER)}
     seen: set[int] = set()
-    for op in graph.get_operations():
-        c = op.ctx
+    for c in dict.fromkeys(map(_ctx, ops)):  # each op's context once, in the order they come (in C)
         while c is not None and id(c) not in seen:
             seen.add(id(c))
             pred = getattr(c, "pred", None)
