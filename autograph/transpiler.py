@@ -16,7 +16,7 @@ from .conversion import plain_function
 from .converters import (asserts, augmented_assignments, break_statements, call_trees, comprehensions,
                          conditional_expressions, continue_statements, control_flow, formatted_strings, lists,
                          logical_expressions, loop_tests, match_statements, return_statements, side_effects,
-                         subscripts, unsupported, variables)
+                         subscripts, try_statements, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -30,6 +30,7 @@ PASSES = [
     return_statements,        # early returns anywhere become do_return / retval_ flags
     loop_tests,               # a while test with `:=` becomes a flag re-tested at the body's end (no jumps left)
     asserts,                  # `assert` -> ag__.assert_stmt, before calls are wrapped
+    try_statements,           # a try body with handlers in `with ag__.try_body(...)`, before calls are wrapped
     side_effects,             # note changes to objects from outside; before lists rebinds appended names
     augmented_assignments,    # `a += b` -> `a = ag__.augmented(...)`: numpy's in-place vs graph values
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state

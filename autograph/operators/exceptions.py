@@ -8,6 +8,7 @@ branch and records which exception it stands for.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from typing import Callable
@@ -15,11 +16,12 @@ from typing import Callable
 import numpy as np
 
 import graphcore as gc
+from graphcore.errors import StagingError
 from graphcore.ops.logging_ops import FormattedString
 
 from ..errors import UndefinedVariableError
 from . import effects
-from .staging import as_test, in_dry_run, is_tensor
+from .staging import as_test, in_dry_run, is_tensor, location
 
 _lock = threading.Lock()
 # graph -> {op name: the exception to raise when that op fails}
@@ -107,3 +109,32 @@ def reraise_staged(error: gc.InvalidArgumentError) -> None:
     if where is not None:
         fresh.add_note(f"  raised by the graph at {where}")
     raise fresh.with_traceback(None)
+
+
+# Ops that cannot fail when the graph runs (numpy gives inf / nan / wrap-around instead of an
+# error); any other op built inside a `try` body could raise where Python's `except` would
+# have caught the error.
+_CANNOT_FAIL = (gc.ops.ELEMENTWISE - {"Pow"}) | {
+    "Const", "Identity", "Placeholder", "Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "NoOp",
+    "Print", "Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient", "Round", "Invert", "BitwiseAnd",
+    "BitwiseOr", "BitwiseXor", "Sum", "Prod", "Mean"}
+
+
+@contextlib.contextmanager
+def try_body(line: int):
+    """The body of a `try` that has `except` clauses (converters/try_statements.py): refuse
+    it if it built an op that can fail when the graph runs. (A Python exception raised while
+    tracing leaves the body at once and is caught by the `except` as in Python.)"""
+    g = gc.get_default_graph()
+    before = len(g.get_operations()) if g is not None else 0
+    yield
+    if g is None:
+        return
+    risky = [op for op in g.get_operations()[before:] if op.type not in _CANNOT_FAIL]
+    if risky:
+        op = risky[0]
+        raise StagingError(
+            f"{location(line)}: a try/except around graph code: {op.type} (at {op.location()}) can fail when the "
+            f"graph runs, after this try has finished, so its except clause would never see the error that Python "
+            f"would catch here. Test for the failing case before instead (e.g. `if x >= 0:`), or let the error "
+            f"end the run.")
