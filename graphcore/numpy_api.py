@@ -325,6 +325,39 @@ def _size(self):
     return array_ops.size(self)
 
 
+def _item(self, *args):
+    """numpy's `a.item()`: the one element, a Python number (weakly typed)."""
+    if args:
+        raise TypeError("a.item(index) on a graph tensor: index it first (a[i]), then .item()")
+    dims = self.shape.dims
+    if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
+        raise ValueError("can only convert an array of size 1 to a Python scalar")
+    out = array_ops.reshape(self, []) if dims != [] and dims != () else array_ops.identity(self)
+    return _python_number(out)
+
+
+def _python_number(t):
+    """A scalar tensor as the Python number numpy's item() gives: an int or a float is weakly
+    typed, and has Python's precision (int64, float64); a bool stays a bool."""
+    if t.dtype.is_bool:
+        return t
+    t = _to(t, dt.int64 if t.dtype.is_integer else dt.float64)  # (t is a new tensor: marking it is safe)
+    t.weak = True
+    return t
+
+
+def _tolist(self):
+    """numpy's `a.tolist()` of a scalar (a Python number) or of a 1-d array of known length
+    (a list of Python numbers)."""
+    dims = self.shape.dims
+    if dims is not None and len(dims) == 0:
+        return _item(self)
+    if dims is None or len(dims) != 1 or dims[0] is None:
+        raise TypeError(f"tolist() of a graph tensor of shape {self.shape}: a list's length and nesting must be "
+                        f"known while the graph is built; index the tensor, or loop over it")
+    return [_python_number(array_ops.getitem(self, i)) for i in range(dims[0])]
+
+
 def _no_index(self):
     raise TypeError(f"the graph tensor {self.name} is used as a Python integer (a size, a count, an index into a "
                     f"Python sequence), but its value is only known when the graph runs. Pass it as a Python int, "
@@ -341,7 +374,7 @@ _METHODS = {
     "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_, "any": any_, "all": all_, "var": var,
     "std": std,
     "argmax": _FUNCTIONS[np.argmax], "argmin": _FUNCTIONS[np.argmin],
-    "clip": clip, "dot": dot, "round": round_, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
+    "clip": clip, "dot": dot, "round": round_, "item": _item, "tolist": _tolist, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
     "astype": _astype, "reshape": _reshape_method, "copy": lambda self: array_ops.identity(self),
     "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
                                                else (axes or None)),

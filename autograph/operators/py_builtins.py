@@ -11,7 +11,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.ops.array_ops import int_of_float
 
-from . import effects, math_functions
+from . import effects, math_functions, numpy_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor, truth
@@ -253,3 +253,4 @@ OVERLOADS = {
     builtins.str: str_, builtins.repr: repr_, builtins.ascii: ascii_, builtins.format: format_,
 }
 OVERLOADS.update(math_functions.OVERLOADS)
+OVERLOADS.update(numpy_types.OVERLOADS)

@@ -167,3 +167,29 @@ def python_math(fn: str, *xs, name=None):
     out = python_math_op(*xs, fn=fn, name=name or f"math_{fn}")
     out.weak = True
     return out
+
+
+# -- a Python number made a numpy scalar: np.float32(x), np.int32(k) of a Python number --------
+
+def _as_scalar_rule(x, *, dtype):
+    if x.shape.rank not in (0, None):
+        raise GraphError(f"PythonToNumpy takes one number, got a tensor of shape {x.shape}")
+    return dt.as_dtype(dtype), TensorShape(())
+
+
+def _as_scalar_kernel(x, *, dtype):
+    """numpy's own constructor on the Python number: its errors (np.int32(2**40) raises
+    OverflowError, np.int64(nan) ValueError) and its rounding."""
+    return dt.as_dtype(dtype).np_dtype.type(np.asarray(x).item())
+
+
+python_to_numpy_op = define_op("PythonToNumpy", shape=_as_scalar_rule, kernel=_as_scalar_kernel, cost=CHEAP,
+                               doc="np.float32(x) / np.int64(k) of a Python number, as numpy computes it")
+
+
+@python_to_numpy_op.gradient
+def _python_to_numpy_grad(op, dy):
+    x = op.inputs[0]
+    if not (x.dtype.is_floating and op.outputs[0].dtype.is_floating):
+        return [None]
+    return [dy if dy.dtype == x.dtype else cast_op(dy, dtype=x.dtype)]

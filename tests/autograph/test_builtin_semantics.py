@@ -185,3 +185,40 @@ def any_of_matrix(m):
 
 def test_any_of_a_2d_array_raises_as_numpy_does():
     agree(any_of_matrix, np.array([[1.0, 0.0], [0.0, 0.0]]))
+
+
+def numpy_constructors(x, n):
+    k = int(x)
+    y = float(n)
+    return (np.int32(k), np.float32(y), np.int64(y * 2.5), np.bool_(k), np.float64(x) * 2, np.int64(n) + 1,
+            np.float32(x), np.arange(n), np.arange(1, n), np.arange(np.int32(2), n).sum())
+
+
+@pytest.mark.parametrize("x, n", [(2.5, 3), (-1.75, 0), (0.0, 5)])
+def test_numpy_scalar_types_and_arange_on_tensors(x, n):
+    agree(numpy_constructors, np.float64(x), np.int64(n))
+
+
+def to_int(x):
+    return np.int64(float(x))
+
+
+def cast_edges(x):
+    return np.int64(x), np.int32(x), np.float32(x)
+
+
+@pytest.mark.parametrize("x", [np.nan, 1e20, 3e9, -2.7])
+def test_numpy_constructors_of_python_and_numpy_floats_keep_numpys_errors_and_casts(x):
+    """np.int64 of a Python float NaN raises ValueError (numpy's constructor); of an np.float64 it casts."""
+    agree(to_int, np.float64(x))
+    agree(cast_edges, np.float64(x))
+
+
+def items(xs):
+    a, b = xs.tolist()
+    return a + b, xs[0].item(), xs[:1].item(), xs.sum().item()
+
+
+def test_item_and_tolist_give_python_numbers():
+    agree(items, np.array([1.5, 2.0]))
+    agree(items, np.array([3, -4], dtype=np.int32))

@@ -7,7 +7,7 @@ import graphcore as gc
 from executor import Session
 from graphcore import passes
 from graphcore.ops import array_ops, list_ops, math_ops
-from graphcore.ops.python_math_ops import python_math
+from graphcore.ops.python_math_ops import python_math, python_to_numpy_op
 
 from gradcheck import numeric_grad
 
@@ -36,6 +36,7 @@ CASES = {
     "Pow": ([("p", (2, 3)), ("f", (2, 3))], lambda a, b: a ** b),
     "Mod": ([("f", (2, 3)), ("p", (3,))], lambda a, b: a % b),
     "PythonArith": ([("f", ()), ("p", ())], lambda a, b: math_ops.python_arith_op(a, b, op="RealDiv")),
+    "PythonToNumpy": ([("f", ())], lambda a: python_to_numpy_op(a, dtype=gc.float64) * 3.0),
     "PythonMath": ([("p", ()), ("p", ())], lambda a, b: sum(
         python_math(fn, a) for fn in ("sqrt", "exp", "expm1", "log", "log1p", "log10", "log2", "sin", "cos", "tan",
                                       "atan", "sinh", "cosh", "tanh", "fabs", "erf", "erfc"))
