@@ -44,8 +44,11 @@ def run(graph: Graph, state: PassState) -> int:
         ctx = op.ctx
         if ctx is None or not ctx.is_while:
             continue
+        # (the most selective test first: few ops read loop invariants only)
+        if not op.inputs or not all(map(ctx.is_loop_invariant, op.inputs)):
+            continue
         d = op.op_def
-        if d.stateful or d.uses_runtime or not op.inputs:
+        if d.stateful or d.uses_runtime:
             continue
         if protected is None:
             protected = state.protected()
@@ -53,7 +56,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if any(t.dtype.np_dtype is None for t in op.outputs):
             continue
-        if not all(ctx.is_loop_invariant(t) and t.shape.is_fully_defined() for t in op.inputs):
+        if not all(t.shape.is_fully_defined() for t in op.inputs):
             continue
         if not any(t._consumers for t in op.outputs):
             continue
