@@ -117,6 +117,9 @@ class PassState:
             memo = self._dead_memo = {}
             self._dead_ops = []  # kept alive while their ids are keys of the memo
             self._dead_version = self._run_version
+            self._root_live = _root_always_live(self.graph)
+        if op.ctx is None and self._root_live:
+            return False
         hit = memo.get(id(op))
         if hit is not None:
             return hit
@@ -239,6 +242,23 @@ def const_value(t: Tensor):
         v = t.op.attrs["value"]
         return v if t.dtype.np_dtype is not None else None
     return None
+
+
+_SWITCH_EXIT = frozenset({"Switch", "Exit"})
+
+
+def _root_always_live(graph: Graph) -> bool:
+    """True if no op outside control flow may be dead (`may_be_dead`'s rules): a dead token
+    reaches the root only from a Switch there (a cond's at the top level) or from the Exit of a
+    loop without Enters; with neither, the walk of a root op's ancestors finds nothing dead (an
+    Exit's deadness is that of its loop's inputs, which are outside the loop)."""
+    for op in of_types(graph.get_operations(), _SWITCH_EXIT):
+        if op.type == "Switch":
+            if op.ctx is None:
+                return False
+        elif not getattr(op.inputs[0].op.ctx, "enters", None):
+            return False
+    return True
 
 
 def _deadness_inputs(op: Operation) -> list[Operation]:
