@@ -14,7 +14,7 @@ from graphcore.ops.array_ops import int_of_float
 from . import effects, math_functions, numpy_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor, truth
+from .staging import is_tensor, is_weak, python_bool, truth
 from .strings import ascii_, format_, repr_, str_
 
 
@@ -65,11 +65,11 @@ def _any_all(x, name: str):
 
 
 def any_(x):
-    return _any_all(x, "any")
+    return python_bool(_any_all(x, "any"))
 
 
 def all_(x):
-    return _any_all(x, "all")
+    return python_bool(_any_all(x, "all"))
 
 
 def _minmax(args, kwargs, name: str, py):
@@ -110,13 +110,21 @@ def _minmax(args, kwargs, name: str, py):
             k = key(a)
             better = wins(k, best)
             out, best = gc.where(better, a, out), gc.where(better, k, best)
-        return out
+        return _python_typed_like(out, args)
     out = args[0]
     for a in args[1:]:
         if kinds == {"bool"}:  # bools: the or / and of them is the value Python keeps
             out = (gc.logical_or if name == "max" else gc.logical_and)(out, a)
         else:
             out = gc.where(wins(a, out), a, out)
+    return _python_typed_like(out, args)
+
+
+def _python_typed_like(out, args):
+    """The winner of Python numbers is a Python number (weakly typed, as `min(k, 3)` of a
+    counter must be to meet an int32 tensor later); of numpy values, a numpy value."""
+    if is_tensor(out) and builtins.all(is_weak(a) or isinstance(a, builtins.bool) for a in args):
+        out.weak = True
     return out
 
 
@@ -189,7 +197,7 @@ def float_(x=0.0):
 
 def bool_(x=False):
     if is_tensor(x):
-        return x if x.dtype == gc.bool_ else gc.not_equal(x, 0)
+        return python_bool(truth(x))  # a Python bool
     return builtins.bool(x)
 
 

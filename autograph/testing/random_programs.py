@@ -665,8 +665,17 @@ class _Generator:
     def bool_expr(self, scope: dict, depth: int) -> _E:
         r = self.rng
         forms = {"compare": 5, "var": 1 if any(v.kind == BOOL for v in scope.values()) else 0,
-                 "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.3, "literal": 0.1}
+                 "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.3, "literal": 0.1,
+                 "in": 0.3, "anyall": 0.2 if depth > 0 else 0}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
+        if form == "in":  # membership in a tuple, list or set of int literals: element by element
+            a = self.expr(INT, scope, max(depth - 1, 0), prefer_tensor=True)
+            items = sorted(r.sample(range(-2, 8), r.randint(1, 3)))
+            box = r.choice(["({},)", "[{}]", "{{{}}}"]).format(", ".join(map(str, items)))
+            return _join(f"({a.text} {r.choice(['in', 'not in'])} {box})", 1, a)
+        if form == "anyall":
+            parts = [self.bool_expr(scope, depth - 1) for _ in range(r.randint(2, 3))]
+            return _join(f"{r.choice(['any', 'all'])}([{', '.join(p.text for p in parts)}])", 1, *parts)
         if form == "var":
             return self.atom(BOOL, scope, True)
         if form == "literal":

@@ -735,11 +735,24 @@ _PYTHON_FLOAT_OPERATORS = frozenset({"RealDiv", "FloorDiv", "Mod", "Pow"})
 
 # -- public functions with TensorFlow's names ---------------------------------
 
+# comparisons and logic of two Python values give a Python bool (weakly typed, so that it
+# prints as True, not np.True_); of a numpy value, a numpy bool
+_PYTHON_BOOL_OPS = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd",
+                              "LogicalOr"})
+
+
+def _python_valued(x) -> bool:
+    """A Python number or bool, or a tensor standing for one: an op of two of them gives a
+    Python value (True + 1 is the int 2, 1 < 2 the bool True)."""
+    return is_weak(x) or isinstance(x, bool)
+
+
 def _binary_fn(op, name_, arithmetic=False):
     python = op.type in _PYTHON_OPERATORS
+    arithmetic = arithmetic or op.type in _PYTHON_BOOL_OPS
 
     def fn(x, y, name=None):
-        weak = arithmetic and is_weak(x) and is_weak(y)
+        weak = arithmetic and _python_valued(x) and _python_valued(y)
         x, y = weak_binary(op.type, x, y)
         if weak and python and isinstance(x, Tensor) and x.shape.dims == () and y.shape.dims == () and \
                 (x.dtype.is_integer or op.type in _PYTHON_FLOAT_OPERATORS):

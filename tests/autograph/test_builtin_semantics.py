@@ -222,3 +222,33 @@ def items(xs):
 def test_item_and_tolist_give_python_numbers():
     agree(items, np.array([1.5, 2.0]))
     agree(items, np.array([3, -4], dtype=np.int32))
+
+
+def python_and_numpy_bools(n):
+    k = 0
+    for i in range(n):
+        k += 1
+    b = k < 3           # two Python ints: a Python bool
+    c = n < 3           # a numpy value: np.True_
+    d = not c           # `not` always gives a Python bool
+    print(repr(b), repr(c), repr(d), repr(b == b), repr(bool(k)), repr(any([c, b])), repr(n in (1, 2)),
+          repr(True + k), repr(k < 3 and k > -1))
+    return b, c, d
+
+
+@pytest.mark.parametrize("n", [0, 2, 5])
+def test_python_bools_and_numpy_bools_print_as_python_prints_them(n):
+    agree(python_and_numpy_bools, np.int64(n))
+
+
+def counter_min(n, m):
+    acc = n
+    k = 0
+    while k < 4:
+        k += 1
+        acc = min(k, 3) + acc  # the min of Python ints is a Python int: it takes acc's int32
+    return acc, max(m, 1)
+
+
+def test_min_of_python_numbers_stays_a_python_number():
+    agree(counter_min, np.int32(2), np.int32(5))
