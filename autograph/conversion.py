@@ -20,6 +20,7 @@ from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
 from .operators.py_builtins import OVERLOADS
+from .operators.staging import mark_copy
 from .operators.strings import str_format
 
 _DO_NOT_CONVERT = "__ag_do_not_convert__"
@@ -72,6 +73,9 @@ def is_convertible(fn) -> bool:
     return not filename.startswith("<")
 
 
+_TENSOR_COPY = gc.Tensor.copy  # numpy's x.copy() on a graph tensor (graphcore/numpy_api.py)
+
+
 def converted_call(f, args, kwargs):
     """Call `f(*args, **kwargs)` the way converted code should: builtins with tensor
     overloads use them, the user's functions are converted first, the rest is called."""
@@ -81,6 +85,8 @@ def converted_call(f, args, kwargs):
         overload = None
     if overload is not None:
         return overload(*args, **(kwargs or {}))
+    if getattr(f, "__func__", None) is _TENSOR_COPY and type(f.__self__) is gc.Tensor:
+        return mark_copy(f(*args, **(kwargs or {})))  # a fresh array: changing it in place changes nothing else
     if type(getattr(f, "__self__", None)) is str and f.__name__ == "format" and \
             any(isinstance(a, gc.Tensor) for a in (*args, *(kwargs or {}).values())):
         return str_format(f.__self__, *args, **(kwargs or {}))  # "...".format(x): formatted when the graph runs

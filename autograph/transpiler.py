@@ -14,9 +14,9 @@ import gast
 from . import analysis, runtime
 from .conversion import plain_function
 from .converters import (asserts, augmented_assignments, break_statements, call_trees, comprehensions,
-                         conditional_expressions, continue_statements, control_flow, formatted_strings, lists,
-                         logical_expressions, loop_tests, match_statements, return_statements, side_effects,
-                         subscripts, try_statements, unsupported, variables)
+                         conditional_expressions, continue_statements, control_flow, formatted_strings,
+                         item_assignments, lists, logical_expressions, loop_tests, match_statements,
+                         return_statements, side_effects, subscripts, try_statements, unsupported, variables)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -33,6 +33,7 @@ PASSES = [
     try_statements,           # a try body with handlers in `with ag__.try_body(...)`, before calls are wrapped
     side_effects,             # note changes to objects from outside; before lists rebinds appended names
     augmented_assignments,    # `a += b` -> `a = ag__.augmented(...)`: numpy's in-place vs graph values
+    item_assignments,         # `y[k] = v` -> `y = ag__.setitem(...)`: a new graph array, the name rebound
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped

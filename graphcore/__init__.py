@@ -8,8 +8,8 @@ from .errors import (AutographError, DeadlineExceededError, ExecutionError, Grap
                      InvalidArgumentError, StagingError)
 from .graph import Graph, Operation, Tensor, control_dependencies, device, get_default_graph, is_tensor, name_scope
 from .ops.array_ops import (cast, concat, constant, expand_dims, fill, gather, identity, ones, ones_like,
-                            placeholder, rank, reshape, shape, size, slice, squeeze, stack, stop_gradient,
-                            tile, transpose, unstack, zeros, zeros_like)
+                            placeholder, rank, reshape, set_item, shape, size, slice, squeeze, stack,
+                            stop_gradient, tile, transpose, unstack, zeros, zeros_like)
 from .ops.array_ops import range  # noqa: A004 (TensorFlow's name)
 from .ops.array_ops import getitem as strided_slice
 from .ops.list_ops import (tensor_list_from_tensor, tensor_list_get_item, tensor_list_length, tensor_list_new,

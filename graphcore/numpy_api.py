@@ -294,6 +294,11 @@ def ravel(a, order="C"):
     return array_ops.reshape(_as_tensor(a), [-1])
 
 
+@implements(np.copy)
+def copy(a, order="K", subok=False):
+    return array_ops.identity(_as_tensor(a))
+
+
 @implements(np.round, np.around)
 def round_(a, decimals=0, out=None):
     if out is not None:

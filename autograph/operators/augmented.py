@@ -14,7 +14,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from .side_effects import SideEffectWarning
-from .staging import is_tensor, location
+from .staging import is_copy, is_tensor, location
 
 _INPLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
             "//": operator.ifloordiv, "%": operator.imod, "**": operator.ipow, "@": operator.imatmul,
@@ -40,8 +40,8 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
         other = _other_name_for(current, name, sys._getframe(1))
         if other is not None:
             raise InPlaceAliasError(
-                f"{location(line)}: `{name} {op}= ...` changes the array in place in numpy, and '{other}' names the "
-                f"same array, so in Python '{other}' changes too; in the graph arrays are values and '{other}' "
+                f"{location(line)}: `{name} {op}= ...` changes the array in place in numpy, and '{other}' shares its "
+                f"memory (the same array, or a view of it), so in Python '{other}' changes too; in the graph arrays are values and '{other}' "
                 f"would keep the old one. Write `{name} = {name} {op} ...` (a new array) or start from a copy "
                 f"(`{name} = {other}.copy()`).")
         if held_at:
@@ -54,6 +54,57 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
             _warn_param(name, op, line)
         return _in_place_result(current, value, op)
     return _BINARY[op](current, value)
+
+
+def setitem(container, key, value, op, name: str, param: bool, line: int, held_at: int = 0):
+    """`container[key] = value` (`op` None) or `container[key] op= value` for the variable
+    `name`, returning the container to rebind it to: the same object for Python's containers
+    and for numpy arrays changed with Python values (Python's own statement), a new graph
+    array with the items replaced where a graph value takes part (numpy would change the array
+    in place: what another name, a container or the caller would see is refused or warned
+    about, as for `a op= b`)."""
+    graph = is_tensor(container) or isinstance(container, np.ndarray) and (is_tensor(value) or has_tensor(key))
+    if not graph and has_tensor(key):
+        raise TypeError(f"{location(line)}: '{name}' is a Python {type(container).__name__} given an item at a graph "
+                        f"tensor index, which is only known when the graph runs. Make it a numpy array "
+                        f"(`{name} = np.zeros(n)`) to fill it in the graph, or collect values with append")
+    if not graph:
+        if op is None:
+            container[key] = value
+        else:
+            container[key] = _INPLACE[op](container[key], value)
+        return container
+    if is_tensor(container) and container.shape.rank == 0:
+        raise TypeError(f"{location(line)}: '{name}' is a number (a numpy scalar), which does not support item "
+                        f"assignment")
+    what = f"`{name}[...] {op or ''}= ...`"
+    other = _other_name_for(container, name, sys._getframe(1))
+    if other is not None:
+        raise InPlaceAliasError(
+            f"{location(line)}: {what} changes the array in place in numpy, and '{other}' shares its memory (the "
+            f"same array, or a view of it), so in Python '{other}' changes too; in the graph arrays are values and '{other}' would keep the old one. "
+            f"Start from a copy (`{name} = {other}.copy()`).")
+    if held_at:
+        raise InPlaceAliasError(
+            f"{location(line)}: {what} changes the array in place in numpy, and line {held_at} puts '{name}' into a "
+            f"list, dict or object, which in Python holds this very array, so what it holds changes too; in the "
+            f"graph arrays are values and it would keep the old one. Put a copy there (`{name}.copy()`).")
+    if param:
+        _warn_param(f"{name}[...]", op or "", line, f"Start from a copy (`{name} = {name}.copy()`) to say so.")
+    x = container if is_tensor(container) else gc.constant(container)
+    if op is not None:  # numpy: x[k] = x[k] op v, in place on the view when x[k] is an array
+        current = gc.strided_slice(x, key)
+        value = _BINARY[op](current, value) if current.shape.rank == 0 else _in_place_result(current, value, op)
+    return gc.set_item(x, key, value)
+
+
+def has_tensor(key) -> bool:
+    """A graph tensor in an index key (an index, a slice bound, an item of a tuple)."""
+    if isinstance(key, tuple):
+        return any(has_tensor(k) for k in key)
+    if isinstance(key, slice):
+        return any(is_tensor(p) for p in (key.start, key.stop, key.step))
+    return is_tensor(key)
 
 
 def _in_place_result(current, value, op: str):
@@ -89,15 +140,21 @@ def _dtype_and_shape(v):
 
 def _other_name_for(value, name: str, frame) -> str | None:
     """Another variable of the converted function (its frame and the frames of its loop
-    bodies and branches, all in the generated file) bound to this array, as Python would
-    see it: a loop variable in its first iteration, or a value passed into a branch, is
-    the array it came from."""
-    same = _origins(value) if is_tensor(value) else {id(value)}
+    bodies and branches, all in the generated file) bound to this array or to a view of it
+    (or it a view of theirs), as Python would see it: a loop variable in its first
+    iteration, or a value passed into a branch, is the array it came from; `x[1:]`,
+    `x.reshape(...)`, `x.T` share x's memory in numpy."""
+    tensor = is_tensor(value)
+    same = _origins(value) if tensor else None
     generated = frame.f_code.co_filename
     while frame is not None:
         if frame.f_code.co_filename == generated:
             for other, v in frame.f_locals.items():
-                if id(v) in same and other != name and not other.startswith("ag__") and not other.endswith("_"):
+                if other == name or other.startswith("ag__") or other.endswith("_"):
+                    continue
+                if tensor and is_tensor(v) and not same.isdisjoint(_origins(v)):
+                    return other
+                if not tensor and isinstance(v, np.ndarray) and np.may_share_memory(v, value):
                     return other
         frame = frame.f_back
     return None
@@ -106,14 +163,20 @@ def _other_name_for(value, name: str, frame) -> str | None:
 # ops that pass a value on unchanged: into a loop (Enter, and Merge's entry input), into a
 # branch (Switch), or as a copy of the same value (Identity)
 _PASS_THROUGH = {"Identity", "Switch", "Enter", "RefEnter", "Merge"}
+# ops whose array output is a view of their first input in numpy (basic indexing, reshape,
+# transpose): an in-place change to one is seen through the other
+_VIEWS = {"StridedSlice", "Reshape", "Transpose", "ExpandDims", "Squeeze"}
 
 
 def _origins(t) -> set[int]:
+    """The arrays `t` is, or is a view of (ids), walking back through pass-through and view
+    ops; not past a copy the program made (`x.copy()`)."""
     seen, todo = {id(t)}, [t]
     while todo and len(seen) < 64:
-        op = todo.pop().op
-        if op.type not in _PASS_THROUGH:
-            continue
+        t = todo.pop()
+        op = t.op
+        if is_copy(t) or op.type not in _PASS_THROUGH and (op.type not in _VIEWS or t.shape.rank == 0):
+            continue  # (a scalar item of an array is a copy in numpy)
         for src in op.inputs[:1] if op.type != "Merge" else op.inputs:
             if src.op.type == "NextIteration" or id(src) in seen:
                 continue
@@ -122,10 +185,10 @@ def _origins(t) -> set[int]:
     return seen
 
 
-def _warn_param(name: str, op: str, line: int) -> None:
+def _warn_param(name: str, op: str, line: int, advice: str = "") -> None:
     where = location(line)
     filename = where.rsplit(":", 1)[0]
     warnings.warn_explicit(
         f"{os.path.basename(where)}: `{name} {op}= ...` changes the caller's array in place in Python; the graph "
-        f"makes a new array and leaves the caller's as it was. Write `{name} = {name} {op} ...` to say so.",
-        SideEffectWarning, filename, line)
+        f"makes a new array and leaves the caller's as it was. "
+        + (advice or f"Write `{name} = {name} {op} ...` to say so."), SideEffectWarning, filename, line)

@@ -3,6 +3,8 @@ tensor list inside a graph loop, and the item snapshots that carry containers wh
 are assigned through graph control flow."""
 from __future__ import annotations
 
+import numpy as np
+
 import graphcore as gc
 
 from .staged_lists import StagedList
@@ -20,8 +22,11 @@ def list_append(target, value):
 
 
 def copy_containers(values):
-    """`values` with every list and dict copied (deeply), so a trace that changes them
-    in place leaves the originals as they were."""
+    """`values` with every list, dict and numpy array copied (deeply), so a trace that
+    changes them in place (a loop's first trace, an `if`'s branches) leaves the originals as
+    they were."""
+    if isinstance(values, np.ndarray):
+        return values.copy()
     if isinstance(values, list):
         return [copy_containers(v) for v in values]
     if isinstance(values, dict):

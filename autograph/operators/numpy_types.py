@@ -1,6 +1,7 @@
 """numpy functions that numpy cannot dispatch to a graph tensor, in converted code: the
-scalar types as constructors (`np.float32(x)`, `np.int64(k)`) and `np.arange(n)`. On
-Python and numpy values each is numpy's own."""
+scalar types as constructors (`np.float32(x)`, `np.int64(k)`), `np.arange(n)`, and
+`np.copy` (whose result is marked a fresh array). On Python and numpy values each is
+numpy's own."""
 from __future__ import annotations
 
 import builtins
@@ -10,7 +11,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.ops.python_math_ops import python_to_numpy_op
 
-from .staging import is_tensor
+from .staging import is_tensor, mark_copy
 
 _SCALAR_TYPES = (np.float64, np.float32, np.int64, np.int32, np.bool_)
 
@@ -46,5 +47,10 @@ def arange_(*args, **kwargs):
     return gc.range(start, stop, step, dtype=gc.int64)
 
 
+def copy_(a, *args, **kwargs):
+    """np.copy of a graph tensor: a fresh array (see staging.mark_copy)."""
+    return mark_copy(np.copy(a, *args, **kwargs)) if is_tensor(a) else np.copy(a, *args, **kwargs)
+
+
 OVERLOADS = {T: _scalar_type_overload(T) for T in _SCALAR_TYPES}
-OVERLOADS[np.arange] = arange_
+OVERLOADS.update({np.arange: arange_, np.copy: copy_})

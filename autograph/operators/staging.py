@@ -88,6 +88,15 @@ def truth(x):
     return gc.not_equal(x, 0)
 
 
+def python_bool(t):
+    """A bool tensor standing for a Python bool (what `not`, `in`, `bool()`, `any()` give):
+    marked weakly typed, so that it prints as True rather than np.True_."""
+    if is_tensor(t) and not t.weak:
+        t = gc.identity(t)  # a new tensor: the one given may be another variable's value
+        t.weak = True
+    return t
+
+
 def natural_dtype(x) -> gc.DType:
     if is_tensor(x):
         return x.dtype
@@ -150,6 +159,21 @@ def mark_path_typed(tensors, mixed) -> None:
 
 def is_path_typed(t) -> bool:
     return _PATH_TYPED.get(id(t)) is t
+
+
+# Arrays the program copied (`x.copy()`, `np.copy(x)`): in numpy no other name shares them,
+# though the graph's copy is an Identity of the original (graph values are never shared).
+_COPIES: "weakref.WeakValueDictionary[int, gc.Tensor]" = weakref.WeakValueDictionary()
+
+
+def mark_copy(t):
+    if is_tensor(t):
+        _COPIES[id(t)] = t
+    return t
+
+
+def is_copy(t) -> bool:
+    return _COPIES.get(id(t)) is t
 
 
 def fill_dims(example) -> list[int]:

@@ -7,6 +7,7 @@ import numpy as np
 
 import graphcore as gc
 
+from .augmented import has_tensor
 from .staging import is_array_value, is_number, is_tensor
 
 
@@ -14,19 +15,11 @@ def slice_(lower, upper, step):
     return builtins.slice(lower, upper, step)
 
 
-def _has_tensor(key) -> bool:
-    if isinstance(key, tuple):
-        return builtins.any(_has_tensor(k) for k in key)
-    if isinstance(key, builtins.slice):
-        return builtins.any(is_tensor(p) for p in (key.start, key.stop, key.step))
-    return is_tensor(key)
-
-
 def getitem(container, key):
     """`container[key]`; a numpy array or a list / tuple of numbers of one kind indexed by a
     graph tensor is indexed as a graph constant (same values, numpy's and Python's negative
     indices, IndexError out of range)."""
-    if is_tensor(container) or not _has_tensor(key):
+    if is_tensor(container) or not has_tensor(key):
         return container[key]
     if is_array_value(container):
         return gc.constant(container)[key]

@@ -64,7 +64,10 @@ def undefined_reads(func: ast.FunctionDef) -> list[str]:
                 defined |= {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
             elif isinstance(stmt, ast.AugAssign):
                 reads(stmt.value, defined)
-                reads(ast.Name(stmt.target.id, ast.Load()), defined)
+                target = stmt.target.value if isinstance(stmt.target, ast.Subscript) else stmt.target
+                reads(ast.Name(target.id, ast.Load()) if isinstance(target, ast.Name) else target, defined)
+                if isinstance(stmt.target, ast.Subscript):
+                    reads(stmt.target.slice, defined)
             elif isinstance(stmt, ast.If):
                 reads(stmt.test, defined)
                 ends = [e for e in (block(stmt.body, defined), block(stmt.orelse, defined)) if e is not None]

@@ -18,11 +18,11 @@ The rules that make plain Python and the graph *have to* agree:
   tensor in a way that would make it float64 on some paths only (that is a user error in
   graph code: the graph refuses or promotes, see test_random_array_programs).
 
-In-place updates (`v += w`, `v *= 0.5`) are made only on arrays no other name refers to
-(numpy would change the other name too: the graph refuses that, with advice).
+In-place updates (`v += w`, `v *= 0.5`, `v[k] = s`, `v[2:] *= 0.5`) are made only on arrays
+no other name refers to (numpy would change the other name too: the graph refuses that,
+with advice).
 
-Deliberately left out: item assignment to arrays (`v[i] = ...`, not staged for ndarrays),
-shapes that change in a loop, and reading possibly-undefined variables.
+Deliberately left out: shapes that change in a loop, and reading possibly-undefined variables.
 """
 from __future__ import annotations
 
@@ -169,9 +169,16 @@ class _Gen:
         elif name in self.fresh and not {name} & (self.held | self.aliased) and kind == VEC and r.random() < 0.5:
             self.changed.add(name)
             # in place: numpy changes the array itself, which no other name refers to
-            op = r.choice(["+=", "-=", "*="])
-            rhs = self.vec_expr(scope, 1) if op != "*=" else r.choice(["0.5", "-1.0", self.scal_atom(scope)])
-            self.emit(indent, f"{name} {op} {rhs}")
+            form = r.random()
+            if form < 0.25:  # an item: at a computed index
+                self.emit(indent, f"{name}[({self.int_expr(scope)}) % {self.length}] = {self.scal_expr(scope, 1)}")
+            elif form < 0.4:  # a slice, changed in place
+                lo = r.randint(0, self.length - 1)
+                self.emit(indent, f"{name}[{lo}:] {r.choice(['+=', '*='])} {r.choice(['0.5', self.scal_atom(scope)])}")
+            else:
+                op = r.choice(["+=", "-=", "*="])
+                rhs = self.vec_expr(scope, 1) if op != "*=" else r.choice(["0.5", "-1.0", self.scal_atom(scope)])
+                self.emit(indent, f"{name} {op} {rhs}")
         else:
             if kind == VEC and name not in scope and r.random() < 0.3:
                 dtype = f"dtype=np.{self.dtype_name}"  # (a float64 zeros next to float32 data: two dtypes)
@@ -181,6 +188,8 @@ class _Gen:
             if kind == VEC:
                 if value in scope:  # `w = v`: one array under two names, on some path: never changed in place
                     self.aliased.update((name, value))
+                elif value.endswith("]"):  # `w = v[::-1]`: a view of v's memory in numpy
+                    self.aliased.add(name)
                 elif name not in self.aliased:
                     self.fresh.add(name)
         scope[name] = kind

@@ -98,7 +98,9 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
     if d is dt.variant:
         arr = value
     else:
-        arr = np.asarray(value, dtype=d.np_dtype)
+        # a copy of a numpy array: the caller may change it in place after the graph took it
+        arr = np.array(value, dtype=d.np_dtype, copy=True) if isinstance(value, np.ndarray) else \
+            np.asarray(value, dtype=d.np_dtype)
         if shape is not None:
             arr = np.broadcast_to(arr, tuple(shape)).copy()
         if arr.ndim == 0:
@@ -858,6 +860,12 @@ def _strided_slice_grad(op, dy):
 def getitem(x, key, name=None):
     """`x[key]` for ints, slices, None, Ellipsis and scalar integer tensors (as indices or
     slice bounds). For an index tensor of rank >= 1 use graphcore.gather."""
+    spec, dyn = encode_key(key)
+    return strided_slice_op(x, *dyn, spec=spec, name=name)
+
+
+def encode_key(key) -> tuple[tuple, list]:
+    """(spec, dynamic values) of an index key, as StridedSlice and SetItem take them."""
     if not isinstance(key, tuple):
         key = (key,)
     spec, dyn = [], []
@@ -885,7 +893,52 @@ def getitem(x, key, name=None):
             spec.append(("slice", enc(k.start, "slice start"), enc(k.stop, "slice stop"), enc(k.step, "slice step")))
         else:
             spec.append(("index", enc(k, "index")))
-    return strided_slice_op(x, *dyn, spec=tuple(spec), name=name)
+    return tuple(spec), dyn
+
+
+# -- x[key] = v as a value: a copy of x with the items at key replaced --------------------------
+
+def _set_item_rule(x, v, *dyn, spec):
+    target = _strided_slice_rule(x, *dyn, spec=spec)[1]
+    if target.is_fully_defined() and v.shape.is_fully_defined():
+        t, vs = target.dims, v.shape.dims
+        fits = len(vs) <= len(t) or all(d == 1 for d in vs[:len(vs) - len(t)])
+        fits = fits and all(a == b or a == 1 for a, b in zip(reversed(vs), reversed(t)))
+        if not fits:
+            raise GraphError(f"could not broadcast input array from shape {tuple(vs)} into shape {tuple(t)}")
+    return x.dtype, x.shape
+
+
+def _set_item_kernel(x, v, *dyn, spec):
+    """numpy's `x[key] = v` on a copy of x: v broadcast to the items and cast to x's dtype
+    as numpy's item assignment casts (2.7 into an int array is 2)."""
+    out = np.array(x, copy=True)
+    out[_index_tuple(spec, dyn)] = v
+    return out
+
+
+set_item_op = define_op("SetItem", shape=_set_item_rule, kernel=_set_item_kernel, cost=CHEAP,
+                        doc="A copy of x with x[key] = v (numpy's item assignment, as a value)")
+
+
+@set_item_op.gradient
+def _set_item_grad(op, dy):
+    x, v, *dyn = op.inputs
+    spec = op.attrs["spec"]
+    zero = constant(np.zeros((), dtype=dy.dtype.np_dtype))
+    dx = set_item_op(dy, zero, *dyn, spec=spec)  # the items replaced get nothing
+    dv = None
+    if v.dtype.is_floating and x.dtype.is_floating:
+        dv = unbroadcast_to_op(strided_slice_op(dy, *dyn, spec=spec), fwd_shape(v))
+        dv = dv if v.dtype == dy.dtype else cast_op(dv, dtype=v.dtype)
+    return [dx if x.dtype.is_floating else None, dv] + [None] * len(dyn)
+
+
+def set_item(x, key, value, name=None):
+    """A copy of `x` with `x[key] = value` (ints, slices, None, Ellipsis and scalar integer
+    tensors in the key, as getitem)."""
+    spec, dyn = encode_key(key)
+    return set_item_op(x, value, *dyn, spec=spec, name=name)
 
 
 def _strided_slice_grad_rule(dy, shape_t, *dyn, spec):

@@ -37,7 +37,7 @@ def straight_alias(x):
     (straight_alias, (np.ones(2),), "v"),
 ])
 def test_an_in_place_change_to_an_array_another_name_holds_is_refused(fn, args, name):
-    with pytest.raises(InPlaceAliasError, match=rf"test_augmented_assignment.py:\d+: `{name} .=.*'x' names the same array"):
+    with pytest.raises(InPlaceAliasError, match=rf"test_augmented_assignment.py:\d+: `{name} .=.*'x' shares its memory"):
         function(fn)(*args)
 
 
@@ -181,3 +181,65 @@ def test_changing_an_array_in_place_that_a_container_holds_is_refused(fn, args):
 
 def test_a_literal_passed_to_a_function_does_not_hold_the_array():
     agree(passed_on_only, np.array([1.0, 2.0]))
+
+
+# -- what numpy shares: a constant taken before an in-place change, copies, views ---------
+
+def captured_then_changed(x):
+    v = np.ones(2)
+    y = x + v        # the graph takes v's value here
+    v *= 2           # ... and Python changes v afterwards, in place
+    v[0] = 5.0
+    return y, v
+
+
+def copied_then_changed(x):
+    y = x.copy()
+    y += 1.0
+    z = np.copy(x)
+    z[0] = 7.0
+    return x, y, z
+
+
+def started_in_a_loop(x):
+    v = np.ones(2) * 0.5
+    k = 0
+    while k < 3 and (x < -1.0).all():  # a loop on a tensor that may not run: its first trace must not change v
+        k += 1
+        v *= -1.0
+    return v
+
+
+@pytest.mark.parametrize("fn, args", [(captured_then_changed, (np.array([1.0, 2.0]),)),
+                                      (copied_then_changed, (np.array([1.0, 2.0]),)),
+                                      (started_in_a_loop, (np.array([-1.0, -0.5]),)),
+                                      (started_in_a_loop, (np.array([-2.0, -3.0]),))])
+def test_numpy_values_changed_in_place_while_tracing_keep_pythons_values(fn, args):
+    agree(fn, *args)
+
+
+def view_changed(x):
+    v = x[1:]
+    v += 1.0
+    return x, v
+
+
+def base_changed(x):
+    y = x * 1.0
+    v = y[1:]
+    y += 1.0
+    return y, v
+
+
+def reshaped_then_item_set(x):
+    y = x * 1.0
+    v = y.reshape(3, 1)
+    y[0] = 9.0
+    return v
+
+
+@pytest.mark.parametrize("fn", [view_changed, base_changed, reshaped_then_item_set])
+def test_an_in_place_change_seen_through_a_view_is_refused(fn):
+    """numpy's basic slices and reshapes share memory: the other name would change in Python."""
+    with pytest.raises(InPlaceAliasError, match="shares its memory"):
+        function(fn)(np.array([1.0, 2.0, 3.0]))

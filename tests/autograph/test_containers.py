@@ -4,7 +4,7 @@ and written back in place."""
 import numpy as np
 import pytest
 
-from _helpers import check
+from _helpers import agree, check
 from autograph import SideEffectWarning, StagingError, function
 
 
@@ -102,8 +102,12 @@ def numpy_items(n):
 def test_unsupported_container_changes_are_errors():
     with pytest.raises(StagingError, match="'d' is a dict with keys \\['a'\\] before the loop"):
         function(new_key)(np.int64(2))
-    with pytest.raises(StagingError, match="items of 'a' are assigned inside a loop on a tensor, but it is a Python"):
-        function(numpy_items)(np.int64(2))
+
+
+def test_numpy_items_assigned_in_a_loop_on_a_tensor_are_graph_values():
+    """(refused before item assignment made a new graph array: see test_item_assignment.py)"""
+    for n in (0, 2):
+        agree(numpy_items, np.int64(n))
 
 
 def find_pair(n, target):

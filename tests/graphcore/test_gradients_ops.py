@@ -36,6 +36,8 @@ CASES = {
     "Pow": ([("p", (2, 3)), ("f", (2, 3))], lambda a, b: a ** b),
     "Mod": ([("f", (2, 3)), ("p", (3,))], lambda a, b: a % b),
     "PythonArith": ([("f", ()), ("p", ())], lambda a, b: math_ops.python_arith_op(a, b, op="RealDiv")),
+    "SetItem": ([("f", (4, 3)), ("f", (3,))], lambda a, b: array_ops.set_item(a, (slice(1, 3), slice(None)), b)
+                * array_ops.set_item(a, 2, b * 2.0)),
     "PythonToNumpy": ([("f", ())], lambda a: python_to_numpy_op(a, dtype=gc.float64) * 3.0),
     "PythonMath": ([("p", ()), ("p", ())], lambda a, b: sum(
         python_math(fn, a) for fn in ("sqrt", "exp", "expm1", "log", "log1p", "log10", "log2", "sin", "cos", "tan",

@@ -1,0 +1,63 @@
+"""`y[k] = v` and `y[k] op= v` on a name -> `y = ag__.setitem(y, k, v, ...)`.
+
+numpy's item assignment changes the array in place; a graph array is a value, so the
+graph makes a new one with the items replaced (graphcore's SetItem) and rebinds the name,
+which makes `out[i] = ...` in a loop on a tensor a loop variable like any other. On a list,
+a dict or another object `ag__.setitem` is Python's own statement (and gives the same
+object back). Like `a op= b` on an array, a change another name, a container or the caller
+would see in Python is refused or warned about (operators/augmented.py). Other targets
+(`obj.a[k] = v`, `a, b[k] = ...`) keep their statement."""
+from __future__ import annotations
+
+import gast
+
+from ..pyct import templates
+from .augmented_assignments import _OPS, held_names
+from .base import Converter
+from .subscripts import _key
+
+
+class ItemAssignmentTransformer(Converter):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.params: set[str] | None = None
+        self.held: dict[str, int] = {}
+
+    def visit_FunctionDef(self, node):
+        if self.params is None:  # the converted function's own parameters
+            args = node.args
+            self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
+                           + [a for a in (args.vararg, args.kwarg) if a is not None]}
+            self.held = held_names(node, self.lineno)
+        return self.generic_visit(node)
+
+    def _rewrite(self, node, target, value, op):
+        name = target.value.id
+        held = ", held_at=held_" if name in self.held else ""
+        new = templates.replace(
+            f"target_ = ag__.setitem(current, key, value, op, name=name_, param=is_param, line=line_{held})",
+            target_=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
+            key=_key(target.slice), value=value, op=templates.const(op), name_=templates.const(name),
+            is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),
+            held_=templates.const(self.held.get(name, 0)))
+        return self.mark(new, node)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) != 1 or not _named_item(node.targets[0]):
+            return node
+        return self._rewrite(node, node.targets[0], node.value, None)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not _named_item(node.target) or type(node.op) not in _OPS:
+            return node
+        return self._rewrite(node, node.target, node.value, _OPS[type(node.op)])
+
+
+def _named_item(target) -> bool:
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+
+
+def transform(node, ctx):
+    return ItemAssignmentTransformer(ctx).visit(node)
