@@ -46,7 +46,7 @@ def round_(number, ndigits=None):
         if x.dtype.is_floating:
             out = python_math("round", x) if x.weak else int_of_float(gc.round(x))
         else:
-            out = gc.identity(x) if x.weak else gc.cast(x, gc.int64)
+            out = gc.identity(gc.cast(x, gc.int64))  # a new tensor: x keeps its own type
         out.weak = True
         return out
     if x.weak:  # a Python number: Python's own rounding of its exact value

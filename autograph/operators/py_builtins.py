@@ -19,8 +19,12 @@ from .strings import ascii_, format_, repr_, str_
 
 
 def _python_number(t):
-    """A tensor standing for what Python gives as a Python number: weakly typed."""
-    t.weak = True
+    """A tensor standing for what Python gives as a Python number: weakly typed. A new
+    tensor: `t` may be the argument itself (int() of an int64 casts nothing), whose own
+    type must not change (`int(n)` left n a Python int for the rest of the function)."""
+    if not t.weak:
+        t = gc.identity(t)
+        t.weak = True
     return t
 
 

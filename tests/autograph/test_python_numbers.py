@@ -260,3 +260,15 @@ def test_gradient_of_float_mod_matches_finite_differences():
         gx, gy = autograph.grad(float_mod, argnums=(0, 1))(np.float64(x), np.float64(y))
         np.testing.assert_allclose(gx, (float_mod(x + eps, y) - float_mod(x - eps, y)) / (2 * eps), rtol=1e-6)
         np.testing.assert_allclose(gy, (float_mod(x, y + eps) - float_mod(x, y - eps)) / (2 * eps), rtol=1e-6)
+
+
+def conversions_leave_the_argument_alone(x, n, y32, m32):
+    k = int(n)
+    f = float(x)
+    r = round(n)
+    return x + y32, n + m32, k + m32, f + y32, r
+
+
+def test_int_float_round_give_python_numbers_without_changing_the_argument():
+    """int(n) of an np.int64 casts nothing: its result must be a new (Python) value, not n made one."""
+    agree(conversions_leave_the_argument_alone, np.float64(3.5), np.int64(3), np.float32(4.0), np.int32(4))
