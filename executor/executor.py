@@ -126,6 +126,8 @@ class ExecutorState:
                  transport=None):
         self.plan = plan
         self.feed_values = feed_values
+        self.trace = None  # (instance attributes, read per node or iteration: found faster than the class's)
+        self.pool = pool
         self.stats = RunStats()
         n = len(plan.fetches)
         self.results = [_NO_VALUE] * n
@@ -143,7 +145,6 @@ class ExecutorState:
         if pool is None and transport is None:
             return
         self.transport = transport
-        self.pool = pool
         # With a pool, the calling thread and the pool's tasks all run this run's nodes, one
         # at a time under `lock` (each lets it go while a long kernel runs); so do values
         # from other devices.

@@ -10,8 +10,11 @@ A consumer that fires on this arrival runs inside the handler instead of going t
 the ready queue: one with a single input (an op, a NextIteration, a Merge's first live
 input), or one whose last input just arrived live (an op, a Switch). Dead tokens are
 delivered the same way but their consumers are queued (rare: a loop's last iteration, a
-branch not taken). Scalar arithmetic and comparisons are written as the operators of
-scalar_kernels.py (with the same guards), identities as nothing. Inlining stops
+branch not taken). A consumer run on its last input takes that input from the producer's
+local, not its slot. Scalar arithmetic and comparisons are written as the operators of
+scalar_kernels.py (with the same guards; integer + and - test exactly whether the result
+fits, and wrap it around as numpy's ufunc does when it does not: _Source.integer_sum),
+identities as nothing. Inlining stops
 MAX_DEPTH kernels deep or past MAX_LINES lines; heavy ops are never inlined (they may go
 to the pool). Part of the handler of the Add `a + b` of a fibonacci loop:
 
@@ -20,7 +23,7 @@ to the pool). Part of the handler of the Add `a + b` of a fibonacci loop:
         a1_1 = inputs[16]
         inputs[15] = inputs[16] = None
         try:
-            out2 = (a1_0 + a1_1) if type(a1_0) is T3 and ... else fallback4(a1_0, a1_1)
+            out2 = ((a1_0 + a1_1) if ... else wrapped5(a1_0, a1_1)) if type(a1_0) is T3 ... else fallback4(a1_0, a1_1)
         except Exception as e:
             state._kernel_error(node, e)          # names the op, its frame and iteration
         ran += 1                                  # NextIteration_1, inline
@@ -46,13 +49,14 @@ feeds, _Send/_Recv, the deadline token) keep the generic handler.
 """
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections import Counter
 
 import numpy as np
 
-from .scalar_kernels import scalar_source
+from .scalar_kernels import _rule, scalar_source
 
 # Runs of a node (from the ready queue) before its handler is generated (plan.NodeItem.runs
 # counts them): compiling a handler costs about as much as running a node a thousand times,
@@ -105,11 +109,12 @@ def build_handler(item):
         kind = _Source._next_iteration
     else:
         return generic_handler(item.kind)
-    source, env = kind(_Source(item))
-    if source.count("\n") > MAX_HANDLER_LINES:  # (many consumers) without inlining, or else generic
-        source, env = kind(_Source(item, inline=False))
-        if source.count("\n") > MAX_HANDLER_LINES:
-            return generic_handler(item.kind)
+    for max_lines in (MAX_LINES, SHORT_MAX_LINES, 0):  # (many consumers) inlining less, or none, or generic
+        source, env = kind(_Source(item, max_lines))
+        if source.count("\n") <= MAX_HANDLER_LINES:
+            break
+    else:
+        return generic_handler(item.kind)
     env.update(HELPERS)
     code = _CODE.get(source)
     if code is None:  # (the same graph traced again, or planned again, has the same sources)
@@ -123,9 +128,13 @@ def build_handler(item):
 
 
 # Inlining: a consumer that fires on this arrival alone runs inside its producer's handler,
-# at most this many consumers deep and while the handler has fewer lines than MAX_LINES.
+# at most this many consumers deep and while the handler has fewer lines than MAX_LINES
+# (SHORT_MAX_LINES for a node whose handler would be too long so). Long enough for a loop
+# like fibonacci's to run an iteration in two handlers: each handler run from the queue costs
+# about what a few nodes do.
 MAX_DEPTH = 4
-MAX_LINES = 70
+MAX_LINES = 200
+SHORT_MAX_LINES = 70
 # A longer handler (a node with very many consumers) is not worth compiling.
 MAX_HANDLER_LINES = 400
 
@@ -164,10 +173,11 @@ class _Block:
 class _Source:
     """The source of one node's handler, and the names it uses."""
 
-    def __init__(self, item, inline: bool = True):
+    def __init__(self, item, max_lines: int = MAX_LINES):
         from . import plan as P  # noqa: PLC0415
         self.P = P
-        self.max_depth = MAX_DEPTH if inline else 0
+        self.max_depth = MAX_DEPTH if max_lines else 0
+        self.max_lines = max_lines
         self.item = item
         self.env: dict = {"ITEM": item, "np": np}
         self.lines: list[str] = []
@@ -231,7 +241,7 @@ class _Source:
             return False
         if kind == P.TO_OP and not dead and self.runs_inline(dst) and self.is_identity(dst):
             return True  # (one line, whatever the depth)
-        if depth >= self.max_depth or len(self.lines) >= MAX_LINES:
+        if depth >= self.max_depth or len(self.lines) >= self.max_lines:
             return False
         if kind == P.TO_OP:
             if dst.kind == P.NEXT_ITERATION:
@@ -243,7 +253,7 @@ class _Source:
         """Does the consumer `dst`, which waits for several arrivals, run here when this one
         is its last?"""
         P = self.P
-        if depth >= self.max_depth or len(self.lines) >= MAX_LINES:
+        if depth >= self.max_depth or len(self.lines) >= self.max_lines:
             return False
         return self.runs_inline(dst) or (dst.kind == P.SWITCH and dst.frame.parent is not None)
 
@@ -270,12 +280,37 @@ class _Source:
         if self.is_identity(item) and len(args) == 1:
             return args[0]
         if getattr(k, "__module__", "") == "executor.scalar_kernels" and not op.attrs and len(args) <= 2:
-            src = scalar_source(op.type, [x.dtype.np_dtype for x in op.inputs], args,
-                                self.name(op.op_def.kernel, "fallback"), "T")
+            dtypes = [x.dtype.np_dtype for x in op.inputs]
+            fallback = self.name(op.op_def.kernel, "fallback")
+            rule = _rule(op.type, dtypes)
+            if rule is not None and rule[2] == "bounded" and rule[0] in _WRAPPING:
+                return self.integer_sum(rule[0], rule[1], args, fallback)
+            src = scalar_source(op.type, dtypes, args, fallback, "T")
             if src is not None:
                 expr, T = src
+                if rule is not None and rule[3] is not None:  # bounds as numpy scalars: compared faster
+                    bound = rule[3]
+                    expr = expr.replace(f"{-bound} < ", f"{self.name(T(-bound), 'LOW')} < ").replace(
+                        f" < {bound}", f" < {self.name(T(bound), 'HIGH')}")
                 return expr.replace("is T", f"is {self.name(T, 'T')}")
         return f"{self.name(k, 'kernel')}({', '.join(args)})"
+
+    def integer_sum(self, fast, T, args: list[str], fallback: str) -> str:
+        """`x + y` or `x - y` on two numpy integer scalars of type T as the operator where the
+        result fits (tested exactly, without overflowing), else wrapped around as numpy's ufunc
+        wraps it (_wrapped_sum, by Python integers); anything else (an array, a Python number)
+        goes to the op's own kernel, `fallback`."""
+        x, y = args
+        info = np.iinfo(T)
+        t, zero = self.name(T, "T"), self.name(T(0), "ZERO")
+        low, high = self.name(T(info.min), "LOW"), self.name(T(info.max), "HIGH")
+        wrap = self.name(_wrapped_sum(fast, T), "wrapped")
+        if fast is operator.add:  # x + y <= max iff x <= max - y (y >= 0); >= min iff x >= min - y (y < 0)
+            expr, fits = f"{x} + {y}", f"({x} <= {high} - {y} if {y} >= {zero} else {x} >= {low} - {y})"
+        else:  # x - y >= min iff x >= min + y (y >= 0); <= max iff x <= max + y (y < 0)
+            expr, fits = f"{x} - {y}", f"({x} >= {low} + {y} if {y} >= {zero} else {x} <= {high} + {y})"
+        return (f"(({expr}) if {fits} else {wrap}({x}, {y})) if type({x}) is {t} and type({y}) is {t} "
+                f"else {fallback}({x}, {y})")
 
     def deliver(self, edges, value: str, dead: bool, ctx: _Ctx, depth: int) -> None:
         """_activate_nodes of `edges` in the iteration `ctx`: `value`, or a dead token. A
@@ -308,6 +343,20 @@ class _Source:
                         self.push(ctx, lid, "True")
                     if not single:
                         self.indent -= 1
+                elif not single and self.inlined_last(dst, depth):
+                    # live, it runs here, taking this value from `value` rather than its slot;
+                    # dead (rare), it is queued
+                    self.emit(f"p = {p}pending[{lid}] - 1")
+                    self.emit(f"{p}pending[{lid}] = p")
+                    self.emit(f"if not p and not {p}dead_count[{lid}]:")
+                    with self.block():
+                        self.inline_last(dst, lid, ctx, depth, {slot: value})
+                    self.emit("else:")
+                    with self.block():
+                        self.emit(f"{p}inputs[{slot}] = {value}")
+                        self.emit("if not p:")
+                        with self.block():
+                            self.push(ctx, lid, "True")
                 else:
                     self.emit(f"{p}inputs[{slot}] = {value}")
                     if single:
@@ -315,17 +364,9 @@ class _Source:
                     else:
                         self.emit(f"p = {p}pending[{lid}] - 1")
                         self.emit(f"{p}pending[{lid}] = p")
-                        if self.inlined_last(dst, depth):  # live, it runs here; dead (rare), it is queued
-                            self.emit(f"if not p and not {p}dead_count[{lid}]:")
-                            with self.block():
-                                self.inline_last(dst, lid, ctx, depth)
-                            self.emit("elif not p:")
-                            with self.block():
-                                self.push(ctx, lid, "True")
-                        else:
-                            self.emit("if not p:")
-                            with self.block():
-                                self.push(ctx, lid, f"{p}dead_count[{lid}] > 0")
+                        self.emit("if not p:")
+                        with self.block():
+                            self.push(ctx, lid, f"{p}dead_count[{lid}] > 0")
             elif kind == P.TO_MERGE:
                 if dead:
                     self.emit(f"dc = {p}dead_count[{lid}] + 1")
@@ -411,18 +452,20 @@ class _Source:
         self.emit("except Exception as e:")
         self.emit(f"    state._kernel_error({node}, e)")
 
-    def inline_last(self, dst, lid: int, ctx: _Ctx, depth: int) -> None:
-        """The consumer `dst`, whose last input just arrived and none dead, run here."""
+    def inline_last(self, dst, lid: int, ctx: _Ctx, depth: int, known: dict) -> None:
+        """The consumer `dst`, whose last input just arrived and none dead, run here (`known`:
+        slot -> the expression of the value that arrived there, not stored)."""
         self.emit("ran += 1")
         depth += 1
         node = f"{ctx.p}tagged[{lid}]"
         if dst.kind == self.P.SWITCH:
-            self.switch_body(dst, ctx, depth, "False")
+            self.switch_body(dst, ctx, depth, "False", known)
         else:
-            self.op_body(dst, ctx, depth, node, "False")
+            self.op_body(dst, ctx, depth, node, "False", known)
 
-    def op_body(self, item, ctx: _Ctx, depth: int, node: str, dead: str) -> None:
-        """executor._run_op on the op's input slots in `ctx`; `node` names its tagged node."""
+    def op_body(self, item, ctx: _Ctx, depth: int, node: str, dead: str, known: dict | None = None) -> None:
+        """executor._run_op on the op's input slots in `ctx`; `node` names its tagged node;
+        `known`: slots whose value is that expression instead (inline_last)."""
         if dead != "False":
             self.emit(f"if {dead}:")
             with self.block():
@@ -437,12 +480,14 @@ class _Source:
             self.emit("    state._run_heavy_op(node)")
             self.emit("    return 1")
         n, s = item.num_inputs, item.input_start
+        known = known or {}
         a = self.fresh("a")
-        args = [f"{a}_{k}" for k in range(n)]
-        for k, a in enumerate(args):
-            self.emit(f"{a} = {ctx.p}inputs[{s + k}]")
-        if n:
-            self.emit(" = ".join(f"{ctx.p}inputs[{s + k}]" for k in range(n)) + " = None")
+        args = [known.get(s + k, f"{a}_{k}") for k in range(n)]
+        taken = [k for k in range(n) if s + k not in known]
+        for k in taken:
+            self.emit(f"{args[k]} = {ctx.p}inputs[{s + k}]")
+        if taken:
+            self.emit(" = ".join(f"{ctx.p}inputs[{s + k}]" for k in taken) + " = None")
         out = self.fresh("out")
         self.run_kernel(item, args, out, node)
         self.deliver_outputs(item, out, False, ctx, depth)
@@ -450,9 +495,9 @@ class _Source:
             self.emit("pass")
             self.indent -= 1
 
-    def switch_body(self, item, ctx: _Ctx, depth: int, dead: str) -> None:
+    def switch_body(self, item, ctx: _Ctx, depth: int, dead: str, known: dict | None = None) -> None:
         """executor._run_switch on its slots in `ctx`: both outputs carry d; the one p did not
-        choose is dead."""
+        choose is dead (`known`: as op_body's)."""
         out_false, out_true = item.out_edges
         s = item.input_start
         p = ctx.p
@@ -466,10 +511,14 @@ class _Source:
                 return
             self.emit("else:")
             self.indent += 1
-        value, pred = self.fresh("v"), self.fresh("pr")
-        self.emit(f"{value} = {p}inputs[{s}]")
-        self.emit(f"{pred} = {p}inputs[{s + 1}]")
-        self.emit(f"{p}inputs[{s}] = {p}inputs[{s + 1}] = None")
+        known = known or {}
+        value, pred = known.get(s, self.fresh("v")), known.get(s + 1, self.fresh("pr"))
+        taken = [k for k in (s, s + 1) if k not in known]
+        for k, name in ((s, value), (s + 1, pred)):
+            if k not in known:
+                self.emit(f"{name} = {p}inputs[{k}]")
+        if taken:
+            self.emit(" = ".join(f"{p}inputs[{k}]" for k in taken) + " = None")
         if item.frame.parent is None:
             self.emit(f"state.switch_preds[{item.id}] = bool({pred})")
         self.emit(f"if {pred}:")
@@ -569,3 +618,18 @@ class _Source:
         with self.block():
             self.next_iteration(item, "value", ctx, 0)
         return self.done()
+
+
+# integer + and - the generated code writes out (_Source.integer_sum)
+_WRAPPING = (operator.add, operator.sub)
+
+
+def _wrapped_sum(fast, T):
+    """x + y (or x - y) of two numpy integer scalars of type T that overflows: wrapped around
+    to T's range, as numpy's ufunc gives it (and without the warning of numpy's operator)."""
+    bits = np.iinfo(T).bits
+    half, whole = 2 ** (bits - 1), 2 ** bits
+
+    def wrapped(x, y):
+        return T((fast(int(x), int(y)) + half) % whole - half)
+    return wrapped

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import executor.handlers
+import executor.kernel_contract
 import graphcore as gc
 from executor import Session
 from graphcore.registry import define_op, get_op_def, registered_ops
@@ -70,7 +71,10 @@ def _with_controls():
 @pytest.mark.parametrize("build, value", [(_fib, 40), (lambda: _fib(1), 25), (lambda: _fib(3), 25),
                                           (_collatz, 27), (_nested, 9), (_with_controls, 12)])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_generated_handlers_compute_and_run_what_the_generic_ones_do(handlers_at_once, build, value, threads):
+@pytest.mark.parametrize("checked", [True, False])  # (unchecked: scalar operators written out in the handlers)
+def test_generated_handlers_compute_and_run_what_the_generic_ones_do(handlers_at_once, build, value, threads,
+                                                                     checked, monkeypatch):
+    monkeypatch.setattr(executor.kernel_contract, "_enabled", checked)
     g, n, r = build()
     s = Session(g, num_threads=threads)
     trace = []
@@ -232,3 +236,75 @@ def test_heavy_ops_in_a_loop_with_generated_handlers_still_use_the_pool(one_blas
     i, x, y = s.run(r, {n: 6, a: big, b: big})
     assert i == 6 and x.sum() == y.sum() == 200_000.0
     assert len(_recording_op.threads) == 2 and s.last_stats.async_ops >= 1
+
+
+@pytest.fixture
+def raw_kernels(monkeypatch):
+    """Kernels as the plan gives them, not wrapped by the suite's kernel contract check (which
+    generated code calls as it is, without writing the operator out)."""
+    monkeypatch.setattr(executor.kernel_contract, "_enabled", False)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("start, step", [  # (of the dtype's iinfo)
+    (lambda i: 0, lambda i: 1), (lambda i: i.max - 3, lambda i: 1), (lambda i: i.min + 3, lambda i: -1),
+    (lambda i: i.max // 2, lambda i: i.max // 3), (lambda i: i.min // 2, lambda i: i.max // 3),
+    (lambda i: i.max, lambda i: i.min)])
+def test_integer_sums_in_generated_handlers_wrap_around_as_numpy_does(handlers_at_once, raw_kernels, dtype, start,
+                                                                      step):
+    """a + b and a - b of integer scalars as Python operators in generated code: exactly numpy's
+    ufunc (wrapped around on overflow, its dtype), with no overflow warning."""
+    info = np.iinfo(dtype)
+    a0, d = dtype(start(info)), dtype(step(info))
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        a = gc.placeholder(gc.as_dtype(dtype), [], name="a")
+        s_ = gc.placeholder(gc.as_dtype(dtype), [], name="d")
+        r = gc.while_loop(lambda i, x, y: i < n, lambda i, x, y: (i + 1, x + s_, y - s_), [np.int64(0), a, a])
+    want_x, want_y = a0, a0
+    for _ in range(12):
+        want_x, want_y = np.add(want_x, d), np.subtract(want_y, d)
+    s = Session(g, num_threads=1)
+    traced = s.run(r, {n: 12, a: a0, s_: d}, trace=[])
+    with np.errstate(all="raise"):
+        for _ in range(3):  # (the first run generates the handlers)
+            got = s.run(r, {n: 12, a: a0, s_: d})
+    assert got[1] == want_x == traced[1] and got[2] == want_y == traced[2]
+    assert type(got[1]) is type(got[2]) is dtype
+    plan = next(iter(s._plans.values()))
+    assert any("wrapped" in (getattr(it.fast, "source", None) or "") for it in plan.items)
+
+
+def test_integer_sums_of_arrays_in_generated_handlers_use_the_ops_kernel(handlers_at_once, raw_kernels):
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        v = gc.placeholder(gc.int64, [None], name="v")
+        r = gc.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x - i + np.int64(2) ** 62), [np.int64(0), v])
+    s = Session(g, num_threads=1)
+    start = np.array([np.iinfo(np.int64).max, 0, -5])
+    want = s.run(r, {n: 9, v: start}, trace=[])
+    for _ in range(3):  # (the first run generates the handlers): arrays go to the op's kernel (np.add)
+        got = s.run(r, {n: 9, v: start})
+        assert got[0] == want[0] == 9
+        np.testing.assert_array_equal(got[1], want[1])
+    assert got[1][0] == (np.iinfo(np.int64).max + 9 * 2 ** 62 - 36 + 2 ** 63) % 2 ** 64 - 2 ** 63  # wrapped
+
+
+@pytest.mark.parametrize("limit", [10_000, 150, 60, 5])
+def test_a_handler_too_long_inlines_less_or_none_or_is_generic(handlers_at_once, monkeypatch, limit):
+    """MAX_HANDLER_LINES: past it a handler is made again inlining up to SHORT_MAX_LINES lines,
+    then inlining nothing, then the generic one; each computes the same."""
+    monkeypatch.setattr(executor.handlers, "MAX_HANDLER_LINES", limit)
+    g, n, r = _collatz()
+    s = Session(g, num_threads=1)
+    trace = []
+    want = s.run(r, {n: 27}, trace=trace)
+    for _ in range(3):
+        assert s.run(r, {n: 27}) == want == 111
+        assert s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")
+    plan = next(iter(s._plans.values()))
+    sizes = [it.fast.source.count("\n") for it in plan.items if getattr(it.fast, "source", None)]
+    assert all(size <= limit for size in sizes)
+    assert bool(sizes) == (limit > 5)
