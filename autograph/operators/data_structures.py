@@ -8,7 +8,7 @@ import numpy as np
 import graphcore as gc
 
 from .staged_lists import StagedList
-from .staging import is_tensor
+from .staging import is_tensor, same_python_value
 
 
 def list_append(target, value):
@@ -34,6 +34,12 @@ def copy_containers(values):
     if isinstance(values, tuple) and not hasattr(values, "_fields"):
         return tuple(copy_containers(v) for v in values)
     return values
+
+
+def unchanged(before, after) -> bool:
+    """`after` (from a trace on copies, see copy_containers) is `before`, or a copy of the
+    numpy array `before` that the trace did not change."""
+    return after is before or isinstance(before, np.ndarray) and same_python_value(before, after)
 
 
 def contents(container):

@@ -32,7 +32,7 @@ from graphcore.errors import StagingError
 from . import effects, exceptions, maybe_defined
 from .augmented import InPlaceAliasError
 from .conditionals import if_stmt
-from .data_structures import copy_containers
+from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
                       is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_path_typed,
@@ -143,7 +143,7 @@ def _loop_plan(names, init, after, line) -> list:
             plan.append(_undefined_entry(name, b, line))
         elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
             plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
-        elif is_tensor(a) or is_number(a) or (is_array_value(a) and b is not a):
+        elif is_tensor(a) or is_number(a) or (is_array_value(a) and not unchanged(a, b)):
             if not is_value(b):
                 raise StagingError(f"{location(line)}: '{name}' is {describe(a)} before the loop but {describe(b)} "
                                    "after one iteration of a loop on a tensor")
@@ -185,7 +185,7 @@ def _list_plan(name, a, b, line):
                            f"{describe(b)} after one iteration of a loop on a tensor")
     if len(b) == len(a):
         return ("py", a)
-    if any(x is not y for x, y in zip(a, b)):
+    if not all(unchanged(x, y) for x, y in zip(a, b)):
         raise StagingError(f"{location(line)}: the Python list '{name}' is both appended to and changed item by "
                            "item inside a loop on a tensor; do one or the other.")
     new = b[len(a)]

@@ -196,6 +196,8 @@ def same_python_value(a, b) -> bool:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, np.ndarray):  # (a branch traced on a copy of it, unchanged)
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 (arrays, containers of tensors, odd objects: treat as different)

@@ -120,3 +120,18 @@ def find_pair(n, target):
 
 def test_tuple_returned_from_nested_tensor_loops():
     check(find_pair, (4, 6), (4, 0), (3, 7), (0, 1))
+
+
+def arrays_appended_then_graph_loop(x, n):
+    acc = [np.abs(x * 2.0)]
+    v = np.ones(2)
+    for _ in range(2):        # a Python loop: numpy arrays appended
+        acc.append(np.abs(v))
+    for i in range(n):        # a loop on a tensor appends more
+        acc.append(x + i)
+    return np.stack(acc)
+
+
+def test_a_list_of_numpy_arrays_appended_to_in_a_graph_loop():
+    """(the loop's first trace works on copies of the arrays: they are not "changed items")"""
+    agree(arrays_appended_then_graph_loop, np.array([-0.5, 2.0]), np.int64(3))
