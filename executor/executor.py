@@ -353,10 +353,17 @@ class ExecutorState:
     def _run_heavy_op(self, node: TaggedNode):
         """A live op that may be worth another thread (in a run with a pool): it waits until
         no cheap op is ready (_run_heavy_ops), so that the heavy ops ready then can be
-        spread. (A matmul does not come here if BLAS spreads it over the cores already.)"""
+        spread. (A matmul does not come here if BLAS spreads it over the cores already.) One
+        never worth a hop (cost.py) runs at once on the calling thread, as it would without a
+        pool (and is counted done here)."""
         item = node.item
         args = _take_inputs(item, node.iteration)
-        self.heavy_waiting.append((node, args, estimate_ns(item.op, args)))
+        cost = estimate_ns(item.op, args)
+        if cost < POOL_MIN_NS and threading.get_ident() == self.caller:
+            self._run_here(node, args, cost)
+            self._node_done(node.frame, node.iteration)
+            return _ASYNC
+        self.heavy_waiting.append((node, args, cost))
         return _ASYNC
 
     def _run_heavy_ops(self) -> bool:
@@ -395,10 +402,13 @@ class ExecutorState:
 
     def _run_here(self, node: TaggedNode, args: tuple, cost: float) -> None:
         """Run a heavy op's kernel on this thread (with the run's lock let go meanwhile if it
-        is long) and send its outputs on."""
+        is long and a task on the pool may want it) and send its outputs on."""
         item = node.item
         try:
-            out = self._run_unlocked(item.kernel, args) if cost >= UNLOCK_MIN_NS else item.kernel(*args)
+            if cost >= UNLOCK_MIN_NS and self.inflight:
+                out = self._run_unlocked(item.kernel, args)
+            else:
+                out = item.kernel(*args)
         except Exception as e:  # noqa: BLE001 (becomes an ExecutionError)
             self._kernel_error(node, e)
         self._propagate_op_outputs(node, out)

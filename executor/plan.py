@@ -17,7 +17,7 @@ from graphcore.errors import GraphError
 from graphcore.frames import assign_frames
 from graphcore.graph import Graph, Operation
 
-from .cost import uses_blas
+from .cost import POOL_MIN_NS, static_estimate_ns, uses_blas
 from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
@@ -225,6 +225,9 @@ class ExecutionPlan:
         item.single_output = len(op.outputs) == 1
         item.uses_blas = uses_blas(op)
         item.cheap = d.cost == "cheap" and not item.uses_blas  # a Fused op with a MatMul in it is heavy
+        if not item.cheap and item.kind == NORMAL:  # heavy by type, but too small ever to be worth a hop
+            cost = static_estimate_ns(op)
+            item.cheap = cost is not None and cost < POOL_MIN_NS
         if item.kind == NORMAL and op.type in _GENERATED:
             k = _GENERATED[op.type](op)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
