@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import weakref
 
 import numpy as np
 
@@ -110,11 +111,26 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
         return arr
     ctx = g.control_flow_context
     if ctx is not None and ctx.hoists_constants and not g.active_control_dependencies:
-        # A constant in a loop body is a loop invariant: build it outside, Enter it once.
+        # A constant in a loop body is a loop invariant: build it outside, Enter it once, and
+        # give the same small constant to every use in the loop (one Const and Enter per value:
+        # a loop body makes the same 0, 1 and 0.5 many times over)
+        key = (d, arr.shape, arr.tobytes()) if name is None and arr.size <= 16 else None
+        cache = _HOISTED.setdefault(ctx, {}) if key is not None else None
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None and not hit.weak and hit.op in g:
+            return hit
         with g.in_control_flow_context(ctx.outer):
             outer = constant(arr, dtype=d, name=name)
-        return ctx.capture(outer)
+        inner = ctx.capture(outer)
+        if cache is not None:
+            cache[key] = inner
+        return inner
     return const_op(value=arr, dtype=d, name=name or "Const")
+
+
+# loop context -> {(dtype, shape, bytes): the constant as seen inside it}; `hit.op in g` tells
+# whether a rolled-back trace removed it since
+_HOISTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:

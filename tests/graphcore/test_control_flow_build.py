@@ -136,3 +136,33 @@ def test_while_body_returning_the_wrong_number_of_values_says_so():
     with g.as_default():
         with pytest.raises(gc.StagingError, match=r"returns \. \(1 values\).*\[\., \.\] \(2 values\)"):
             gc.while_loop(lambda i, j: i < 3, lambda i, j: i + 1, [0, 0])
+
+
+def test_a_loop_body_shares_one_const_and_enter_per_small_constant():
+    """The same small constant made many times in a loop body is one hoisted Const and one
+    Enter (a body's 0, 1 and 0.5 otherwise come once per use); values unchanged."""
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [])
+
+        def body(i, s):
+            x = gc.cast(i, gc.float64)
+            return i + 1, s + 1.5 * x + 1.5 - gc.constant(np.array([1.5, 2.0]))[0]
+
+        out = gc.while_loop(lambda i, s: i < n, body, [gc.constant(np.int64(0)), gc.constant(0.0)])
+    halves = [op for op in g.get_operations() if op.type == "Const" and np.asarray(op.attrs["value"]).shape == ()
+              and float(op.attrs["value"]) == 1.5]
+    assert len(halves) == 1
+    assert Session(g).run(out[1], {n: 4}) == sum(1.5 * i for i in range(4))
+
+
+def test_a_rolled_back_trace_does_not_leave_a_shared_constant_behind():
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [])
+        mark = g.checkpoint()
+        gc.while_loop(lambda i: i < n, lambda i: i + 7, [gc.constant(np.int64(0))])
+        g.rollback(mark)
+        out = gc.while_loop(lambda i: i < n, lambda i: i + 7, [gc.constant(np.int64(0))])
+        g.validate()
+    assert Session(g).run(out, {n: 10}) == 14
