@@ -14,7 +14,7 @@ import gast
 from ..pyct import templates
 from .base import Converter
 
-_OPS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
+OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
         gast.Pow: "**", gast.MatMult: "@", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
         gast.LShift: "<<", gast.RShift: ">>"}
 
@@ -58,7 +58,10 @@ def held_names(fn: gast.FunctionDef, lineno) -> dict[str, int]:
     return held
 
 
-class AugmentedAssignmentTransformer(Converter):
+class InPlaceConverter(Converter):
+    """What a converter of in-place changes needs of the converted function: its parameters
+    (a change the caller would see) and the names it puts into containers (`held_names`)."""
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self.params: set[str] | None = None
@@ -72,15 +75,18 @@ class AugmentedAssignmentTransformer(Converter):
             self.held = held_names(node, self.lineno)
         return self.generic_visit(node)
 
+
+class AugmentedAssignmentTransformer(InPlaceConverter):
+
     def visit_AugAssign(self, node):
-        if not isinstance(node.target, gast.Name) or type(node.op) not in _OPS:
+        if not isinstance(node.target, gast.Name) or type(node.op) not in OPERATORS:
             return self.generic_visit(node)
         name = node.target.id
         held = ", held_at=held_" if name in self.held else ""  # (the converted code stays short otherwise)
         new = templates.replace(
             f"target = ag__.augmented(current, value, op, name=name_, param=is_param, line=line_{held})",
             target=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
-            value=node.value, op=templates.const(_OPS[type(node.op)]), name_=templates.const(name),
+            value=node.value, op=templates.const(OPERATORS[type(node.op)]), name_=templates.const(name),
             is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),
             held_=templates.const(self.held.get(name, 0)))
         return self.mark(new, node)

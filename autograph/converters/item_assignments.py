@@ -12,32 +12,18 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
-from .augmented_assignments import _OPS, held_names
-from .base import Converter
-from .subscripts import _key
+from .augmented_assignments import OPERATORS, InPlaceConverter
+from .subscripts import key_expression
 
 
-class ItemAssignmentTransformer(Converter):
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.params: set[str] | None = None
-        self.held: dict[str, int] = {}
-
-    def visit_FunctionDef(self, node):
-        if self.params is None:  # the converted function's own parameters
-            args = node.args
-            self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
-                           + [a for a in (args.vararg, args.kwarg) if a is not None]}
-            self.held = held_names(node, self.lineno)
-        return self.generic_visit(node)
-
+class ItemAssignmentTransformer(InPlaceConverter):
     def _rewrite(self, node, target, value, op):
         name = target.value.id
         held = ", held_at=held_" if name in self.held else ""
         new = templates.replace(
             f"target_ = ag__.setitem(current, key, value, op, name=name_, param=is_param, line=line_{held})",
             target_=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
-            key=_key(target.slice), value=value, op=templates.const(op), name_=templates.const(name),
+            key=key_expression(target.slice), value=value, op=templates.const(op), name_=templates.const(name),
             is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),
             held_=templates.const(self.held.get(name, 0)))
         return self.mark(new, node)
@@ -50,9 +36,9 @@ class ItemAssignmentTransformer(Converter):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if not _named_item(node.target) or type(node.op) not in _OPS:
+        if not _named_item(node.target) or type(node.op) not in OPERATORS:
             return node
-        return self._rewrite(node, node.target, node.value, _OPS[type(node.op)])
+        return self._rewrite(node, node.target, node.value, OPERATORS[type(node.op)])
 
 
 def _named_item(target) -> bool:

@@ -28,12 +28,12 @@ def _constant(node) -> bool:
     return False
 
 
-def _key(node):
+def key_expression(node):
     if isinstance(node, gast.Slice):
         parts = [p if p is not None else gast.Constant(value=None, kind=None) for p in (node.lower, node.upper, node.step)]
         return gast.Call(func=_ag("slice_"), args=parts, keywords=[])
     if isinstance(node, gast.Tuple):
-        return gast.Tuple(elts=[_key(e) for e in node.elts], ctx=gast.Load())
+        return gast.Tuple(elts=[key_expression(e) for e in node.elts], ctx=gast.Load())
     return node
 
 
@@ -42,7 +42,7 @@ class SubscriptTransformer(Converter):
         self.generic_visit(node)
         if not isinstance(node.ctx, gast.Load) or _constant(node.slice):
             return node
-        call = gast.Call(func=_ag("getitem"), args=[node.value, _key(node.slice)], keywords=[])
+        call = gast.Call(func=_ag("getitem"), args=[node.value, key_expression(node.slice)], keywords=[])
         return self.mark(gast.copy_location(call, node), node)
 
 
