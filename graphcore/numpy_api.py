@@ -379,7 +379,8 @@ _METHODS = {
     "sum": sum_, "prod": prod, "mean": mean, "max": max_, "min": min_, "any": any_, "all": all_, "var": var,
     "std": std,
     "argmax": _FUNCTIONS[np.argmax], "argmin": _FUNCTIONS[np.argmin],
-    "clip": clip, "dot": dot, "round": round_, "item": _item, "tolist": _tolist, "ravel": ravel, "flatten": lambda self: ravel(self), "squeeze": squeeze,
+    "clip": clip, "dot": dot, "round": round_, "item": _item, "tolist": _tolist, "ravel": ravel,
+    "flatten": lambda self: ravel(self), "squeeze": squeeze,
     "astype": _astype, "reshape": _reshape_method, "copy": lambda self: array_ops.identity(self),
     "transpose": lambda self, *axes: transpose(self, axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list))
                                                else (axes or None)),

@@ -32,8 +32,8 @@ class FormattedStringTransformer(Converter):
         left = node.left
         if not isinstance(node.op, gast.Mod) or not (isinstance(left, gast.Constant) and isinstance(left.value, str)):
             return node
-        call = gast.Call(func=gast.Attribute(value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None,
-                                                             type_comment=None), attr="percent_format", ctx=gast.Load()),
+        ag = gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None)
+        call = gast.Call(func=gast.Attribute(value=ag, attr="percent_format", ctx=gast.Load()),
                          args=[left, node.right], keywords=[])
         return self.mark(gast.copy_location(call, node), node)
 

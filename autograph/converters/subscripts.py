@@ -30,7 +30,8 @@ def _constant(node) -> bool:
 
 def key_expression(node):
     if isinstance(node, gast.Slice):
-        parts = [p if p is not None else gast.Constant(value=None, kind=None) for p in (node.lower, node.upper, node.step)]
+        parts = [p if p is not None else gast.Constant(value=None, kind=None)
+                 for p in (node.lower, node.upper, node.step)]
         return gast.Call(func=_ag("slice_"), args=parts, keywords=[])
     if isinstance(node, gast.Tuple):
         return gast.Tuple(elts=[key_expression(e) for e in node.elts], ctx=gast.Load())

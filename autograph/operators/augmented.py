@@ -37,19 +37,8 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
     if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
-        other = _other_name_for(current, name, sys._getframe(1))
-        if other is not None:
-            raise InPlaceAliasError(
-                f"{location(line)}: `{name} {op}= ...` changes the array in place in numpy, and '{other}' shares its "
-                f"memory (the same array, or a view of it), so in Python '{other}' changes too; in the graph arrays are values and '{other}' "
-                f"would keep the old one. Write `{name} = {name} {op} ...` (a new array) or start from a copy "
-                f"(`{name} = {other}.copy()`).")
-        if held_at:
-            raise InPlaceAliasError(
-                f"{location(line)}: `{name} {op}= ...` changes the array in place in numpy, and line {held_at} puts '{name}' "
-                f"into a list, dict or object, which in Python holds this very array, so what it holds changes too; "
-                f"in the graph arrays are values and it would keep the old one. Write `{name} = {name} {op} ...` "
-                f"(a new array).")
+        _refuse_if_shared(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1),
+                          f"Write `{name} = {name} {op} ...` (a new array)")
         if param:
             _warn_param(name, op, line)
         return _in_place_result(current, value, op)
@@ -77,18 +66,7 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
     if is_tensor(container) and container.shape.rank == 0:
         raise TypeError(f"{location(line)}: '{name}' is a number (a numpy scalar), which does not support item "
                         f"assignment")
-    what = f"`{name}[...] {op or ''}= ...`"
-    other = _other_name_for(container, name, sys._getframe(1))
-    if other is not None:
-        raise InPlaceAliasError(
-            f"{location(line)}: {what} changes the array in place in numpy, and '{other}' shares its memory (the "
-            f"same array, or a view of it), so in Python '{other}' changes too; in the graph arrays are values and '{other}' would keep the old one. "
-            f"Start from a copy (`{name} = {other}.copy()`).")
-    if held_at:
-        raise InPlaceAliasError(
-            f"{location(line)}: {what} changes the array in place in numpy, and line {held_at} puts '{name}' into a "
-            f"list, dict or object, which in Python holds this very array, so what it holds changes too; in the "
-            f"graph arrays are values and it would keep the old one. Put a copy there (`{name}.copy()`).")
+    _refuse_if_shared(container, name, f"`{name}[...] {op or ''}= ...`", line, held_at, sys._getframe(1), "")
     if param:
         _warn_param(f"{name}[...]", op or "", line, f"Start from a copy (`{name} = {name}.copy()`) to say so.")
     x = container if is_tensor(container) else gc.constant(container)
@@ -96,6 +74,25 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
         current = gc.strided_slice(x, key)
         value = _BINARY[op](current, value) if current.shape.rank == 0 else _in_place_result(current, value, op)
     return gc.set_item(x, key, value)
+
+
+def _refuse_if_shared(value, name: str, what: str, line: int, held_at: int, frame, fix: str) -> None:
+    """Refuse an in-place change (`what`) to an array that, in Python, another variable shares
+    or a container the function fills holds: they would change too, the graph's would not.
+    `fix`: what else to write, if anything."""
+    other = _other_name_for(value, name, frame)
+    if other is not None:
+        raise InPlaceAliasError(
+            f"{location(line)}: {what} changes the array in place in numpy, and '{other}' shares its memory (the "
+            f"same array, or a view of it), so in Python '{other}' changes too; in the graph arrays are values and "
+            f"'{other}' would keep the old one. " + (f"{fix}, or s" if fix else "S")
+            + f"tart from a copy (`{name} = {other}.copy()`).")
+    if held_at:
+        raise InPlaceAliasError(
+            f"{location(line)}: {what} changes the array in place in numpy, and line {held_at} puts '{name}' into a "
+            f"list, dict or object, which in Python holds this very array, so what it holds changes too; in the "
+            f"graph arrays are values and it would keep the old one. " + (f"{fix}, or p" if fix else "P")
+            + f"ut a copy there (`{name}.copy()`).")
 
 
 def has_tensor(key) -> bool:

@@ -103,9 +103,9 @@ def _minmax(args, kwargs, name: str, py):
         if is_tensor(a) and a.shape.rank != 0:
             raise ValueError(
                 f"{name}() of arrays compares them as wholes, and the truth value of an array with more than one "
-                f"element is ambiguous (numpy raises here in Python). Use np.{'maximum' if name == 'max' else 'minimum'}"
-                f"(a, b) for elementwise values, or np.{name}(a) for the {'largest' if name == 'max' else 'smallest'} "
-                f"element of one array")
+                f"element is ambiguous (numpy raises here in Python). Use "
+                f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for elementwise values, or np.{name}(a) for "
+                f"the {'largest' if name == 'max' else 'smallest'} element of one array")
     wins = gc.greater if name == "max" else gc.less
     if key is not None:  # Python compares key(a) and keeps the operand; the key runs on tensors
         key = OVERLOADS.get(key, key)

@@ -182,7 +182,8 @@ class _Gen:
         else:
             if kind == VEC and name not in scope and r.random() < 0.3:
                 dtype = f"dtype=np.{self.dtype_name}"  # (a float64 zeros next to float32 data: two dtypes)
-                value = r.choice([f"np.zeros({self.length}, {dtype})", f"np.ones({self.length}, {dtype}) * {self.const()}",
+                value = r.choice([f"np.zeros({self.length}, {dtype})",
+                                  f"np.ones({self.length}, {dtype}) * {self.const()}",
                                   f"np.zeros_like(x) + {self.const()}"])
             self.emit(indent, f"{name} = {value}")
             if kind == VEC:

@@ -111,7 +111,8 @@ class _Builder:
                                + ([] if self.array else ["math"]))
         if kind == "math":  # Python's math functions on a scalar: the PythonMath op and its derivatives
             return self.rng.choice([f"math.sin({a})", f"math.cos({a})", f"math.tanh({a})", f"math.atan({a})",
-                                    f"math.sqrt(1.0 + ({a}) ** 2)", f"math.exp({self.const(0.2, 0.6)} * math.tanh({a}))",
+                                    f"math.sqrt(1.0 + ({a}) ** 2)",
+                                    f"math.exp({self.const(0.2, 0.6)} * math.tanh({a}))",
                                     f"math.hypot({a}, {self.const(0.5, 1.5)})", f"math.log(2.0 + math.tanh({a}))"])
         if kind == "unary":
             fn = self.rng.choice(UNARY_FUNCS)

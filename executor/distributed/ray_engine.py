@@ -78,6 +78,22 @@ def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
     return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"])
 
 
+
+class _StampedText(io.TextIOBase):
+    """A stdout that keeps each write with the time it was made (monotonic, nanoseconds)."""
+
+    def __init__(self):
+        super().__init__()
+        self.chunks: list[tuple[int, str]] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            self.chunks.append((time.monotonic_ns(), text))
+        return len(text)
+
 class _ActorTransport:
     """What a part's executor sends and receives through, inside an actor: values for this
     device go to its own rendezvous, others down the channel to the peer actor."""
@@ -183,19 +199,19 @@ class DeviceActor:
 
     def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None):
         """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent,
-        printed text) or ("error", the error as data, printed text)."""
+        printed (time, text) chunks) or ("error", the error as data, printed chunks)."""
         rendezvous = self._rendezvous(run_id)
         part = self.parts[part_id]
         deadline = run_deadline(seconds_left) if seconds_left is not None else None
         state = part.state(feed_values, _ActorTransport(self, run_id, rendezvous), deadline)
-        printed = io.StringIO()  # what Print ops write goes back to the driver with the results
+        printed = _StampedText()  # what Print ops write goes back to the driver with the results
         try:
             with contextlib.redirect_stdout(printed):
                 state.run()
-            return "ok", part.results(state), state.stats.messages, printed.getvalue()
+            return "ok", part.results(state), state.stats.messages, printed.chunks
         except BaseException as e:  # noqa: BLE001 (sent to the driver as data)
             rendezvous.abort(CancelledError(f"the run was cancelled on device {self.device}"))
-            return "error", _error_to_wire(e), printed.getvalue()
+            return "error", _error_to_wire(e), printed.chunks
         finally:
             self._end(run_id)
 
@@ -293,8 +309,11 @@ class RayEngine:
             failures.append((device, on_device(error, device)))
             self._abort_others(pending, refs, run_id, device)
         self.last_messages = messages
-        for _, text in sorted(printed, key=lambda p: partitioning.devices.index(p[0])):
-            print(text, end="")  # what the parts' Print ops wrote, device by device
+        # what the parts' Print ops wrote, in the order they wrote it: the effect chain orders the
+        # prints (each waits for the one before, on whatever device), so their times on this
+        # machine's monotonic clock are that order
+        for _, text in sorted(chunk for _, chunks in printed for chunk in chunks):
+            print(text, end="")
         if failures:
             raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
         return out

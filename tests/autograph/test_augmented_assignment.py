@@ -37,7 +37,8 @@ def straight_alias(x):
     (straight_alias, (np.ones(2),), "v"),
 ])
 def test_an_in_place_change_to_an_array_another_name_holds_is_refused(fn, args, name):
-    with pytest.raises(InPlaceAliasError, match=rf"test_augmented_assignment.py:\d+: `{name} .=.*'x' shares its memory"):
+    with pytest.raises(InPlaceAliasError,
+                       match=rf"test_augmented_assignment.py:\d+: `{name} .=.*'x' shares its memory"):
         function(fn)(*args)
 
 

@@ -82,7 +82,8 @@ def int_float_literal(x):
     return max(x, 0)
 
 
-@pytest.mark.parametrize("fn, args", [(mixed, (np.int64(3), np.float64(2.5))), (int_float_literal, (np.float64(-2.0),))])
+@pytest.mark.parametrize("fn, args", [(mixed, (np.int64(3), np.float64(2.5))),
+                                      (int_float_literal, (np.float64(-2.0),))])
 def test_operands_of_different_kinds_are_refused(fn, args):
     """Python returns the winner with its own type: int or float by value. A graph value has one dtype."""
     with pytest.raises(TypeError, match="same kind"):
