@@ -70,10 +70,26 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
     if param:
         _warn_param(f"{name}[...]", op or "", line, f"Start from a copy (`{name} = {name}.copy()`) to say so.")
     x = container if is_tensor(container) else gc.constant(container)
+    if is_tensor(key) and key.dtype.is_bool:
+        return _set_masked(x, key, value, op, name, line)
     if op is not None:  # numpy: x[k] = x[k] op v, in place on the view when x[k] is an array
         current = gc.strided_slice(x, key)
         value = _BINARY[op](current, value) if current.shape.rank == 0 else _in_place_result(current, value, op)
     return gc.set_item(x, key, value)
+
+
+def _set_masked(x, mask, value, op, name: str, line: int):
+    """`x[mask] = v` / `x[mask] op= v` with a bool array of x's shape and one value: numpy
+    writes v (cast to x's dtype, as its item assignment casts) where the mask is true."""
+    scalar = not is_tensor(value) and np.ndim(value) == 0 or is_tensor(value) and value.shape.rank == 0
+    if not scalar or mask.shape.dims is None or x.shape.dims is None or \
+            mask.shape.dims != x.shape.dims or None in mask.shape.dims:
+        raise TypeError(f"{location(line)}: `{name}[mask] {op or ''}= ...` in the graph takes a bool mask of "
+                        f"{name}'s own (known) shape and one value; here the mask is {mask.shape} and {name} "
+                        f"{x.shape}. Write {name} = np.where(mask, new_values, {name})")
+    new = value if op is None else _BINARY[op](x, value)
+    new = gc.cast(new, x.dtype) if not is_tensor(new) or new.dtype != x.dtype else new
+    return gc.where(mask, new, x)
 
 
 def _refuse_if_shared(value, name: str, what: str, line: int, held_at: int, frame, fix: str) -> None:

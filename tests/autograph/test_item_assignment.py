@@ -126,3 +126,42 @@ def held(xs):
 def test_an_item_change_another_name_or_a_list_would_see_is_refused(fn):
     with pytest.raises(InPlaceAliasError):
         function(fn)(np.array([1.0, 2.0]))
+
+
+def masked(xs, t):
+    y = xs * 1.0
+    y[y < 0] = 0.0
+    y[y > t] += 10
+    z = np.zeros(3, dtype=np.int64)
+    z[xs > 0] = 2.7   # numpy casts into the int array
+    return y, z
+
+
+@pytest.mark.parametrize("t", [0.5, 5.0])
+def test_a_bool_mask_with_one_value(t):
+    agree(masked, np.array([1.0, -2.0, 3.0]), np.float64(t))
+
+
+def masked_with_an_array(xs):
+    y = xs * 1.0
+    y[y < 0] = xs[:1]
+    return y
+
+
+def test_a_bool_mask_with_an_array_of_values_is_refused():
+    """numpy fills the true places in order from the values: their count is only known when the graph runs."""
+    with pytest.raises(TypeError, match="bool mask"):
+        function(masked_with_an_array)(np.array([1.0, -2.0]))
+
+
+def relu_by_mask(x):
+    y = x * 2.0
+    y[y < 0] = 0.0
+    return np.sum(y * x)
+
+
+def test_gradient_through_a_mask_assignment():
+    x = np.array([0.5, -1.5, 2.0])
+    eps = 1e-6
+    expected = [(relu_by_mask(x + eps * e) - relu_by_mask(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(autograph.grad(relu_by_mask)(x), expected, rtol=1e-6)
