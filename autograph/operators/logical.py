@@ -12,7 +12,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 
 from .conditionals import if_exp
-from .staging import TruthOnly, as_test, is_tensor, location, python_bool, truth
+from .staging import TruthOnly, as_test, is_tensor, location, python_value, truth
 
 
 def and_(*thunks: Callable):
@@ -66,7 +66,7 @@ def _truth_of(thunk: Callable):
 def not_(x):
     x = as_test(x)
     if is_tensor(x):
-        return python_bool(gc.logical_not(truth(x)))  # `not` gives a Python bool
+        return python_value(gc.logical_not(truth(x)))  # `not` gives a Python bool
     return not x
 
 
@@ -96,11 +96,11 @@ def contains(item, container):
 
 def _not_contains(item, container):
     found = contains(item, container)
-    return python_bool(gc.logical_not(found)) if is_tensor(found) else not found
+    return python_value(gc.logical_not(found)) if is_tensor(found) else not found
 
 
 def _contains(item, container):
-    return python_bool(contains(item, container))  # `in` gives a Python bool
+    return python_value(contains(item, container))  # `in` gives a Python bool
 
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,

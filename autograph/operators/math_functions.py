@@ -11,7 +11,7 @@ import graphcore as gc
 from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.python_math_ops import FUNCTIONS, python_math
 
-from .staging import is_tensor
+from .staging import is_tensor, python_value
 
 
 def _math_overload(name: str, fn):
@@ -44,11 +44,8 @@ def round_(number, ndigits=None):
         x = gc.cast(x, gc.int64)
     if ndigits is None:
         if x.dtype.is_floating:
-            out = python_math("round", x) if x.weak else int_of_float(gc.round(x))
-        else:
-            out = gc.identity(gc.cast(x, gc.int64))  # a new tensor: x keeps its own type
-        out.weak = True
-        return out
+            return python_value(python_math("round", x) if x.weak else int_of_float(gc.round(x)))
+        return python_value(gc.cast(x, gc.int64))
     if x.weak:  # a Python number: Python's own rounding of its exact value
         return python_math("round_digits" if x.dtype.is_floating else "round_int_digits", x,
                            gc.constant(ndigits, dtype=gc.int64))

@@ -14,30 +14,20 @@ from graphcore.ops.array_ops import int_of_float
 from . import effects, math_functions, numpy_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor, is_weak, python_bool, truth
+from .staging import is_tensor, is_weak, python_value, truth
 from .strings import ascii_, format_, repr_, str_
-
-
-def _python_number(t):
-    """A tensor standing for what Python gives as a Python number: weakly typed. A new
-    tensor: `t` may be the argument itself (int() of an int64 casts nothing), whose own
-    type must not change (`int(n)` left n a Python int for the rest of the function)."""
-    if not t.weak:
-        t = gc.identity(t)
-        t.weak = True
-    return t
 
 
 def len_(x):
     if isinstance(x, StagedList):
-        return _python_number(x.length())
+        return python_value(x.length())
     if is_tensor(x):
         if x.dtype == gc.variant:
-            return _python_number(gc.tensor_list_length(x))
+            return python_value(gc.tensor_list_length(x))
         dims = x.shape.dims
         if dims and dims[0] is not None:
             return dims[0]
-        return _python_number(gc.shape(x)[0])
+        return python_value(gc.shape(x)[0])
     return builtins.len(x)
 
 
@@ -69,11 +59,11 @@ def _any_all(x, name: str):
 
 
 def any_(x):
-    return python_bool(_any_all(x, "any"))
+    return python_value(_any_all(x, "any"))
 
 
 def all_(x):
-    return python_bool(_any_all(x, "all"))
+    return python_value(_any_all(x, "all"))
 
 
 def _minmax(args, kwargs, name: str, py):
@@ -192,16 +182,16 @@ def int_(x=0, *args):
     if not is_tensor(x):
         return builtins.int(x, *args)
     x = _scalar(x, "int")
-    return _python_number(int_of_float(x) if x.dtype.is_floating else gc.cast(x, gc.int64))
+    return python_value(int_of_float(x) if x.dtype.is_floating else gc.cast(x, gc.int64))
 
 
 def float_(x=0.0):
-    return _python_number(gc.cast(_scalar(x, "float"), gc.float64)) if is_tensor(x) else builtins.float(x)
+    return python_value(gc.cast(_scalar(x, "float"), gc.float64)) if is_tensor(x) else builtins.float(x)
 
 
 def bool_(x=False):
     if is_tensor(x):
-        return python_bool(truth(x))  # a Python bool
+        return python_value(truth(x))  # a Python bool
     return builtins.bool(x)
 
 

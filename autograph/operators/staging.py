@@ -88,11 +88,14 @@ def truth(x):
     return gc.not_equal(x, 0)
 
 
-def python_bool(t):
-    """A bool tensor standing for a Python bool (what `not`, `in`, `bool()`, `any()` give):
-    marked weakly typed, so that it prints as True rather than np.True_."""
+def python_value(t):
+    """A tensor standing for a Python number or bool (what `int()`, `len()`, `not`, `in`,
+    `any()` give): weakly typed, so that it takes the dtype of the numpy values it meets and
+    prints as Python prints (True, not np.True_). A new tensor when `t` is not weak already:
+    `t` may be the argument itself (int() of an int64 casts nothing), another variable's
+    value, whose own type must not change."""
     if is_tensor(t) and not t.weak:
-        t = gc.identity(t)  # a new tensor: the one given may be another variable's value
+        t = gc.identity(t)
         t.weak = True
     return t
 

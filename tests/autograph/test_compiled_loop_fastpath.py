@@ -17,6 +17,7 @@ from autograph import function
 from executor import compiled_loop
 from executor.compiled_loop import compiled_loop_kernel
 from executor.scalar_loop import RULES, SCALAR_TYPES
+from graphcore.registry import get_op_def
 from test_compiled_loops import compiled_and_interpreted, compiled_ops
 from test_optimizer_differential import _same
 
@@ -383,18 +384,23 @@ def _edge_values(T):
                            float(info.tiny), float(info.smallest_subnormal), np.inf, -np.inf, np.nan, -np.nan)]
 
 
+def _rule_cases(key):
+    """(the rule's operator as a function, the op's kernel, operand tuples of edge values of
+    its type, the rule's result type) for the RULES entry `key`."""
+    name, T = key
+    source, out_type = RULES[key]
+    fast = eval("lambda a, b=None: " + source.format("a", "b"))  # noqa: S307 (the rule's source)
+    values = _edge_values(T)
+    pairs = [(a,) for a in values] if "{1}" not in source else [(a, b) for a in values for b in values]
+    return fast, get_op_def(name).kernel, pairs, out_type
+
+
 @pytest.mark.parametrize("key", sorted(RULES, key=str), ids=lambda k: f"{k[0]}-{k[1].__name__}")
 def test_each_numpy_operator_rule_is_the_kernels_bit_for_bit(key):
     """Where a numpy scalar operator runs in place of the op's kernel (under the fast
     path's errstate), it gives the kernel's bits and type, or raises where the kernel
     would warn; never a silent difference."""
-    from graphcore.registry import get_op_def
-    name, T = key
-    source, out_type = RULES[key]
-    fast = eval("lambda a, b=None: " + source.format("a", "b"))  # noqa: S307 (the rule's source)
-    kernel = get_op_def(name).kernel
-    values = _edge_values(T)
-    pairs = [(a,) for a in values] if "{1}" not in source else [(a, b) for a in values for b in values]
+    fast, kernel, pairs, out_type = _rule_cases(key)
     for args in pairs:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -448,13 +454,7 @@ def test_counted_loops_run_as_a_for_over_a_range():
 def test_integer_rules_wrap_around_as_numpys_kernels_with_overflows_ignored(key):
     """The numpy-scalar variant of an integer loop ignores overflows: its operators must
     then wrap around exactly as the kernels do, silently (a zero divisor still raises)."""
-    from graphcore.registry import get_op_def
-    name, T = key
-    source, _ = RULES[key]
-    fast = eval("lambda a, b=None: " + source.format("a", "b"))  # noqa: S307 (the rule's source)
-    kernel = get_op_def(name).kernel
-    values = _edge_values(T)
-    pairs = [(a,) for a in values] if "{1}" not in source else [(a, b) for a in values for b in values]
+    fast, kernel, pairs, _ = _rule_cases(key)
     for args in pairs:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
