@@ -69,6 +69,7 @@ SAMPLES: list[Sample] = [
     Sample("nested_search", "find_in_grid", "early return from a nested search"),
     Sample("print_loop", "doubling", "print inside a loop"),
     Sample("power_loop", "power", "x ** n by a while loop (and, with `autograph grad`, its derivative)"),
+    Sample("running_stats", "running_stats", "running mean and spread: items filled in a loop, math.sqrt, a mask"),
     Sample("softmax_regression", "train", "softmax regression trained by gradient descent"),
     Sample("rnn_adam", "train", "a small RNN trained with Adam"),
 ]
