@@ -358,7 +358,9 @@ class ExecutorState:
         pool (and is counted done here)."""
         item = node.item
         args = _take_inputs(item, node.iteration)
-        cost = estimate_ns(item.op, args)
+        cost = item.cost_ns
+        if cost is None:  # (shapes not all known statically)
+            cost = estimate_ns(item.op, args)
         if cost < POOL_MIN_NS and threading.get_ident() == self.caller:
             self._run_here(node, args, cost)
             self._node_done(node.frame, node.iteration)

@@ -22,6 +22,7 @@ import functools
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE, run_steps
 from graphcore.registry import get_op_def
 
+from .op_kernels import specialized_kernel
 from .scalar_kernels import scalar_kernel_for
 
 
@@ -32,12 +33,12 @@ def fused_kernel(op):
 
 def step_kernel(step, input_dtypes: list):
     """The kernel one step of a Fused op or a compiled loop runs: what the executor would
-    run for the op it stands for (a scalar operator where one applies)."""
+    run for the op it stands for (a scalar operator or op_kernels' kernel where one applies)."""
     if step[TYPE] == "Fused":
         return fused_kernel_for(step[ATTRS]["steps"], input_dtypes, step[3])
     op_def = get_op_def(step[TYPE])
     if step[ATTRS]:
-        return functools.partial(op_def.kernel, **step[ATTRS])
+        return specialized_kernel(step[TYPE], step[ATTRS]) or functools.partial(op_def.kernel, **step[ATTRS])
     return scalar_kernel_for(step[TYPE], input_dtypes, op_def.kernel) or op_def.kernel
 
 

@@ -22,6 +22,7 @@ from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
 from .handlers import first_runs
+from .op_kernels import specialized_kernel
 from .scalar_kernels import scalar_kernel
 
 # node kinds the propagation rules treat specially
@@ -42,7 +43,7 @@ class NodeItem:
     __slots__ = ("id", "op", "name", "kind", "kernel", "num_outputs", "num_inputs", "input_start", "local_id",
                  "pending_init", "out_edges", "control_edges", "frame", "child_frame", "is_constant_enter",
                  "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls",
-                 "uses_blas", "fast", "runs")
+                 "uses_blas", "cost_ns", "fast", "runs")
 
     def __init__(self, id_: int, op: Operation | None, name: str, kind: int):
         self.id = id_
@@ -63,6 +64,7 @@ class NodeItem:
         self.is_constant_enter = False
         self.cheap = True
         self.uses_blas = False         # a BLAS call: a multithreaded BLAS spreads it by itself
+        self.cost_ns = None            # a heavy op's estimate from static shapes (None: from its values)
         self.merge_fwd = 0
         self.merge_back = 0
         self.fetch_slots: tuple = ()     # per output index: tuple of fetch positions
@@ -226,16 +228,18 @@ class ExecutionPlan:
         item.uses_blas = uses_blas(op)
         item.cheap = d.cost == "cheap" and not item.uses_blas  # a Fused op with a MatMul in it is heavy
         if not item.cheap and item.kind == NORMAL:  # heavy by type, but too small ever to be worth a hop
-            cost = static_estimate_ns(op)
+            item.cost_ns = cost = static_estimate_ns(op)  # (else estimated per run: microseconds for a Fused op)
             item.cheap = cost is not None and cost < POOL_MIN_NS
         if item.kind == NORMAL and op.type in _GENERATED:
             k = _GENERATED[op.type](op)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         elif item.kind == NORMAL:
-            k = scalar_kernel(op) or d.kernel
             args = (runtime,) if d.uses_runtime else ()
-            if args or op.attrs:
-                k = functools.partial(k, *args, **op.attrs)
+            k = None if args or not op.attrs else specialized_kernel(op.type, op.attrs)
+            if k is None:
+                k = scalar_kernel(op) or d.kernel
+                if args or op.attrs:
+                    k = functools.partial(k, *args, **op.attrs)
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         if item.kind in (SEND, RECV):  # the message's key, less the frame and iteration
             item.kernel = (op.attrs["tensor_name"], op.attrs["send_device"], op.attrs["recv_device"])

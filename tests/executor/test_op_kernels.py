@@ -1,0 +1,110 @@
+"""executor/op_kernels.py: the kernels written once from an op's attributes give the generic
+kernel's values and errors, and the executor, fused ops and compiled loops run them."""
+import numpy as np
+import pytest
+
+import executor.blas
+import executor.executor
+import executor.kernel_contract
+import graphcore as gc
+from executor import Session
+from executor.fused_kernel import step_kernel
+from executor.op_kernels import specialized_kernel
+from graphcore.registry import get_op_def
+
+
+def _slices():
+    """StridedSlice ops of many index forms, each with the values of its dynamic inputs."""
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [4, 5, 6], name="x")
+        t = gc.placeholder(gc.int64, [], name="t")
+        u = gc.placeholder(gc.int64, [], name="u")
+        ys = [x[t], x[-1], x[1:t], x[t, ::2, u], x[..., u], x[None, t], x[:, None, 1:-1:2],
+              x[u:, t], x[::-1, -u], x[..., 1:u, None]]
+    feeds = {t: np.int64(2), u: np.int64(-3)}
+    return [(y.op, Session(g).run(list(y.op.inputs[1:]), feeds)) for y in ys]
+
+
+def test_strided_slices_equal_the_generic_kernel_and_stay_views():
+    x = np.arange(120.0).reshape(4, 5, 6)
+    generic = get_op_def("StridedSlice").kernel
+    for op, args in _slices():
+        assert op.type == "StridedSlice"
+        fast = specialized_kernel("StridedSlice", op.attrs)
+        want = generic(x, *args, **op.attrs)
+        got = fast(x, *args)
+        assert got.dtype == want.dtype and got.shape == want.shape, op.attrs
+        np.testing.assert_array_equal(got, want)
+        assert np.shares_memory(got, x) == np.shares_memory(want, x)
+
+
+def test_strided_slice_errors_and_index_conversions_are_the_generic_kernels():
+    spec = _slices()[0][0].attrs  # x[t]
+    fast, generic = specialized_kernel("StridedSlice", spec), get_op_def("StridedSlice").kernel
+    x = np.arange(12).reshape(4, 3)
+    for t in (np.int64(7), np.int64(-5)):
+        with pytest.raises(IndexError) as want:
+            generic(x, t, **spec)
+        with pytest.raises(IndexError) as got:
+            fast(x, t)
+        assert str(got.value) == str(want.value)
+    np.testing.assert_array_equal(fast(x, np.float64(2.7)), generic(x, np.float64(2.7), **spec))  # int(): 2
+    np.testing.assert_array_equal(fast([[1, 2], [3, 4]], np.int32(1)), [3, 4])  # (np.asarray of a list)
+
+
+def test_matmul_without_transposes_is_numpy_matmul_itself():
+    assert specialized_kernel("MatMul", {"transpose_a": False, "transpose_b": False}) is np.matmul
+    assert specialized_kernel("MatMul", {}) is np.matmul
+    assert specialized_kernel("MatMul", {"transpose_a": True, "transpose_b": False}) is None
+    assert specialized_kernel("Tanh", {}) is None
+    step = ("MatMul", (0, 1), {"transpose_a": False, "transpose_b": False}, "mm", "", gc.float32)
+    assert step_kernel(step, [np.dtype(np.float32)] * 2) is np.matmul
+
+
+def _rnn(T=6, H=8, B=3):
+    g = gc.Graph()
+    with g.as_default():
+        W = gc.placeholder(gc.float32, [H, H], name="W")
+        h0 = gc.placeholder(gc.float32, [B, H], name="h0")
+        xs = gc.placeholder(gc.float32, [T, B, H], name="xs")
+        _, h = gc.while_loop(lambda t, h: t < T, lambda t, h: (t + 1, gc.tanh(gc.matmul(h, W) + xs[t])),
+                             [gc.constant(np.int64(0)), h0])
+    rng = np.random.default_rng(0)
+    feeds = {W: rng.normal(size=(H, H)).astype(np.float32), h0: rng.normal(size=(B, H)).astype(np.float32),
+             xs: rng.normal(size=(T, B, H)).astype(np.float32)}
+    want = feeds[h0]
+    for t in range(T):
+        want = np.tanh(want @ feeds[W] + feeds[xs][t])
+    return g, h, feeds, want
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_loop_runs_the_specialized_kernels_with_the_same_values(jit, monkeypatch):
+    monkeypatch.setattr(executor.kernel_contract, "_enabled", False)  # (the suite wraps every kernel)
+    g, h, feeds, want = _rnn()
+    s = Session(g, jit_compile=jit)
+    out = s.run(h, feeds)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, want)
+    if not jit:
+        plan = next(iter(s._plans.values()))
+        kernels = {it.op.type: it.kernel for it in plan.items if it.op is not None}
+        assert kernels["MatMul"] is np.matmul
+        assert kernels["StridedSlice"].source.startswith("def strided_slice(x, d0")
+
+
+def test_a_heavy_fused_op_of_known_shapes_is_estimated_once_in_the_plan(monkeypatch):
+    """(estimate_ns of a Fused op costs microseconds: not per run of the node)"""
+    monkeypatch.setattr(executor.blas, "threads", lambda: 1)  # (else a matmul never takes the heavy path)
+    g, h, feeds, want = _rnn(T=3, H=512, B=64)
+    s = Session(g, optimize=True, num_threads=2)
+    s.run(h, feeds)
+    plan = next(iter(s._plans.values()))
+    fused = [it for it in plan.items if it.op is not None and it.op.type == "Fused"]
+    assert fused and not fused[0].cheap and fused[0].cost_ns > 0
+
+    def no_estimate(*a):
+        raise AssertionError("estimated per run")
+    monkeypatch.setattr(executor.executor, "estimate_ns", no_estimate)
+    np.testing.assert_allclose(s.run(h, feeds), want, rtol=1e-5, atol=1e-5)
