@@ -173,9 +173,12 @@ class ExecutionPlan:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
         self.uses_blas = any(it.uses_blas for it in self.items if it.op is not None)
-        # a heavy op may go to the worker pool; a plan of cheap ops runs without it (no lock)
-        self.needs_pool = any(not it.cheap for it in self.items if it.kind == NORMAL)
         self._assign_frames()
+        heavy = [it for it in self.items if it.kind == NORMAL and not it.cheap]
+        if len(heavy) == 1 and _never_beside_itself(heavy[0]):
+            heavy[0].cheap = True  # nothing heavy can ever run beside it: the pool would only cost
+        # a heavy op may go to the worker pool; a plan of cheap ops runs without it (no lock)
+        self.needs_pool = bool(heavy) and not heavy[0].cheap
         # fetch positions
         fetch_pos: dict[int, list[list]] = {}
         for pos, t in enumerate(self.fetches):
@@ -273,6 +276,28 @@ class ExecutionPlan:
                 self.roots.append(it)
             if it.kind == NEXT_ITERATION and f is self.root:
                 raise GraphError(f"NextIteration {it.name} is outside any while frame")
+
+
+def _never_beside_itself(item: NodeItem) -> bool:
+    """Does `item` never run twice at once? So in the root frame (it runs once), and in a loop
+    of the root frame when its output reaches its own input in the next iteration (a
+    recurrence, as an RNN's step: each run waits for the one before). (While the plan is
+    built: out_edges hold (consumer, slot) pairs, control_edges consumers.)"""
+    frame = item.frame
+    if frame.parent is None:
+        return True
+    if frame.parent.parent is not None:  # (an inner loop: outer iterations may run side by side)
+        return False
+    seen, stack = set(), [item]
+    while stack:
+        node = stack.pop()
+        for dst in [d for edges in node.out_edges for d, _ in edges] + list(node.control_edges):
+            if dst is item:
+                return True
+            if dst.frame is frame and dst.kind != ENTER and id(dst) not in seen:
+                seen.add(id(dst))
+                stack.append(dst)
+    return False
 
 
 # ops whose kernel is Python source generated from their attributes, once per plan

@@ -158,11 +158,14 @@ def test_only_plans_with_heavy_ops_use_the_pool(one_blas_thread):
         a = gc.placeholder(gc.float64, [None, None], name="a")
         cheap = a + 1.0
         heavy = gc.matmul(a, a)
+        other = gc.matmul(a, a + 1.0)
     s = Session(g, num_threads=2)
     assert s.run(cheap, {a: np.ones((2, 2))})[0, 0] == 2.0
     assert not s._plan([cheap], [], [a]).needs_pool
+    assert s.run([heavy, other], {a: np.ones((2, 2))})[1][0, 0] == 4.0
+    assert s._plan([heavy, other], [], [a]).needs_pool  # two that may run side by side
     assert s.run(heavy, {a: np.ones((2, 2))})[0, 0] == 2.0
-    assert s._plan([heavy], [], [a]).needs_pool
+    assert not s._plan([heavy], [], [a]).needs_pool  # one alone: nothing to overlap it with
 
 
 # -- @function's call ---------------------------------------------------------------------

@@ -94,17 +94,57 @@ def test_a_loop_runs_the_specialized_kernels_with_the_same_values(jit, monkeypat
         assert kernels["StridedSlice"].source.startswith("def strided_slice(x, d0")
 
 
-def test_a_heavy_fused_op_of_known_shapes_is_estimated_once_in_the_plan(monkeypatch):
+def test_heavy_fused_ops_of_known_shapes_are_estimated_once_in_the_plan(monkeypatch):
     """(estimate_ns of a Fused op costs microseconds: not per run of the node)"""
     monkeypatch.setattr(executor.blas, "threads", lambda: 1)  # (else a matmul never takes the heavy path)
-    g, h, feeds, want = _rnn(T=3, H=512, B=64)
+    T, H, B = 3, 512, 64
+    g = gc.Graph()
+    with g.as_default():  # two RNN cells side by side: their steps may overlap
+        W = gc.placeholder(gc.float32, [H, H], name="W")
+        h0 = gc.placeholder(gc.float32, [B, H], name="h0")
+        _, h, k = gc.while_loop(lambda t, h, k: t < T,
+                                lambda t, h, k: (t + 1, gc.tanh(gc.matmul(h, W) + 1.0), gc.tanh(gc.matmul(k, W) - 1.0)),
+                                [gc.constant(np.int64(0)), h0, h0])
+    rng = np.random.default_rng(0)
+    w, x = rng.normal(size=(H, H)).astype(np.float32) / 20, rng.normal(size=(B, H)).astype(np.float32)
     s = Session(g, optimize=True, num_threads=2)
-    s.run(h, feeds)
+    s.run([h, k], {W: w, h0: x})
     plan = next(iter(s._plans.values()))
     fused = [it for it in plan.items if it.op is not None and it.op.type == "Fused"]
-    assert fused and not fused[0].cheap and fused[0].cost_ns > 0
+    assert len(fused) == 2 and not any(it.cheap for it in fused) and all(it.cost_ns > 0 for it in fused)
+    assert plan.needs_pool
 
     def no_estimate(*a):
         raise AssertionError("estimated per run")
     monkeypatch.setattr(executor.executor, "estimate_ns", no_estimate)
-    np.testing.assert_allclose(s.run(h, feeds), want, rtol=1e-5, atol=1e-5)
+    want_h, want_k = x, x
+    for _ in range(T):
+        want_h, want_k = np.tanh(want_h @ w + np.float32(1)), np.tanh(want_k @ w - np.float32(1))
+    out = s.run([h, k], {W: w, h0: x})
+    np.testing.assert_allclose(out[0], want_h, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[1], want_k, rtol=1e-5, atol=1e-5)
+
+
+def test_a_lone_heavy_op_on_a_recurrence_runs_inline_without_the_pool(monkeypatch):
+    """Each step of an RNN waits for the one before, and nothing else is heavy: no two heavy
+    kernels are ever ready at once, so the plan needs no pool (no lock, no heavy-op queue)."""
+    monkeypatch.setattr(executor.blas, "threads", lambda: 1)
+    g, h, feeds, want = _rnn(T=4, H=512, B=64)
+    s = Session(g, optimize=True, num_threads=2)
+    np.testing.assert_allclose(s.run(h, feeds), want, rtol=1e-4, atol=1e-5)
+    plan = next(iter(s._plans.values()))
+    fused = [it for it in plan.items if it.op is not None and it.op.type == "Fused"]
+    assert len(fused) == 1 and fused[0].cost_ns > 80_000 and fused[0].cheap and not plan.needs_pool
+    # one heavy op whose steps do not wait for each other (a sum of x[t] @ W) may use the pool
+    T, H, B = 4, 512, 64
+    g = gc.Graph()
+    with g.as_default():
+        W = gc.placeholder(gc.float32, [H, H], name="W")
+        xs = gc.placeholder(gc.float32, [T, B, H], name="xs")
+        _, acc = gc.while_loop(lambda t, a: t < T, lambda t, a: (t + 1, a + gc.reduce_sum(gc.matmul(xs[t], W))),
+                               [gc.constant(np.int64(0)), gc.constant(np.float32(0))])
+    s = Session(g, optimize=True, num_threads=2)
+    x = np.ones((T, B, H), np.float32)
+    assert s.run(acc, {W: np.ones((H, H), np.float32), xs: x}) == T * B * H * H
+    plan = next(iter(s._plans.values()))
+    assert plan.needs_pool and [it.op.type for it in plan.items if not it.cheap] == ["MatMul"]
