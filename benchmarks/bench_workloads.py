@@ -185,16 +185,18 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
               rng.normal(size=(B, H)).astype(np.float32), rng.normal(size=(T, B, H)).astype(np.float32)]
     feeds = dict(zip((W, U, h0, xs), values))
     s = Session(g, num_threads=threads)
+    so = Session(g, num_threads=threads, optimize=True)  # as @function runs it: matmuls, add and tanh fused
     sj = Session(g, num_threads=threads, jit_compile=True)  # the loop as one CompiledLoop op
     with blas_threads(1 if blas_one else None) as limited:
-        for session in (s, sj):
+        for session in (s, so, sj):
             np.testing.assert_allclose(session.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
-        t_graph, t_jit, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: sj.run(h, feeds),
-                                                lambda: rnn_numpy(*values)], repeat)
+        t_graph, t_opt, t_jit, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: so.run(h, feeds),
+                                                       lambda: sj.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
     blas_note = ("BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")) if blas_one else "BLAS as is"
     out = _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
+    opt = _report("rnn_forward (opt)", t_opt, t_numpy, note="(optimized, as @function runs it)")
     jit = _report("rnn_forward (jit)", t_jit, t_numpy)
-    out.update(jit_s=t_jit, jit_ratio=jit["ratio"])
+    out.update(opt_s=t_opt, opt_ratio=opt["ratio"], jit_s=t_jit, jit_ratio=jit["ratio"])
     return out
 
 
