@@ -209,6 +209,22 @@ def install(**functions: Callable) -> None:
     _installed.update(functions)
 
 
+def _index_near(ops: list, op, hint: int) -> int:
+    """`ops.index(op)`, looked for near `hint` first, then after it, then before it: a pass
+    inserts before ops it walks to in the graph's order (or against it), so the next anchor
+    is usually a little after (or before) the last one, and a search from the start would
+    compare it with every op before it."""
+    lo = hint - 64 if hint > 64 else 0
+    try:
+        return ops.index(op, lo, hint + 64)
+    except ValueError:
+        pass
+    try:
+        return ops.index(op, hint + 64)
+    except ValueError:
+        return ops.index(op, 0, lo)
+
+
 class _Same:
     """The default `context` of an insertion: the anchor op's own."""
 
@@ -435,7 +451,7 @@ class Graph:
         ops = self._ops
         i = self._insert_index
         if i >= len(ops) or ops[i] is not anchor:
-            i = ops.index(anchor)
+            i = _index_near(ops, anchor, i)
         ops.insert(i, op)
         self._insert_index = self._insert_hint = i + 1
         self._inserted_id = op._id

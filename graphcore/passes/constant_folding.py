@@ -17,7 +17,7 @@ import numpy as np
 from ..graph import Graph
 from ..ops.array_ops import const_op
 from ..shapes import TensorShape
-from .state import UNTOUCHABLE, PassState, const_value, not_of_types, position
+from .state import UNTOUCHABLE, PassState, Positions, const_value, not_of_types
 
 MAX_ELEMENTS = 10_000
 SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
@@ -74,12 +74,12 @@ def _evaluate(op):
     return checked, extra
 
 
-def _pivot_before(op, ops) -> bool:
+def _pivot_before(op, position: Positions) -> bool:
     """In a cond branch a new Const hangs on the branch's pivot: it must exist already and
-    stand before `op` in `ops`, the graph's order (graph files list an op after everything it
+    stand before `op` in the graph's order (graph files list an op after everything it
     waits for)."""
     pivot = getattr(op.ctx, "_pivot", None)
-    return pivot is not None and position(ops, pivot.op) < position(ops, op)
+    return pivot is not None and position(pivot.op) < position(op)
 
 
 def _constant(graph: Graph, arr: np.ndarray, dtype):
@@ -100,6 +100,7 @@ def run(graph: Graph, state: PassState) -> int:
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
+    position = Positions(ops)
     for op in state.walk(not_of_types(ops, NEVER)):  # (SHAPE_ONLY and NEVER have no type in common)
         if op.type in SHAPE_ONLY:
             pass
@@ -123,7 +124,7 @@ def _run(graph: Graph, state: PassState) -> int:
         if not used:
             continue
         if ctx is not None:
-            if not _pivot_before(op, ops):
+            if not _pivot_before(op, position):
                 state.later(op)
                 continue
         elif state.may_be_dead(op):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..graph import Graph
-from .state import PassState, of_types, position
+from .state import PassState, Positions, of_types
 
 # Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
 # out it runs once in any case (an index error or a bad reshape would be new errors).
@@ -40,6 +40,7 @@ def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
     ops = graph.get_operations()
+    position = Positions(ops)
     for op in state.walk(of_types(ops, SAFE)):
         ctx = op.ctx
         if ctx is None or not ctx.is_while:
@@ -63,7 +64,7 @@ def run(graph: Graph, state: PassState) -> int:
         if not _captures_intact(ctx, graph):
             continue
         pivot = getattr(ctx, "_pivot", None)
-        if pivot is None or position(ops, pivot.op) > position(ops, op):
+        if pivot is None or position(pivot.op) > position(op):
             state.later(op)
             continue  # a pivot made now would stand before its Switch in the graph's order
         touched = [u for t in op.outputs for u in t._consumers] + op._control_outputs  # (new lists)

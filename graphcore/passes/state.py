@@ -190,13 +190,28 @@ def not_of_types(ops: list, types) -> list:
     return list(compress(ops, map(not_, map(types.__contains__, map(_type, ops)))))
 
 
-def position(ops: list, op: Operation) -> int:
-    """`op`'s index in `ops` (len(ops) if it is not there). A pass asks for a few positions
-    only: looking each up costs less than numbering every op."""
-    try:
-        return ops.index(op)
-    except ValueError:
-        return len(ops)
+class Positions:
+    """`positions(op)`: `op`'s index in `ops` (a pass's copy of the graph's order; len(ops) for
+    an op not in it, such as one made since). The first two look-ups search the list; a third
+    numbers every op once, as each search compares the op with every op before it (a pass
+    asks a few positions, or one or two per candidate of a big graph)."""
+
+    __slots__ = ("ops", "index", "asked")
+
+    def __init__(self, ops: list):
+        self.ops, self.index, self.asked = ops, None, 0
+
+    def __call__(self, op: Operation) -> int:
+        index = self.index
+        if index is None:
+            self.asked += 1
+            if self.asked <= 2:
+                try:
+                    return self.ops.index(op)
+                except ValueError:
+                    return len(self.ops)
+            index = self.index = {id(o): k for k, o in enumerate(self.ops)}  # (the list keeps the ids theirs)
+        return index.get(id(op), len(self.ops))
 
 
 def spread(op: Operation, visit: set[int]) -> None:
