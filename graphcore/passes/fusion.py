@@ -120,13 +120,14 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
         steps.append((m.type, tuple(n + index[id(t.op)] if id(t.op) in index else position[id(t)] for t in m.inputs),
                       dict(m.attrs), m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
-    controls = []
+    controls = {}  # (an op by identity: a dict keeps the first of each, in order)
     for m in members:
-        controls.extend(c for c in m.control_inputs if id(c) not in index and c not in controls)
+        if m.control_inputs:
+            controls.update(dict.fromkeys(c for c in m.control_inputs if id(c) not in index))
     out = root.outputs[0]
     with graph.inserting_before(root):  # its inputs are the members' own: nothing to capture, no pivot to add
         new = graph.create_op(fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
-                              name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=controls,
+                              name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=list(controls),
                               output_specs=[(out.dtype, out.shape)],  # (what its shape rule gives)
                               capture=False).outputs[0]
     new.weak = out.weak
