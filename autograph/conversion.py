@@ -7,6 +7,7 @@ function that needs a Python number (math.sqrt)."""
 from __future__ import annotations
 
 import functools
+import linecache
 import os
 import sysconfig
 import threading
@@ -19,6 +20,7 @@ from graphcore import source_info
 from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
+from .operators.maybe_defined import may_be_none
 from .operators.py_builtins import OVERLOADS
 from .operators.staging import mark_copy
 from .operators.strings import str_format
@@ -70,7 +72,9 @@ def is_convertible(fn) -> bool:
         return False
     if "site-packages" in filename or (_STDLIB and filename.startswith(_STDLIB)):
         return False
-    return not filename.startswith("<")
+    # `<stdin>`, `<string>`: no source to convert; a `<...>` name with lines in linecache
+    # (IPython cells, programs registered there) has it
+    return not filename.startswith("<") or bool(linecache.getlines(filename))
 
 
 _TENSOR_COPY = gc.Tensor.copy  # numpy's x.copy() on a graph tensor (graphcore/numpy_api.py)
@@ -167,7 +171,10 @@ def _call_tracking_recursion(f, target, args, kwargs):
     if act.depth == 2 and act.recursive_call is None:
         act.recursive_call = source_info.user_location()
     try:
-        return target(*args, **kwargs)
+        result = target(*args, **kwargs)
+        if gc.get_default_graph() is not None and may_be_none(result):
+            raise _maybe_none_result(f)
+        return result
     except RecursionError:
         if act.depth > 1 or act.recursive_call is None or gc.get_default_graph() is None:
             raise
@@ -176,6 +183,17 @@ def _call_tracking_recursion(f, target, args, kwargs):
         act.depth -= 1
         if act.depth == 0:
             del table[code]
+
+
+def _maybe_none_result(f) -> StagingError:
+    code = plain_function(f).__code__
+    call = source_info.user_location()
+    where = f"{call.filename}:{call.lineno}: " if call is not None else ""
+    return StagingError(
+        f"{where}{code.co_name} (defined at {code.co_filename}:{code.co_firstlineno}) returns None on some paths (a "
+        "`return` without a value, or the end of the function) and a value on others, and which path runs is "
+        "known only when the graph runs; its caller cannot tell None from the value while the graph is built. "
+        "Return a value on every path (e.g. a value and a bool saying whether it is valid).")
 
 
 def _unending_recursion(f, call) -> StagingError:

@@ -79,6 +79,9 @@ class TensorSpec:
         return len(self.shape) == arr.ndim and all(d is None or d == a for d, a in zip(self.shape, arr.shape))
 
 
+_GRAPH_NP_DTYPES = {d.np_dtype for d in (gc.bool_, gc.int32, gc.int64, gc.float32, gc.float64)}
+
+
 def _is_graph_input(value) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
@@ -492,7 +495,11 @@ class Function:
                             shape = None if spec.shape is None else list(spec.shape)
                             dtype = spec.dtype
                         else:
-                            shape, dtype = list(np.shape(leaf)), gc.as_dtype(np.asarray(leaf).dtype)
+                            arr = np.asarray(leaf)
+                            if arr.dtype.kind in "biufc" and arr.dtype not in _GRAPH_NP_DTYPES:
+                                raise TypeError(gc.dtypes.unsupported_numpy_dtype(
+                                    arr.dtype, f"argument '{name}' of {self.__name__}"))
+                            shape, dtype = list(np.shape(leaf)), gc.as_dtype(arr.dtype)
                         p = gc.placeholder(dtype, shape=shape, name=name if len(flat) == 1 else f"{name}_{j}")
                         placeholders.append(p)
                         new.append(p)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..pyct import anno
-from ..pyct.qual_names import contents_name, qn
+from ..pyct.qual_names import CONTENTS_SUFFIX, contents_name, qn
 
 
 @dataclass
@@ -78,9 +78,31 @@ def _fn_free_reads(node: gast.AST) -> tuple[set[str], set[str]]:
     return outer_reads | reads, modified
 
 
+# methods that change a list or dict in place (`append` is turned into an assignment by
+# the lists pass): the container's items are state of a loop or `if` that calls them
+ITEM_CHANGING_METHODS = frozenset({"pop", "popitem", "remove", "clear", "insert", "extend", "sort", "reverse",
+                                   "update", "setdefault"})
+
+
+def _changed_container(call: gast.Call) -> str | None:
+    """`xs[:]` for `xs.pop()` (also as converted code's `ag__.converted_call(xs.pop, ...)`)."""
+    func = call.func
+    if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "ag__"
+            and func.attr == "converted_call" and call.args):
+        func = call.args[0]
+    if not isinstance(func, gast.Attribute) or func.attr not in ITEM_CHANGING_METHODS:
+        return None
+    base = qn(func.value)
+    return None if base is None else base + CONTENTS_SUFFIX
+
+
 def _reads(node: gast.AST | None, scope: Scope) -> None:
     if node is None:
         return
+    if isinstance(node, gast.Call):
+        changed = _changed_container(node)
+        if changed is not None:
+            scope.modified.add(changed)
     if isinstance(node, gast.Name):
         if isinstance(node.ctx, gast.Load):
             scope.read.add(node.id)

@@ -37,7 +37,7 @@ from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_numbe
 from .data_structures import copy_containers
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, adds_keys
-from .variables import Undefined, is_undefined
+from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
 
 def if_stmt(cond, body: Callable, orelse: Callable, get_state: Callable, set_state: Callable,
@@ -81,16 +81,22 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
 #                                a defined flag
 #   ("py", value)                the same Python value after both branches
 #   ("undef",)                   undefined after the if (an error only if read)
+#   ("partial", value)           the returned value: `value` (a Python value) where a path
+#                                returned it, nothing yet elsewhere (see _return_entry)
 
 def _branch_plan(names, true_vals, false_vals, line) -> list:
     plan = []
     for name, a, b in zip(names, true_vals, false_vals):
-        if is_undefined(a) or is_undefined(b):
+        if is_special(name) and _partly_returned(a, b):
+            plan.append(_return_entry(name, a, b, line))
+        elif is_undefined(a) or is_undefined(b):
             defined = b if is_undefined(a) else a
             if is_undefined(defined) or not is_value(defined):
                 plan.append(("undef",))
             else:
-                plan.append(("t", natural_dtype(defined), fill_dims(defined), not is_special(name)))
+                # (a returned value carries the flag it has: None was returned where it is false)
+                plan.append(("t", natural_dtype(defined), fill_dims(defined),
+                             not is_special(name) or maybe_defined.needs_flag(defined)))
         elif not is_tensor(a) and not is_tensor(b) and same_python_value(a, b):
             plan.append(("py", a))
         elif _list_like(a) and _list_like(b):
@@ -103,6 +109,50 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
                 f"{location(line)}: {quoted(name)} is {describe(a)} in the if branch but {describe(b)} in the else "
                 "branch of a condition on a tensor; both branches must give it a tensor (or the same Python value).")
     return plan
+
+
+def _partly_returned(a, b) -> bool:
+    """Whether a returned value is a Python value (None included) on some paths only, or
+    None on one side and a value on the other: `_return_entry` plans it."""
+    if isinstance(a, PartialReturn) or isinstance(b, PartialReturn):
+        return True
+    if is_undefined(a) != is_undefined(b):
+        defined = b if is_undefined(a) else a
+        return defined is None or not is_value(defined)
+    return (a is None) != (b is None)
+
+
+def _return_entry(name, a, b, line):
+    """The plan entry of a function's returned value (`retval_`) where a path returns a
+    Python value and another returns nothing yet or something else.
+
+    `return` / `return None` on a path and a tensor or number on another gives a tensor
+    whose defined flag is false where None was returned: `retval` then makes the call
+    give None there, as Python does. A Python value that a graph cannot carry (a str, an
+    object) is kept as PartialReturn while other paths have not returned yet, and refused
+    where another path returns something else (`retval` decides at the end)."""
+    sides = [v for v in (a, b) if not is_undefined(v)]
+    if all(returned_none(v) for v in sides):
+        return ("partial", None)
+    values = [v for v in sides if not returned_none(v)]
+    if len(values) == 1 and is_value(values[0]) and not any(isinstance(v, PartialReturn) and v.value is not None
+                                                            for v in sides):
+        # None (or nothing yet) on one side, a graph value on the other
+        return ("t", natural_dtype(values[0]), fill_dims(values[0]), True)
+    kept = [v.value if isinstance(v, PartialReturn) else v for v in sides]
+    if all(v is not None and not is_value(v) for v in kept) and all(same_python_value(kept[0], v) for v in kept):
+        return ("partial", kept[0])  # the same str or object wherever it was returned so far
+    shown = [_shown(v.value if isinstance(v, PartialReturn) else v) for v in (a, b)]
+    raise StagingError(
+        f"{location(line)}: {quoted(name)} is {shown[0]} on one path and {shown[1]} on another of an if on a "
+        "tensor, and which path runs is known only when the graph runs; a graph can return a tensor or a number "
+        "(or None on some paths and a tensor on others), or the same Python value on every path of the function. "
+        "Return a number (e.g. a code) instead of the Python value, or decide in Python outside the function.")
+
+
+def _shown(v) -> str:
+    text = describe(v)
+    return text if v is None or is_value(v) or is_undefined(v) else f"{text} {v!r}"[:80]
 
 
 def _list_like(v) -> bool:
@@ -150,9 +200,10 @@ def _branch_outputs(plan, vals) -> list:
             continue
         if entry[0] != "t":
             continue
-        values.append(zeros(entry[2], entry[1]) if is_undefined(v) else to_tensor(v, entry[1]))
+        unset = is_undefined(v) or returned_none(v)
+        values.append(zeros(entry[2], entry[1]) if unset else to_tensor(v, entry[1]))
         if entry[3]:
-            flags.append(maybe_defined.flag_of(v))
+            flags.append(gc.constant(False) if returned_none(v) else maybe_defined.flag_of(v))
     return values + flags
 
 
@@ -166,6 +217,16 @@ def _appended(template, value) -> bool:
 def _fits(plan, provisional) -> bool:
     """Whether the true branch's provisional outputs already match the plan."""
     return all(e[0] == "t" and not e[3] and is_tensor(v) and v.dtype == e[1] for e, v in zip(plan, provisional))
+
+
+def _with_value(fn: Callable, state: FlatState, index: int, value) -> Callable:
+    """`fn` run with state variable `index` set to `value` first."""
+    def run():
+        vals = list(state.get())
+        vals[index] = value
+        state.set(tuple(vals))
+        fn()
+    return run
 
 
 class _Branches:
@@ -193,8 +254,10 @@ class _Branches:
                 except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if this branch runs
                     exceptions.stage_exception(e)
             vals = list(self.state.get())[:self.state.nouts]
-            self.weak.append([is_weak(v) or is_undefined(v) for v in vals])
-            self.python_typed.append([None if is_undefined(v) else is_weak(v) or is_path_typed(v) for v in vals])
+            unset = [is_undefined(v) or (is_special(name) and returned_none(v)) for name, v in
+                     zip(self.state.names, vals)]
+            self.weak.append([is_weak(v) or u for v, u in zip(vals, unset)])
+            self.python_typed.append([None if u else is_weak(v) or is_path_typed(v) for v, u in zip(vals, unset)])
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
@@ -216,9 +279,34 @@ class _Branches:
         return run
 
 
+def _through_identities(t):
+    while t.op.type == "Identity" and t.op.inputs:
+        t = t.op.inputs[0]
+    return t
+
+
+def _returned_in_else(cond, names, init) -> int | None:
+    """The index of the `do_return` flag that the converter's `if not do_return:` tests,
+    if `cond` is that test: in the else branch it is known to be True. Knowing it there
+    keeps it a Python True after the if when the if branch returns too, so a function
+    that returns on every path (a loop that may return, then a final `return`) is known
+    to return at trace time, and its callers can use its result."""
+    negated = _through_identities(cond)
+    if negated.op.type != "LogicalNot":
+        return None
+    tested = _through_identities(negated.op.inputs[0])
+    for i, (name, v) in enumerate(zip(names, init)):
+        if name.startswith("do_return") and is_tensor(v) and _through_identities(v) is tested:
+            return i
+    return None
+
+
 def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     raw_init = state.get_raw()
     init = tuple(state.get())
+    returned = _returned_in_else(cond, state.names, init)
+    if returned is not None:
+        orelse = _with_value(orelse, state, returned, True)
     plan, use_token = None, False
     reshaped: set[int] = set()
     whole_lists: set[int] = set()
@@ -277,6 +365,8 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
             result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
         elif entry[0] == "py":
             result.append(entry[1])
+        elif entry[0] == "partial":
+            result.append(PartialReturn(entry[1]))
         else:
             result.append(before if is_undefined(before) else Undefined(name, line))  # keeps "no return yet"
     outer = branches.outer

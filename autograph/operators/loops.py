@@ -39,7 +39,7 @@ from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_d
                       mark_weak, natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
-from .variables import Undefined, is_undefined
+from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
 
 def while_stmt(test: Callable, body: Callable, get_state: Callable, set_state: Callable, names: Sequence[str],
@@ -141,6 +141,12 @@ def _loop_plan(names, init, after, line) -> list:
             plan.append(_list_plan(name, a, b, line))
         elif is_undefined(a):
             plan.append(_undefined_entry(name, b, line))
+        elif is_special(name) and returned_none(a) and returned_none(b):
+            plan.append(("py", PartialReturn(None)))  # None returned before the loop or inside it
+        elif is_special(name) and returned_none(b) and is_value(a):
+            plan.append(("t", natural_dtype(a), fill_dims(a), True))  # a value before, None returned inside
+        elif is_special(name) and isinstance(a, PartialReturn) and is_value(b):
+            plan.append(("t", natural_dtype(b), fill_dims(b), True))  # None returned before, a value inside
         elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
             plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
         elif is_tensor(a) or is_number(a) or (is_array_value(a) and not unchanged(a, b)):
@@ -153,9 +159,11 @@ def _loop_plan(names, init, after, line) -> list:
         elif same_python_value(a, b):
             plan.append(("py", a))
         else:
+            hint = (" Start it with a number instead of None (e.g. -np.inf, or the first item)."
+                    if a is None and is_value(b) else "")
             raise StagingError(
                 f"{location(line)}: '{name}' is {describe(a)} that changes inside a loop on a tensor; only "
-                "tensors, Python numbers and containers of them can change in a graph loop.")
+                "tensors, Python numbers and containers of them can change in a graph loop." + hint)
     return plan
 
 
@@ -163,10 +171,12 @@ def _undefined_entry(name, value, line):
     """The plan of a variable undefined before the loop that is `value` after the body."""
     if is_undefined(value):
         return ("undef",)
+    if is_special(name) and returned_none(value):  # `return` (of None) inside the loop
+        return ("py", PartialReturn(None))
     if not is_value(value):
         raise StagingError(f"{location(line)}: '{name}' is undefined before the loop and {describe(value)} after an "
                            "iteration of a loop on a tensor; define it before the loop.")
-    return ("t", natural_dtype(value), fill_dims(value), not is_special(name))
+    return ("t", natural_dtype(value), fill_dims(value), not is_special(name) or maybe_defined.needs_flag(value))
 
 
 def _list_plan(name, a, b, line):
@@ -267,6 +277,8 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
                 new = [_undefined_entry(state.names[i + k], x, line) for k, x in enumerate(leaves(value))]
                 plan[i:i + 1] = new
                 strong = {j + len(new) - 1 if j > i else j for j in strong}
+            elif r.plan[0] == "partial":  # the real body returns None where the dry run did not return
+                plan[r.plan[1]] = ("py", r.plan[2])
             elif r.plan[0] == "strong":
                 strong.add(r.plan[1])
             elif r.plan[0] == "promote":  # a tensor the dry run left alone changes in the real body
@@ -311,7 +323,7 @@ class _Loop:
                 for e in v:
                     lst = gc.tensor_list_push_back(lst, to_tensor(e, entry[1]))
                 values.append(lst)
-            elif is_undefined(v):
+            elif is_undefined(v) or isinstance(v, PartialReturn):  # (PartialReturn: None returned before)
                 values.append(zeros(entry[2], entry[1]))
             else:
                 values.append(to_tensor(v, entry[1]))
@@ -357,6 +369,12 @@ class _Loop:
         for i, (name, entry, v) in enumerate(zip(self.state.names, self.plan, after)):
             kind = entry[0]
             if kind == "t":
+                if is_special(name) and returned_none(v):  # `return` (of None) on this path
+                    if not entry[3]:
+                        raise Replan(("retype", i, entry[1], True, entry[2]))
+                    new.append(zeros(entry[2], entry[1]))
+                    flags.append(maybe_defined.flag_of(v if v is not None else Undefined(name)))
+                    continue
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
                 if is_value(v) and natural_dtype(v) != entry[1]:
@@ -372,16 +390,20 @@ class _Loop:
                                        f"but {describe(v)} after an iteration; keep it the same list")
                 new.append(v.handle)
             elif kind == "undef" and not is_undefined(v):
+                if is_special(name) and returned_none(v):
+                    raise Replan(("partial", i, PartialReturn(None)))
                 if is_container(v):  # e.g. `return a, b` inside the loop, not reached in the dry run
                     raise Replan(("open", i, v))
                 if not is_value(v):
                     raise StagingError(
                         f"{location(self.line)}: '{name}' is undefined before the loop and {describe(v)} after an "
                         "iteration of a loop on a tensor; define it before the loop.")
-                raise Replan(("retype", i, natural_dtype(v), not is_special(name), fill_dims(v)))
+                raise Replan(("retype", i, natural_dtype(v), not is_special(name) or maybe_defined.needs_flag(v),
+                              fill_dims(v)))
             elif kind == "py" and is_tensor(entry[1]) and v is not entry[1]:
                 raise Replan(("promote", i))
-            elif kind == "py" and not same_python_value(v, entry[1]):
+            elif kind == "py" and not same_python_value(v, entry[1]) and not (
+                    is_special(name) and returned_none(v) and returned_none(entry[1])):
                 if is_value(v) and (is_number(entry[1]) or is_array_value(entry[1])):
                     dtype = join_dtypes(name, entry[1], v, "before the loop", "after an iteration", self.line)
                     raise Replan(("retype", i, dtype, maybe_defined.needs_flag(v)))

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import graphcore as gc
+from graphcore.errors import StagingError
 from graphcore.ops.array_ops import constant_value
 
 from . import effects
-from .variables import Undefined, UndefinedReturnValue, raise_undefined, reading_location
+from .variables import PartialReturn, Undefined, UndefinedReturnValue, raise_undefined, reading_location
 
 # The Assert message of a guarded read starts with this; `@function` turns the failure
 # into an UndefinedVariableError.
@@ -72,7 +73,7 @@ def flag_of(value):
     """The 'defined' flag of a state value: False for an Undefined, its registered flag
     for a maybe-defined tensor, True otherwise. Built in the current control-flow
     context (a branch or loop body)."""
-    if isinstance(value, (Undefined, UndefinedReturnValue)):
+    if isinstance(value, (Undefined, UndefinedReturnValue, PartialReturn)):  # (PartialReturn: of None)
         return gc.constant(False)
     info = lookup(value)
     return info.flag if info is not None else gc.constant(True)
@@ -107,15 +108,51 @@ def guard(value):
 def retval(value, returned=True, fn_name: str = "the function", line: int = 0):
     """A function's result: None when no `return` ran. When whether one ran is known only
     at run time (`returned` is a tensor: a path through an `if` or loop on a tensor falls
-    off the end), each tensor of the result is marked as defined only where `returned`
-    is true: `@function` gives None for such a run, and a caller that uses the result
-    fails at run time naming it (Python would use None)."""
-    if isinstance(value, UndefinedReturnValue):
-        return None
-    if isinstance(returned, gc.Tensor) and not _statically_true(returned):
-        for leaf in _tensor_leaves(value):
-            mark(leaf, returned, f"the value returned by {fn_name}", line, is_return=True)
+    off the end or returns None), each tensor of the result is marked as defined only
+    where a value was returned: `@function` gives None for such a run; a converted caller
+    refuses such a result (conversion.converted_call), since it could not test it for
+    None while the graph is built. Python values returned on some paths only
+    (PartialReturn) are kept where every path returns them, refused otherwise."""
+    if isinstance(value, UndefinedReturnValue) or (isinstance(value, PartialReturn) and value.value is None):
+        return None  # no return ran, or `return None` on the paths where one did
+    always = not isinstance(returned, gc.Tensor) or _statically_true(returned)
+    value = _settle(value, always, fn_name, line)
+    for leaf in _tensor_leaves(value):
+        info = lookup(leaf)
+        flag = returned
+        if info is not None and not info.is_return:  # None was returned where its flag is false
+            flag = info.flag if always else gc.logical_and(info.flag, returned)
+        elif always:
+            continue
+        mark(leaf, flag, f"the value returned by {fn_name}", line, is_return=True)
     return value
+
+
+def _settle(value, always: bool, fn_name: str, line: int):
+    """`value` with its PartialReturn parts (Python values returned on some paths) replaced
+    by what they hold when every path returns, refused otherwise."""
+    if isinstance(value, PartialReturn):
+        if always:
+            return value.value
+        raise StagingError(
+            f"{fn_name} returns {value.value!r} on some paths and None (no return) on others, and which one is known "
+            f"only when the graph runs (line {line}); a graph can leave out a tensor or a number there, not a "
+            f"Python {type(value.value).__name__}. Return a number (e.g. a code), or return on every path.")
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (PartialReturn, list, tuple, dict)) for v in value):
+        items = [_settle(v, always, fn_name, line) for v in value]
+        return type(value)(items) if type(value) in (list, tuple) else type(value)(*items)  # (namedtuples)
+    if isinstance(value, dict) and any(isinstance(v, (PartialReturn, list, tuple, dict)) for v in value.values()):
+        return {k: _settle(v, always, fn_name, line) for k, v in value.items()}
+    return value
+
+
+def may_be_none(value) -> bool:
+    """Whether a function's result (from `retval`) is None on paths chosen at run time."""
+    for leaf in _tensor_leaves(value):
+        info = lookup(leaf)
+        if info is not None and info.is_return and not _statically_true(info.flag):
+            return True
+    return False
 
 
 def _statically_true(flag) -> bool:

@@ -16,7 +16,7 @@ from graphcore.errors import StagingError
 from graphcore.ops._helpers import is_python_number, is_weak, join_kinds
 
 from . import effects
-from .variables import Undefined, UndefinedReturnValue
+from .variables import PartialReturn, Undefined, UndefinedReturnValue
 
 
 def is_tensor(x) -> bool:
@@ -220,6 +220,8 @@ def describe(value) -> str:
         return f"a {value.dtype} tensor"
     if isinstance(value, (Undefined, UndefinedReturnValue)):
         return "undefined"
+    if isinstance(value, PartialReturn):
+        return f"{'None' if value.value is None else describe(value.value)} on some paths, not returned yet on others"
     return f"a Python {type(value).__name__}"
 
 

@@ -16,8 +16,8 @@ from typing import Callable, Sequence
 
 from graphcore.errors import StagingError
 
-from .staging import describe, location
-from .variables import Undefined, is_undefined
+from .staging import describe, is_special, location
+from .variables import Undefined, is_undefined, returned_none
 
 CONTENTS_SUFFIX = "[:]"
 
@@ -157,8 +157,8 @@ class FlatState:
             if t is None:
                 out.append(v)
                 continue
-            if is_undefined(v):  # a return value set as a tuple on some path only
-                out += [v] * len(_leaves(t))
+            if is_undefined(v) or (is_special(name) and returned_none(v)):
+                out += [v] * len(_leaves(t))  # a return value set as a tuple on some path only
                 continue
             if missing_keys and adds_keys(v, t):
                 out += [x for k, sub in t.items() for x in (_leaves(v[k]) if k in v else
@@ -204,8 +204,10 @@ class FlatState:
                 k += 1
                 continue
             n = 1 if t is None else len(_leaves(t))
-            if t is None and k < len(flat_a) and is_undefined(flat_a[k]) != is_undefined(flat_b[k]):
-                other = flat_b[k] if is_undefined(flat_a[k]) else flat_a[k]
+            unset = [is_undefined(v) or (is_special(self._names[i]) and returned_none(v)) for v in
+                     (flat_a[k], flat_b[k])] if k < len(flat_a) else [False, False]
+            if t is None and unset[0] != unset[1]:  # (a tuple returned on one path, None on another)
+                other = flat_b[k] if unset[0] else flat_a[k]
                 if is_container(other):
                     t, learnt = other, True
             elif (t is None and k < len(flat_a) and is_container(flat_a[k]) and flat_a[k] is not flat_b[k]

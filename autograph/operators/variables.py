@@ -47,6 +47,35 @@ class UndefinedReturnValue:
         return "UndefinedReturnValue()"
 
 
+class PartialReturn:
+    """A Python value (not a tensor: a str, None, an object) returned on some paths of an
+    `if` on a tensor and not yet on the others. It becomes the return value when every
+    path returns the same value; `retval` refuses it when some path returns nothing."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"PartialReturn({self.value!r})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, PartialReturn):
+            return NotImplemented
+        try:
+            return self.value is other.value or bool(self.value == other.value)
+        except Exception:  # noqa: BLE001 (an object whose == is not a bool: different)
+            return False
+
+    __hash__ = None
+
+
+def returned_none(value) -> bool:
+    """A returned value that is None where a `return` ran (`return`, `return None`)."""
+    return value is None or (isinstance(value, PartialReturn) and value.value is None)
+
+
 def raise_undefined(u: Undefined):
     where = f" (it may be left undefined by the statement at line {u.lineno})" if u.lineno else ""
     raise UndefinedVariableError(
@@ -69,4 +98,4 @@ def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, UndefinedReturnValue))
 
 
-__all__ = ["Undefined", "UndefinedReturnValue", "ld", "is_undefined"]
+__all__ = ["Undefined", "UndefinedReturnValue", "PartialReturn", "returned_none", "ld", "is_undefined"]

@@ -294,3 +294,91 @@ def invariant_minus_itself_in_loop_test(n, xs):
         k += 1
         for v in xs:
             print('L1:', n)
+
+
+# -- `return` of None and of Python values on paths chosen at run time ----------------------
+
+def early_bare_return(x):
+    if x > 0:
+        return
+    y = x * 2
+    return y
+
+
+def none_or_value(x):
+    if x > 5:
+        return
+    if x > 0:
+        return x
+    return x * 3
+
+
+def returns_none_inside_loop(n):
+    s = 0
+    for i in range(n):
+        if s > 5:
+            return
+        s += i
+    return s
+
+
+def returns_none_or_index_inside_loop(n):
+    i = 0
+    while i < n:
+        if i == 7:
+            return None
+        if i * i > 20:
+            return i
+        i += 1
+    return None
+
+
+def tuple_or_none(x):
+    if x > 0:
+        return
+    return x, x * 2
+
+
+def same_string_on_every_path(x):
+    if x == 1:
+        return 'small', x
+    return 'small', -x
+
+
+def searches_then_returns(n):
+    i = 0
+    while i < n:
+        if i > 3:
+            return i
+        i += 1
+    return -1
+
+
+def calls_search(n):
+    return searches_then_returns(n) * 2
+
+
+def maybe_value(x):
+    if x > 0:
+        return x
+
+
+def uses_maybe_value(x):
+    r = maybe_value(x)
+    return r is None
+
+
+def string_on_one_path(x):
+    if x > 0:
+        return 'positive'
+    return 'other'
+
+
+def pops_in_loop(n):
+    stack = [1, 2, 3, 4]
+    total = 0
+    i = 0
+    while i < n:
+        total += stack.pop()
+        i += 1
+    return total

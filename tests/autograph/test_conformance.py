@@ -44,6 +44,13 @@ CASES = [
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 3)),
     (cp.prints_before_a_python_raise, (np.array([0.25, 2.0]), 4)),
     (cp.invariant_minus_itself_in_loop_test, (I64(2), np.array([0, 2, -3], dtype=np.int64))),
+    (cp.early_bare_return, (F64(1.0),)), (cp.early_bare_return, (F64(-1.0),)),
+    (cp.none_or_value, (F64(6.0),)), (cp.none_or_value, (F64(2.0),)), (cp.none_or_value, (F64(-2.0),)),
+    (cp.returns_none_inside_loop, (I64(3),)), (cp.returns_none_inside_loop, (I64(8),)),
+    (cp.returns_none_or_index_inside_loop, (I64(10),)), (cp.returns_none_or_index_inside_loop, (I64(2),)),
+    (cp.tuple_or_none, (F64(1.0),)), (cp.tuple_or_none, (F64(-1.0),)),
+    (cp.same_string_on_every_path, (F64(1.0),)), (cp.same_string_on_every_path, (F64(2.0),)),
+    (cp.calls_search, (I64(9),)), (cp.calls_search, (I64(2),)),
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
@@ -113,3 +120,16 @@ def test_destructuring_case_is_refused():
 def test_dict_key_added_on_one_path_only_is_refused():
     with pytest.raises(StagingError, match="a dict may gain a key only if every branch adds it"):
         function(cp.dict_item_one_branch)(I64(1))
+
+
+@pytest.mark.parametrize("f,match", [
+    # which of two Python values is returned is decided when the graph runs
+    (cp.string_on_one_path, "returned value is a Python str 'other' on one path and a Python str 'positive'"),
+    # a helper that returns None on a path chosen at run time: its caller cannot test for None
+    (cp.uses_maybe_value, "maybe_value .* returns None on some paths"),
+    # `pop` in a loop on a tensor would run once, while the graph is built
+    (cp.pops_in_loop, "'stack' is a list of 4 elements before the loop but a list of 3"),
+])
+def test_run_time_choices_the_graph_cannot_make_are_refused(f, match):
+    with pytest.raises(StagingError, match=match):
+        function(f)(I64(2))
