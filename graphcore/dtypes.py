@@ -91,11 +91,22 @@ def as_dtype(value) -> DType:
         raise TypeError(f"cannot interpret {value!r} as a dtype") from None
     if npd in _BY_NP:
         return _BY_NP[npd]
-    if npd.kind in "iu":
-        return int64
-    if npd.kind == "f":
-        return float64
+    if npd.kind in "iufc":
+        raise TypeError(unsupported_numpy_dtype(npd, None))
     raise TypeError(f"numpy dtype {npd} has no graph dtype; cast to one of int32, int64, float32, float64, bool")
+
+
+def unsupported_numpy_dtype(dtype, subject: str | None = "the value") -> str:
+    """Why a numpy dtype without a graph dtype (uint8, int8, int16, float16, complex, ...)
+    is refused rather than widened: numpy's arithmetic in it (an int8 that wraps at 127,
+    a float16's rounding) would silently differ in the graph. `subject` names the value
+    (None: the dtype itself was asked for)."""
+    d = np.dtype(dtype)
+    what = f"numpy dtype {d} has no graph dtype" if subject is None else \
+        f"{subject} is a numpy {d} value, which a graph cannot hold"
+    return (f"{what}: graphs hold bool, int32, int64, float32 and float64, and widening it would change what numpy "
+            f"computes ({d} arithmetic wraps or rounds differently). Cast it first, e.g. value.astype(np.int64) or "
+            "value.astype(np.float64).")
 
 
 def dtype_of_value(value) -> DType:
@@ -107,6 +118,8 @@ def dtype_of_value(value) -> DType:
     if isinstance(value, float):
         return float64
     if isinstance(value, (np.ndarray, np.generic)):
+        if value.dtype not in _BY_NP:
+            raise TypeError(unsupported_numpy_dtype(value.dtype))
         return as_dtype(value.dtype)
     if isinstance(value, (list, tuple)):
         return as_dtype(np.asarray(value).dtype)

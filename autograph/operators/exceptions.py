@@ -82,6 +82,12 @@ def raise_stmt(exc, cause=_NO_CAUSE):
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
 
 
+def check(test, exc: BaseException) -> None:
+    """Raise `exc` when the graph runs if the bool tensor `test` is false there (Python's
+    own check, e.g. range()'s step, on a value known only then)."""
+    _stage_failure(test, f"{type(exc).__name__}: {exc}", exc)
+
+
 def stage_exception(exc: BaseException) -> None:
     """`exc`, raised while tracing a graph branch or loop body, happens when that path runs."""
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)

@@ -15,6 +15,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
+from . import exceptions
 from .staging import is_number, is_tensor, to_tensor
 
 
@@ -46,7 +47,12 @@ class TensorRange(GraphIterable):
     """`range(...)` with a tensor bound."""
 
     def __init__(self, start, limit, delta):
+        if not is_tensor(delta) and delta == 0:
+            builtins.range(0, 1, delta)  # Python's ValueError
         self.start, self.limit, self.delta = (to_tensor(v, gc.int64) for v in (start, limit, delta))
+        if is_tensor(delta):
+            exceptions.check(gc.not_equal(self.delta, to_tensor(0, gc.int64)),
+                             ValueError("range() arg 3 must not be zero"))
 
     def length(self):
         start, limit, delta = self.start, self.limit, self.delta

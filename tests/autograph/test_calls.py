@@ -280,3 +280,37 @@ def test_grad_of_a_decorated_function():
     df = autograph.grad(decorated)
     np.testing.assert_allclose(df(np.float64(2.0)), 2.0)
     np.testing.assert_allclose(df(np.float64(2.0)), central_difference(decorated, 2.0), rtol=1e-6)
+
+
+# -- helpers defined in a module whose source lives only in linecache (IPython cells) ----------
+
+CELL = '''
+import numpy as np
+
+def relu(v):
+    if v > 0:
+        return v
+    return 0.0 * v
+
+def f(x):
+    s = 0.0
+    for i in range(3):
+        s += relu(x - i)
+    return s
+'''
+
+
+def _cell_function(name: str):
+    import linecache
+
+    filename = "<ipython-input-7-cell>"
+    linecache.cache[filename] = (len(CELL), None, CELL.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(CELL, filename, "exec"), namespace)  # noqa: S102 (a test module's own text)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("x", [1.5, -0.5, 2.75])
+def test_a_helper_defined_in_a_notebook_cell_is_converted(x):
+    f = _cell_function("f")
+    assert function(f)(np.float64(x)) == f(np.float64(x))

@@ -48,3 +48,33 @@ def test_a_kernel_value_error_is_a_value_error_and_an_execution_error():
     with pytest.raises(ValueError) as caught:
         Session(g).run(y, {x: np.ones(2)})
     assert isinstance(caught.value, gc.ExecutionError) and caught.value.op.type == "Reshape"
+
+
+def _range_with_step(n, k):
+    out = 0
+    for i in range(0, n, k):
+        out += i
+    return out
+
+
+@pytest.mark.parametrize("k", [np.int64(0), 0])
+def test_a_zero_range_step_raises_value_error_as_in_python(k):
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+        function(_range_with_step)(np.int64(10), k)
+    assert function(_range_with_step)(np.int64(10), np.int64(3)) == _range_with_step(10, 3)
+
+
+def _int8_sum(n):
+    y = np.int8(100)
+    while n > 0:
+        y = y + np.int8(100)
+        n -= 1
+    return y
+
+
+def test_numpy_dtypes_a_graph_cannot_hold_are_refused_not_widened():
+    # in numpy, int8 100 + 100 wraps to -56; widened to int64 it would silently be 200
+    with pytest.raises(TypeError, match="numpy int8 value, which a graph cannot hold"):
+        function(_int8_sum)(np.int64(1))
+    with pytest.raises(TypeError, match="argument 'n' of _int8_sum is a numpy uint8 value"):
+        function(_int8_sum)(np.uint8(1))
