@@ -14,6 +14,7 @@ def constructs(program: Program) -> set[str]:
     """The constructs a program uses (for coverage statistics): AST node types and a few
     shapes that matter here, such as `return` inside a loop or and/or on plain values."""
     func = program.function_node()
+    helpers = {n.name for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef)} - {func.name}
     found = set()
     for node in ast.walk(func):
         found.add(type(node).__name__)
@@ -33,6 +34,11 @@ def constructs(program: Program) -> set[str]:
             found.add("and_or_on_values")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
             found.add("print")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            found.add("helper_call")
+        if isinstance(node, ast.Return) and (node.value is None or (isinstance(node.value, ast.Constant)
+                                                                   and node.value.value is None)):
+            found.add("return_none")
     if not isinstance(func.body[-1], ast.Return):
         found.add("may_fall_off")
     for a in program.args:

@@ -26,6 +26,10 @@ converter bug rather than noise:
   graph runs, on every path that reaches them).
 - exceptions: `raise ValueError(...)` and `assert` under a condition, so a converted program must
   raise exactly where Python does (a staged raise fails the run only on the path that raises).
+- returns: of values, and sometimes a bare `return` / `return None` (the call gives None on that
+  path, as when the function falls off its end).
+- helpers: module-level functions (with an `if` or a loop with an early return) called from
+  expressions; they return a number on every path, and are converted when `f` calls them.
 
 Deliberately left out: reading possibly-undefined variables, containers, recursion.
 """
@@ -99,7 +103,13 @@ class Program:
         return len(ast.unparse(self.function_node()).splitlines())
 
     def function_node(self) -> ast.FunctionDef:
-        return next(n for n in ast.parse(self.source).body if isinstance(n, ast.FunctionDef))
+        return next(n for n in ast.parse(self.source).body if isinstance(n, ast.FunctionDef)
+                    and n.name == self.func_name)
+
+    def helpers_source(self) -> str:
+        """The module's other functions (helpers `f` calls), as source."""
+        return "".join(ast.unparse(n) + "\n\n\n" for n in ast.parse(self.source).body
+                       if isinstance(n, ast.FunctionDef) and n.name != self.func_name)
 
 
 def value_source(v) -> str:
@@ -111,9 +121,9 @@ def value_source(v) -> str:
     return repr(v)
 
 
-def module_source(func: ast.FunctionDef) -> str:
-    """The module text of a program: the imports and the function."""
-    return "import math\n\nimport numpy as np\n\n\n" + ast.unparse(func) + "\n"
+def module_source(func: ast.FunctionDef, helpers: str = "") -> str:
+    """The module text of a program: the imports, the helper functions and the function."""
+    return "import math\n\nimport numpy as np\n\n\n" + helpers + ast.unparse(func) + "\n"
 
 
 def generate(seed: int) -> Program:
@@ -166,6 +176,7 @@ class _Generator:
     assigned: list = field(default_factory=list)   # a stack of name sets, one per open loop
     labels: int = 0
     counters: int = 0
+    helpers: dict = field(default_factory=dict)    # kind -> (name, source)
 
     # -- the function ---------------------------------------------------------------------
     def function(self) -> tuple[str, tuple]:
@@ -180,7 +191,8 @@ class _Generator:
             self.emit(1, self.return_stmt(end, _Ctx()))
         text = f"def f({', '.join(params)}):\n" + "\n".join(self.lines) + "\n"
         func = ast.parse(text).body[0]
-        return module_source(func), tuple(args)
+        helpers = "".join(source + "\n\n" for _, source in self.helpers.values())
+        return module_source(func, helpers), tuple(args)
 
     def parameters(self):
         r = self.rng
@@ -252,6 +264,8 @@ class _Generator:
     def jump(self, scope, ctx) -> str:
         choices = ["return"] + (["break", "continue"] if ctx.loop_depth else [])
         what = self.rng.choice(choices)
+        if what == "return" and self.rng.random() < 0.15:
+            return self.rng.choice(["return", "return None"])  # the call gives None on this path
         return self.return_stmt(scope, ctx) if what == "return" else what
 
     def statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
@@ -579,10 +593,13 @@ class _Generator:
                  "len": 0.3 if kind == INT and self.arrays else 0, "math": 0.35,
                  # (a Python int times a numpy bool is an int64: int32 programs would mix dtypes)
                  "boolnum": 0.3 if kind == FLOAT or self.int_dtype is np.int64 else 0,
-                 "bits": 0.4 if kind == INT else 0, "divmod": 0.15 if kind == INT else 0}
+                 "bits": 0.4 if kind == INT else 0, "divmod": 0.15 if kind == INT else 0, "call": 0.35}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
         if form == "atom":
             return self.atom(kind, scope, prefer_tensor)
+        if form == "call":
+            a = sub()
+            return _join(f"{self.helper(kind)}({a.text})", 2 * a.bound + 20, a)
         if form == "boolnum":  # a bool counts as 0 or 1 next to a number, as in Python and numpy
             a, c = sub(), self.bool_expr(scope, max(depth - 1, 0))
             text = f"({a.text} + {c.text})" if r.random() < 0.5 else f"({a.text} * {c.text})"
@@ -661,6 +678,25 @@ class _Generator:
                 return _join(f"int({a.text})", a.bound, a)
             return self.atom(kind, scope, prefer_tensor)
         return _E(f"len({r.choice(list(self.arrays))})", 5)
+
+    def helper(self, kind: str) -> str:
+        """The name of a module-level function of one `kind` argument giving that kind (made
+        on first use); |result| <= 2 |argument| + 20."""
+        if kind not in self.helpers:
+            r = self.rng
+            name = f"h{len(self.helpers)}"
+            lit = (lambda: r.choice([1, 2, 3, 5])) if kind == INT else (lambda: r.choice([0.5, 1.5, 2.0, 0.25]))
+            c1, c2, c3 = lit(), lit(), lit()
+            if r.random() < 0.5:
+                body = (f"    if a > {c1}:\n        return a - {c2}\n"
+                        f"    {'elif' if r.random() < 0.5 else 'if'} a < -{c1}:\n        return {c3} - a\n"
+                        f"    return a * {r.choice([2, -1]) if kind == INT else r.choice([0.5, 2.0, -1.0])}\n")
+            else:  # a loop with an early return; every path returns a number
+                zero = "0" if kind == INT else "0.0"
+                body = (f"    s = {zero}\n    for i in range(3):\n        if s > a:\n            return s - {c2}\n"
+                        f"        s = s + {c1}\n    return a + s\n")
+            self.helpers[kind] = (name, f"def {name}(a):\n{body}")
+        return self.helpers[kind][0]
 
     def bool_expr(self, scope: dict, depth: int) -> _E:
         r = self.rng

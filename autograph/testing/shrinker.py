@@ -67,7 +67,7 @@ def _candidates(program: Program) -> Iterator[Program]:
                 new_func, args = variant, program.args
             ast.fix_missing_locations(new_func)
             try:
-                source = module_source(new_func)
+                source = module_source(new_func, program.helpers_source())
                 compile(source, "<candidate>", "exec")
             except (SyntaxError, ValueError):
                 continue

@@ -107,8 +107,8 @@ def test_generator_covers_the_grammar():
     wanted = {"If": 0.5, "else": 0.3, "elif": 0.1, "While": 0.2, "for_range": 0.3, "for_array": 0.04,
               "range_step": 0.05, "break_in_loop": 0.1, "continue_in_loop": 0.1, "return_in_loop": 0.1,
               "IfExp": 0.1, "BoolOp": 0.3, "and_or_on_values": 0.03, "Not": 0.1, "AugAssign": 0.2, "print": 0.2,
-              "tuple_return": 0.2, "may_fall_off": 0.05, "arg int64": 0.3, "arg int32": 0.05, "arg float64": 0.2,
-              "arg int": 0.2, "arg float": 0.05}
+              "tuple_return": 0.2, "may_fall_off": 0.05, "helper_call": 0.1, "return_none": 0.03,
+              "arg int64": 0.3, "arg int32": 0.05, "arg float64": 0.2, "arg int": 0.2, "arg float": 0.05}
     low = {c: f"{counts[c] / len(SEEDS):.0%} < {share:.0%}" for c, share in wanted.items()
            if counts[c] < share * len(SEEDS)}
     assert not low, low
