@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import statistics
 import sys
 import time
@@ -84,6 +85,7 @@ def measure(sample, quick: bool = False) -> dict:
 
 
 def main(quick: bool = False) -> list[dict]:
+    load = os.getloadavg()[0]
     rows = [measure(s, quick) for s in available_samples()]
     head = (f"{'sample':<20}{'ops':>12}{'trace ms':>10}{'1st call':>10}{'opt ms':>8}{'opt/trace':>10}{'opt/1st':>8}"
             f"{'retrace ms':>11}{'off ms':>9}{'on ms':>9}{'speed-up':>9}")
@@ -101,6 +103,9 @@ def main(quick: bool = False) -> list[dict]:
           f"{max(r['cost'] for r in rows):.1%} of the first call's convert + trace at most "
           f"({max(r['cost_first'] for r in rows):.1%} of the whole first call); steady-call speed-up "
           f"geometric mean {geo:.2f}x")
+    # the optimizer's few milliseconds and the steady calls' waits for the pool's threads suffer most from
+    # other work on the machine: figures taken at a load above the cores' number say little
+    print(f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
     return rows
 
 

@@ -148,3 +148,42 @@ def test_root_ops_are_always_live_without_a_top_level_switch():
     walked = [op.name for op in g.get_operations() if op.ctx is None and st.may_be_dead(op)]
     assert walked and walked == [op.name for op in g.get_operations()
                                  if op.ctx is None and id(op) in state_module.may_be_dead(g)]
+
+
+def _chain(n):
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        for _ in range(n):
+            x = x + 1.0
+    return g
+
+
+@pytest.mark.parametrize("hint", [0, 5, 60, 150, 299, 400])
+def test_an_insertion_finds_its_anchor_wherever_the_last_one_was(hint):
+    ops = _chain(200).get_operations()
+    assert len(ops) > 200
+    for k in (0, 3, 70, 149, 150, 151, 199, len(ops) - 1):
+        assert graph_module._index_near(ops, ops[k], hint) == k
+    with pytest.raises(ValueError):
+        graph_module._index_near(ops, object(), hint)
+
+
+def test_ops_inserted_far_before_and_after_the_last_insertion_stand_before_their_anchors():
+    g = _chain(100)
+    anchors = [op for op in g.get_operations() if op.type == "Add"]
+    for anchor in [anchors[90], anchors[2], anchors[95], anchors[50]]:  # far apart, both ways
+        with g.inserting_before(anchor):
+            c = gc.constant(2.0)
+        ops = g.get_operations()
+        assert ops.index(c.op) == ops.index(anchor) - 1
+
+
+def test_positions_are_list_index_however_many_are_asked():
+    ops = _chain(20).get_operations()
+    position = state_module.Positions(ops)
+    stranger = _chain(1).get_operations()[-1]
+    for k in [5, 0, len(ops) - 1, 7, 7, 30]:  # the first two searched, the rest numbered
+        assert position(ops[k]) == k
+    assert position(stranger) == len(ops)
+    assert state_module.Positions(ops)(stranger) == len(ops)
