@@ -79,6 +79,10 @@ def value_and_grad(f, argnums=0):
 
     @functools.wraps(target)
     def traced(*args, **kwargs):
+        # inlined into another trace, a differentiated argument may be a numpy value (a
+        # constant of that trace): differentiate with respect to it as a tensor
+        args = tuple(gc.constant(a) if i in nums and isinstance(a, (np.ndarray, np.generic)) else a
+                     for i, a in enumerate(args))
         out = _converted(f)(*args, **kwargs)
         if not isinstance(out, gc.Tensor):
             out = gc.constant(out, dtype=gc.float64)

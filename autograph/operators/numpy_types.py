@@ -1,6 +1,8 @@
 """numpy functions that numpy cannot dispatch to a graph tensor, in converted code: the
-scalar types as constructors (`np.float32(x)`, `np.int64(k)`), `np.arange(n)`, and
-`np.copy` (whose result is marked a fresh array). On Python and numpy values each is
+scalar types as constructors (`np.float32(x)`, `np.int64(k)`), `np.arange(n)`,
+`np.copy` (whose result is marked a fresh array), `np.array` / `np.asarray` of a list a
+graph loop appended to (its elements stacked), and `np.zeros` / `np.ones` / `np.full` of a
+shape a tensor decides. On Python and numpy values each is
 numpy's own."""
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ import numpy as np
 import graphcore as gc
 from graphcore.ops.python_math_ops import python_to_numpy_op
 
-from .staging import is_tensor, mark_copy
+from . import exceptions
+from .staged_lists import StagedList
+from .staging import is_tensor, mark_copy, to_tensor
 
 _SCALAR_TYPES = (np.float64, np.float32, np.int64, np.int32, np.bool_)
 
@@ -52,5 +56,59 @@ def copy_(a, *args, **kwargs):
     return mark_copy(np.copy(a, *args, **kwargs)) if is_tensor(a) else np.copy(a, *args, **kwargs)
 
 
+def _dims_in_graph(shape) -> bool:
+    return is_tensor(shape) or (isinstance(shape, (tuple, list)) and builtins.any(is_tensor(d) for d in shape))
+
+
+def _filled_overload(numpy_fn, value):
+    """np.zeros / np.ones (value given) or np.full (value the second argument) with a
+    shape a tensor decides: a graph Fill, numpy's dtype (float64 unless given; np.full
+    takes the fill value's)."""
+    def overload(shape, *args, **kwargs):
+        names = ("dtype", "order") if value is not None else ("fill_value", "dtype", "order")
+        given = dict(zip(names, args), **kwargs)
+        fill_value = value if value is not None else given.get("fill_value")
+        if (not (_dims_in_graph(shape) or is_tensor(fill_value)) or builtins.len(args) > builtins.len(names)
+                or set(given) - set(names) or given.get("order", "C") != "C"):
+            return numpy_fn(shape, *args, **kwargs)  # numpy's, or numpy's own error
+        dtype = given.get("dtype")
+        if dtype is None:
+            dtype = gc.float64 if value is not None else (fill_value.dtype if is_tensor(fill_value) else
+                                                          gc.dtypes.dtype_of_value(np.asarray(fill_value)))
+        dims = [to_tensor(d, gc.int64) for d in (shape if isinstance(shape, (tuple, list)) else (shape,))]
+        v = to_tensor(fill_value, gc.as_dtype(dtype))
+        out = gc.fill(gc.stack(dims), v if v.dtype == gc.as_dtype(dtype) else gc.cast(v, gc.as_dtype(dtype)))
+        out.weak = False
+        return mark_copy(out)
+    overload.__name__ = f"{numpy_fn.__name__}_"
+    overload.__doc__ = f"np.{numpy_fn.__name__} with a shape decided by a graph tensor."
+    return overload
+
+
+def _array_overload(numpy_fn):
+    def overload(*args, **kwargs):
+        if not args or not isinstance(args[0], StagedList) or builtins.len(args) > 1 or set(kwargs) - {"dtype"}:
+            return numpy_fn(*args, **kwargs)
+        return _list_array(args[0], kwargs.get("dtype"))
+    overload.__name__ = f"{numpy_fn.__name__}_"
+    overload.__doc__ = f"np.{numpy_fn.__name__} of a list a graph loop appended to: its elements stacked."
+    return overload
+
+
+def _list_array(staged: StagedList, dtype=None):
+    """np.array(acc): the elements stacked, as numpy stacks a list of equal-shaped arrays.
+    An empty list is numpy's float64 array of shape (0,): the same as the stack only for
+    float64 scalars, so for other elements an empty list fails the run, saying why."""
+    out = staged.stacked()
+    if staged.dtype != gc.float64 or staged.shape is None or builtins.len(staged.shape) != 0:
+        element = f"{staged.dtype}{list(staged.shape) if staged.shape is not None else ''}"
+        exceptions.check(gc.greater(staged.length(), gc.constant(np.int64(0))), ValueError(
+            f"np.array of an empty list is numpy's float64 array of shape (0,), not an empty stack of this list's "
+            f"{element} elements; test len(acc) first, or build the array with np.stack when the list is not empty"))
+    return out if dtype is None else gc.cast(out, gc.as_dtype(dtype))
+
+
 OVERLOADS = {T: _scalar_type_overload(T) for T in _SCALAR_TYPES}
-OVERLOADS.update({np.arange: arange_, np.copy: copy_})
+OVERLOADS.update({np.arange: arange_, np.copy: copy_, np.array: _array_overload(np.array),
+                  np.asarray: _array_overload(np.asarray), np.zeros: _filled_overload(np.zeros, 0),
+                  np.ones: _filled_overload(np.ones, 1), np.full: _filled_overload(np.full, None)})

@@ -8,9 +8,11 @@ tensor list, and behaves as the Python list would where the graph can say the sa
     acc[i]               the i-th element (i < 0 counts from the end)
     for v in acc         a graph loop over the elements
     np.stack(acc, axis)  the elements stacked
+    np.array(acc)        the same (numpy_types: an empty list fails the run unless its
+                         elements are float64 scalars, as numpy's empty array is float64)
     return acc           a Python list of numpy values, as the plain function returns
 
-Everything else a Python list can do (slicing, `acc * 2`, `np.array(acc)`, np.concatenate,
+Everything else a Python list can do (slicing, `acc * 2`, np.sum, np.concatenate,
 iterating in unconverted code) is refused with a TypeError that says what to write: a list whose length
 is only known when the graph runs cannot pretend to be a Python list there.
 """
@@ -74,8 +76,9 @@ class StagedList(GraphIterable):
     def __len__(self):
         raise TypeError(_ADVICE.format(what="len() outside converted code"))
 
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError(_ADVICE.format(what="np.array(...) of it") + " Use np.stack(acc) to get the array.")
+    def __array__(self, dtype=None, copy=None):  # (np.array in converted code stacks: numpy_types)
+        raise TypeError(_ADVICE.format(what="np.array(...) of it outside converted code") +
+                        " Use np.stack(acc) to get the array.")
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.stack:

@@ -72,3 +72,35 @@ def halving(n):
 def test_an_array_that_changes_dtype_in_a_loop_is_refused_at_its_line():
     with pytest.raises(StagingError, match=r"test_array_values.py:\d+: 'v' is int64 before the loop but float64"):
         function(halving)(np.int64(2))
+
+
+def _sieve(n):
+    is_prime = np.ones(n, dtype=bool)
+    is_prime[0] = False
+    is_prime[1] = False
+    i = 2
+    while i * i < n:
+        if is_prime[i]:
+            j = i * i
+            while j < n:
+                is_prime[j] = False
+                j += i
+        i += 1
+    return np.sum(is_prime)
+
+
+def _filled(n, m):
+    return np.zeros(n), np.ones((2, n), dtype=np.int32), np.full(m, 2.5), np.full((n, 1), m), np.zeros(3)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_sieve, (np.int64(30),)), (_sieve, (np.int64(2),)),
+    (_filled, (np.int64(3), np.int64(2))), (_filled, (np.int64(0), np.int64(1))),
+])
+def test_arrays_whose_shape_a_tensor_decides_match_numpy(fn, args):
+    check(fn, args)
+
+
+def test_a_negative_shape_from_a_tensor_raises_numpys_value_error():
+    with pytest.raises(ValueError):
+        function(_filled)(np.int64(-1), np.int64(2))

@@ -42,6 +42,27 @@ def two_appends_then_stack_on_axis_1(x, n):
     return np.stack(acc, axis=1)
 
 
+def array_of_list(x, n):
+    acc = []
+    for i in range(n):
+        acc.append(x)
+    return np.array(acc)
+
+
+def array_of_scalars(n):
+    acc = []
+    for i in range(n):
+        acc.append(i * 0.5)
+    return np.asarray(acc)
+
+
+def array_of_ints_as_float32(n):
+    acc = []
+    for i in range(n):
+        acc.append(i * 2)
+    return np.array(acc, dtype=np.float32)
+
+
 @pytest.mark.parametrize("fn, args", [
     (collect_rows, (np.arange(3.0), np.int64(4))),
     (collect_rows, (np.arange(3.0), np.int64(0))),
@@ -49,6 +70,9 @@ def two_appends_then_stack_on_axis_1(x, n):
     (conditional_append, (np.array([1.0, 2.0]), np.int64(5))),
     (conditional_append, (np.array([1.0, 2.0]), np.int64(0))),
     (two_appends_then_stack_on_axis_1, (np.arange(2.0), np.int64(3))),
+    (array_of_list, (np.arange(2.0), np.int64(3))),
+    (array_of_scalars, (np.int64(4),)), (array_of_scalars, (np.int64(0),)),
+    (array_of_ints_as_float32, (np.int64(3),)),
 ])
 def test_lists_built_in_graph_loops_match_python(fn, args):
     """Values, dtypes and structure (a list stays a list) exactly as plain Python."""
@@ -71,11 +95,11 @@ def slice_of_list(x, n):
     return acc[1:]
 
 
-def array_of_list(x, n):
+def sum_of_list(x, n):
     acc = []
     for i in range(n):
         acc.append(x)
-    return np.array(acc)
+    return np.sum(acc)
 
 
 def repeat_list(x, n):
@@ -87,9 +111,15 @@ def repeat_list(x, n):
 
 @pytest.mark.parametrize("fn, message", [
     (slice_of_list, "slicing a list built in a graph loop"),
-    (array_of_list, r"np.array\(...\) of it is not supported.*np.stack\(acc\)"),
+    (sum_of_list, r"np.sum\(...\) of it is not supported.*np.stack\(acc\) first"),
     (repeat_list, "unsupported operand"),
 ])
 def test_what_the_graph_cannot_say_about_such_a_list_is_refused(fn, message):
     with pytest.raises(TypeError, match=message):
         function(fn)(np.arange(2.0), np.int64(2))
+
+
+def test_np_array_of_an_empty_list_of_other_than_float_scalars_fails_the_run_saying_why():
+    # numpy gives a float64 array of shape (0,) whatever the elements would have been
+    with pytest.raises(ValueError, match="np.array of an empty list is numpy's float64 array of shape"):
+        function(array_of_list)(np.arange(2.0), np.int64(0))

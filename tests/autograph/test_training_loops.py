@@ -34,3 +34,29 @@ def test_optimizer_steps_in_a_graph_loop_match_eager_steps(make):
         opt_eager.apply_gradients([(2.0 * w_eager.value(), w_eager)])
     np.testing.assert_allclose(got, w_eager.value(), rtol=1e-10)
     assert np.all(np.abs(got) < np.abs(start))
+
+
+def _squared_error(w, x, y):
+    return np.sum((x @ w - y) ** 2)
+
+
+def _descend_from_a_numpy_start(x, y, steps):
+    w = np.ones(3)  # a numpy value, a constant of the trace: the gradient is with respect to it
+    grad = autograph.grad(_squared_error)
+    for _ in range(steps):
+        g = grad(w, x, y)
+        norm = np.sqrt(np.sum(g * g))
+        if norm > 1.0:
+            g = g / norm
+        w = w - 0.1 * g
+    return w
+
+
+def test_grad_with_respect_to_a_numpy_constant_inside_a_trace_matches_eager():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(10, 3)), rng.normal(size=10)
+    eager = _descend_from_a_numpy_start(x, y, np.int64(6))
+    np.testing.assert_allclose(autograph.function(_descend_from_a_numpy_start)(x, y, np.int64(6)), eager,
+                               rtol=1e-12)
+    first = autograph.function(lambda x, y: autograph.grad(_squared_error)(np.ones(3), x, y))(x, y)
+    np.testing.assert_allclose(first, autograph.grad(_squared_error)(np.ones(3), x, y), rtol=1e-12)
