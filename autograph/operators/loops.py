@@ -233,9 +233,9 @@ def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
 def _open_containers(get_state, set_state, names, init, after, line) -> FlatState:
     """Containers are carried item by item, except lists the body appends to."""
     templates = []
-    for a, b in zip(init, after):
+    for name, a, b in zip(names, init, after):
         grows = isinstance(a, list) and (isinstance(b, StagedList) or isinstance(b, list) and len(b) > len(a))
-        if is_undefined(a) and is_container(b):
+        if (is_undefined(a) or (is_special(name) and returned_none(a))) and is_container(b):
             templates.append(b)  # e.g. `return i, j` from inside the loop
         else:
             templates.append(a if is_container(a) and not grows else None)
@@ -275,6 +275,8 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
                 _, i, value = r.plan
                 state = state.open_leaf(i, value)
                 new = [_undefined_entry(state.names[i + k], x, line) for k, x in enumerate(leaves(value))]
+                if plan[i][0] == "py" and returned_none(plan[i][1]):  # None was returned before: flagged
+                    new = [(e[0], e[1], e[2], True) if e[0] == "t" else e for e in new]
                 plan[i:i + 1] = new
                 strong = {j + len(new) - 1 if j > i else j for j in strong}
             elif r.plan[0] == "partial":  # the real body returns None where the dry run did not return
@@ -377,6 +379,9 @@ class _Loop:
                     continue
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
+                if not entry[3] and is_special(name) and maybe_defined.needs_flag(v):
+                    # the real body returns None on a path the dry run did not take
+                    raise Replan(("retype", i, entry[1], True, entry[2]))
                 if is_value(v) and natural_dtype(v) != entry[1]:
                     self._check_kind(i, name, entry, v)
                 if i in self.weak and not is_weak(v):
@@ -402,6 +407,11 @@ class _Loop:
                               fill_dims(v)))
             elif kind == "py" and is_tensor(entry[1]) and v is not entry[1]:
                 raise Replan(("promote", i))
+            elif kind == "py" and is_special(name) and returned_none(entry[1]) and is_container(v):
+                raise Replan(("open", i, v))  # e.g. `return a, b` on the real body's other paths
+            elif kind == "py" and is_special(name) and returned_none(entry[1]) and is_value(v):
+                # None returned in the dry run, a value on the real body's other paths
+                raise Replan(("retype", i, natural_dtype(v), True, fill_dims(v)))
             elif kind == "py" and not same_python_value(v, entry[1]) and not (
                     is_special(name) and returned_none(v) and returned_none(entry[1])):
                 if is_value(v) and (is_number(entry[1]) or is_array_value(entry[1])):

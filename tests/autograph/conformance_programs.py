@@ -382,3 +382,24 @@ def pops_in_loop(n):
         total += stack.pop()
         i += 1
     return total
+
+
+def none_or_pair_in_loop(n):
+    k = 0
+    while k < 5:
+        k += 1
+        if k > 2:
+            return None  # (the loop's first trace, on k = 0, takes the other path)
+        if k > n:
+            return k, k * 2
+    return 0, 0
+
+
+def none_in_inner_loop_pair_in_outer(n):
+    for i in range(n):
+        for j in range(i):
+            if j > 1:
+                return
+        if i > 2:
+            return i, i * 2
+    return -1, -1
