@@ -23,7 +23,7 @@ from .errors import SourceNotFoundError
 from .operators.maybe_defined import may_be_none
 from .operators.py_builtins import OVERLOADS
 from .operators.staging import mark_copy
-from .operators.strings import str_format
+from .operators.strings import holds_tensor, str_format
 
 _DO_NOT_CONVERT = "__ag_do_not_convert__"
 # Top-level packages whose functions are always called as they are.
@@ -92,7 +92,7 @@ def converted_call(f, args, kwargs):
     if getattr(f, "__func__", None) is _TENSOR_COPY and type(f.__self__) is gc.Tensor:
         return mark_copy(f(*args, **(kwargs or {})))  # a fresh array: changing it in place changes nothing else
     if type(getattr(f, "__self__", None)) is str and f.__name__ == "format" and \
-            any(isinstance(a, gc.Tensor) for a in (*args, *(kwargs or {}).values())):
+            any(isinstance(a, gc.Tensor) or holds_tensor(a) for a in (*args, *(kwargs or {}).values())):
         return str_format(f.__self__, *args, **(kwargs or {}))  # "...".format(x): formatted when the graph runs
     if is_convertible(f):
         from .transpiler import convert  # noqa: PLC0415 (cycle: the transpiler emits calls to us)

@@ -15,7 +15,7 @@ from . import effects, math_functions, numpy_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor, is_weak, python_value, truth
-from .strings import ascii_, format_, repr_, str_
+from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
 def len_(x):
@@ -241,6 +241,7 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
     g = gc.get_default_graph()
     if g is None or file is not None:
         return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
+    values = [container_text(v) if holds_tensor(v) else v for v in values]  # `print([x])`: the items' values
     with g.control_dependencies(effects.dependencies()):
         op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n")
     effects.record(op)

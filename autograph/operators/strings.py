@@ -21,9 +21,65 @@ _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conve
 
 def format_string(*pieces):
     """The f-string of `pieces`: literal strings and (value, conversion, spec) triples."""
-    if not any(isinstance(p, tuple) and is_tensor(p[0]) for p in pieces):
+    if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0])) for p in pieces):
         return "".join(p if isinstance(p, str) else _format(*p) for p in pieces)
-    return FormattedString(p if isinstance(p, str) else _piece(p[0], _CONVERSIONS[p[1]], str(p[2])) for p in pieces)
+    out = []
+    for p in pieces:
+        out += [p] if isinstance(p, str) else _field(p[0], _CONVERSIONS[p[1]], str(p[2]))
+    return FormattedString(out)
+
+
+def holds_tensor(value) -> bool:
+    """A list, tuple or dict with a graph tensor somewhere inside."""
+    if isinstance(value, (list, tuple)):
+        return any(is_tensor(v) or holds_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_tensor(v) or holds_tensor(v) for v in value.values())
+    return False
+
+
+def container_text(value) -> FormattedString:
+    """`str(value)` of a container holding tensors, as Python shows it: the items' reprs
+    (np.int32(4) for a numpy scalar, 4 for a Python number), formatted when the graph runs."""
+    pieces: list = []
+
+    def add(v):
+        if is_tensor(v):
+            pieces.append(_piece(v, "r", ""))
+        elif holds_tensor(v):
+            walk(v)
+        else:
+            pieces.append(builtins.repr(v))
+
+    def walk(c):
+        if isinstance(c, dict):
+            pieces.append("{")
+            for i, (k, v) in enumerate(c.items()):
+                pieces.append((", " if i else "") + builtins.repr(k) + ": ")
+                add(v)
+            pieces.append("}")
+            return
+        opening, closing = ("[", "]") if isinstance(c, list) else ("(", ",)" if len(c) == 1 else ")")
+        if type(c) not in (list, tuple):  # a namedtuple shows its field names
+            opening, closing = type(c).__name__ + "(", ")"
+        pieces.append(opening)
+        for i, v in enumerate(c):
+            if i:
+                pieces.append(", ")
+            if type(c) not in (list, tuple):
+                pieces.append(c._fields[i] + "=")
+            add(v)
+        pieces.append(closing)
+
+    walk(value)
+    return FormattedString(pieces)
+
+
+def _field(value, conversion: str, spec: str) -> list:
+    """The pieces of one formatted field (several for a container holding tensors)."""
+    if holds_tensor(value) and conversion in ("", "s", "r") and not spec:
+        return list(container_text(value).parts)
+    return [_piece(value, conversion, spec)]
 
 
 def _format(value, conversion: int, spec: str) -> str:
@@ -33,15 +89,15 @@ def _format(value, conversion: int, spec: str) -> str:
 def str_(*args, **kwargs):
     """`str(t)` of a tensor: its value as text when the graph runs (where a Print prints
     it); Python's str otherwise."""
-    if len(args) == 1 and not kwargs and is_tensor(args[0]):
-        return FormattedString([_piece(args[0], "s", "")])
+    if len(args) == 1 and not kwargs and (is_tensor(args[0]) or holds_tensor(args[0])):
+        return FormattedString(_field(args[0], "s", ""))
     return builtins.str(*args, **kwargs)
 
 
 def repr_(obj):
     """`repr(t)` of a tensor: as Python shows the value when the graph runs (np.float64(1.5)
     for a numpy scalar, 1.5 for a Python number)."""
-    return FormattedString([_piece(obj, "r", "")]) if is_tensor(obj) else builtins.repr(obj)
+    return FormattedString(_field(obj, "r", "")) if is_tensor(obj) or holds_tensor(obj) else builtins.repr(obj)
 
 
 def ascii_(obj):
@@ -94,7 +150,7 @@ def str_format(template: str, *args, **kwargs):
         value, _ = formatter.get_field(field, args, kwargs)
         if spec and "{" in spec:  # a nested field: the spec is a format string of Python values
             spec = formatter.vformat(spec, args, kwargs)
-        pieces.append(_piece(value, conversion or "", spec or ""))
+        pieces += _field(value, conversion or "", spec or "")
     return _joined(pieces)
 
 
@@ -107,7 +163,7 @@ def percent_format(template, values):
     """`template % values` with tensors among the values: each printf-style field as the
     format spec Python's `%` would apply (`%d` of a float truncates it first, as `%` does)."""
     tensors = values.values() if isinstance(values, dict) else values if isinstance(values, tuple) else (values,)
-    if not isinstance(template, str) or not any(is_tensor(v) for v in tensors):
+    if not isinstance(template, str) or not any(is_tensor(v) or holds_tensor(v) for v in tensors):
         return template % values
     if isinstance(values, dict):
         lookup, items = values, None
@@ -132,7 +188,8 @@ def percent_format(template, values):
             if items is None or used >= len(items):
                 raise TypeError("not enough arguments for format string")
             value, used = items[used], used + 1
-        pieces.append(_percent_field(value, m.group("flags"), m.group("width") or "", m.group("prec"), kind))
+        field = _percent_field(value, m.group("flags"), m.group("width") or "", m.group("prec"), kind)
+        pieces += field if isinstance(field, list) else [field]
     pieces.append(template[pos:])
     if items is not None and used < len(items):
         raise TypeError("not all arguments converted during string formatting")
@@ -140,6 +197,8 @@ def percent_format(template, values):
 
 
 def _percent_field(value, flags: str, width: str, precision, kind: str):
+    if holds_tensor(value) and kind in "rs" and not width and precision is None:
+        return _field(value, kind, "")
     if not is_tensor(value):
         return ("%" + flags + width + ("." + precision if precision is not None else "") + kind) % (value,)
     align = "<" if "-" in flags else ""
@@ -149,7 +208,7 @@ def _percent_field(value, flags: str, width: str, precision, kind: str):
     if kind in "rsa":  # the text of the value, right-aligned unless `-`
         spec = (align or ">") + width + ("." + precision if precision is not None else "") if width or precision \
             else ""
-        return _piece(value, kind, spec)
+        return _field(value, kind, spec)
     if kind in "diouxXc":
         if value.dtype.is_floating:  # `%d` of a float: its int(), as Python's % gives
             value = int_of_float(value)

@@ -48,7 +48,19 @@ def array_print(v):
     return v
 
 
+Point = __import__("collections").namedtuple("Point", "x y")
+
+
+def container_prints(x, n):
+    k = np.int32(n) * 2
+    for i in range(n):
+        print(k, [k, i], (x,), {'x': x, 2: [i, None]}, Point(x, i))
+        print(f"{[x, 'a']} {(k,)!r}", str([x]), "{} {!r}".format([k], (x, 1)), "%s %r" % ([x], (i,)))
+    return x
+
+
 @pytest.mark.parametrize("fn, args", [
+    (container_prints, (np.float64(1.5), np.int64(2))), (container_prints, (np.float32(0.5), np.int64(1))),
     (loop_prints, (np.float64(1.0), np.int64(3))), (loop_prints, (np.float32(2.0), np.int64(0))),
     (branch_prints, (np.int64(2),)), (branch_prints, (np.int64(-2),)), (python_only, (np.int64(1),)),
     (array_print, (np.array([1.5, 2.25]),)),
