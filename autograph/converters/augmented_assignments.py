@@ -65,6 +65,7 @@ class InPlaceConverter(Converter):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.params: set[str] | None = None
+        self.local: set[str] = set()
         self.held: dict[str, int] = {}
 
     def visit_FunctionDef(self, node):
@@ -72,8 +73,29 @@ class InPlaceConverter(Converter):
             args = node.args
             self.params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs
                            + [a for a in (args.vararg, args.kwarg) if a is not None]}
+            self.local = _local_names(node) | self.params
             self.held = held_names(node, self.lineno)
         return self.generic_visit(node)
+
+
+def _local_names(fn: gast.FunctionDef) -> set[str]:
+    """Names the function binds (Python's locals), not those it declares global or
+    nonlocal: `G[k] = v` on any other name changes an outside object and must not make
+    `G` a local by rebinding it."""
+    stored, declared = set(), set()
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)):
+            stored.add(n.id)
+        elif isinstance(n, (gast.Global, gast.Nonlocal)):
+            declared |= set(n.names)
+        if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+            stored.add(n.name)
+            continue
+        if not isinstance(n, gast.Lambda):
+            todo.extend(gast.iter_child_nodes(n))
+    return stored - declared
 
 
 class AugmentedAssignmentTransformer(InPlaceConverter):

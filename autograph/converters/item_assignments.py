@@ -6,7 +6,8 @@ which makes `out[i] = ...` in a loop on a tensor a loop variable like any other.
 a dict or another object `ag__.setitem` is Python's own statement (and gives the same
 object back). Like `a op= b` on an array, a change another name, a container or the caller
 would see in Python is refused or warned about (operators/augmented.py). Other targets
-(`obj.a[k] = v`, `a, b[k] = ...`) keep their statement."""
+(`obj.a[k] = v`, `a, b[k] = ...`, an item of a global or closure variable) keep their
+statement."""
 from __future__ import annotations
 
 import gast
@@ -30,19 +31,20 @@ class ItemAssignmentTransformer(InPlaceConverter):
 
     def visit_Assign(self, node):
         self.generic_visit(node)
-        if len(node.targets) != 1 or not _named_item(node.targets[0]):
+        if len(node.targets) != 1 or not _named_item(node.targets[0], self.local):
             return node
         return self._rewrite(node, node.targets[0], node.value, None)
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
-        if not _named_item(node.target) or type(node.op) not in OPERATORS:
+        if not _named_item(node.target, self.local) or type(node.op) not in OPERATORS:
             return node
         return self._rewrite(node, node.target, node.value, OPERATORS[type(node.op)])
 
 
-def _named_item(target) -> bool:
-    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+def _named_item(target, local) -> bool:
+    """`y[k]` on a local name (an outside object's item assignment stays Python's)."""
+    return isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name) and target.value.id in local
 
 
 def transform(node, ctx):

@@ -208,3 +208,32 @@ def test_a_value_changed_through_nonlocal_in_graph_control_flow_is_refused(fn, a
         with pytest.raises(StagingError, match=rf"returns a value computed inside {inside} on a tensor \(at "
                                                r"test_side_effects.py:\d+\).*nonlocal"):
             function(fn)(arg)
+
+
+COUNTS = {"calls": 0}
+TOTALS = [0.0]
+
+
+def count_calls(x):
+    COUNTS["calls"] += 1
+    TOTALS[0] = 2.0
+    return x * 2
+
+
+def make_closure_counter():
+    hist = [0, 0]
+
+    def counted(x):
+        hist[0] += 1
+        return x + 1
+    return counted, hist
+
+
+def test_items_of_global_and_closure_containers_change_as_in_python_at_the_top_level():
+    # `G[k] op= v` on an outside object must not make G a local of the converted function
+    COUNTS["calls"], TOTALS[0] = 0, 0.0
+    out, caught = traced_warnings(count_calls, np.float64(1.5))
+    assert (out, COUNTS["calls"], TOTALS[0], caught) == (3.0, 1, 2.0, [])
+    counted, hist = make_closure_counter()
+    out, caught = traced_warnings(counted, np.float64(1.5))
+    assert (out, hist, caught) == (2.5, [1, 0], [])
