@@ -1,9 +1,12 @@
 """Graph optimizer figures, on every sample (measured in one run):
 
   - ops before / after the passes;
-  - the optimizer's own time (median of 5 runs on fresh traces) against the first call's
-    conversion + trace (median of 3; the issue's "first call's trace time"; must be < 10%), and
-    against the whole first call (convert, trace, optimize, run);
+  - the optimizer's own time against the first call's conversion + trace (the issue's "first
+    call's trace time"; must be < 10%), both in CPU time of the calling thread and the least of
+    several runs (5 optimizer runs on fresh traces, 3 fresh conversions + traces): both are
+    single-threaded work of a few milliseconds, which another process taking the core would
+    otherwise inflate at random; and against the whole first call (wall clock: convert,
+    trace, optimize, run);
   - the steady-call speed-up of the optimized graph over the unoptimized one.
 
     python benchmarks/bench_optimizer.py            # --quick for fewer repeats
@@ -37,12 +40,14 @@ def _median_calls(fns, args, min_repeats: int, budget: float) -> list[float]:
 
 
 def _optimizer_seconds(sample, args, repeats: int) -> float:
-    """Median time of the optimizer on fresh traces of the sample."""
+    """Least CPU time of the optimizer on fresh traces of the sample."""
     out = []
     for _ in range(repeats):
         concrete = autograph.function(sample.python_function).get_concrete_function(*args)
-        out.append(concrete.optimize().seconds)
-    return statistics.median(out)
+        t0 = time.thread_time()
+        concrete.optimize()
+        out.append(time.thread_time() - t0)
+    return min(out)
 
 
 def _forget_conversion(sample) -> None:
@@ -60,14 +65,14 @@ def measure(sample, quick: bool = False) -> dict:
         t0 = time.perf_counter()
         first_call(*args)
         first = time.perf_counter() - t0
-    traces = []  # as on a first call: convert + trace (the median of a few, as the optimizer's time)
+    traces = []  # as on a first call: convert + trace (CPU time, the least of a few, as the optimizer's)
     for _ in range(1 if quick else 3):
         _forget_conversion(sample)
         fresh = autograph.function(sample.python_function, optimize=True)
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         concrete = fresh.get_concrete_function(*args)
-        traces.append(time.perf_counter() - t0)
-    trace = statistics.median(traces)
+        traces.append(time.thread_time() - t0)
+    trace = min(traces)
     t0 = time.perf_counter()
     off.get_concrete_function(*args)
     retrace = time.perf_counter() - t0           # a trace alone (the source is converted already)
@@ -87,6 +92,7 @@ def measure(sample, quick: bool = False) -> dict:
 def main(quick: bool = False) -> list[dict]:
     load = os.getloadavg()[0]
     rows = [measure(s, quick) for s in available_samples()]
+    print("trace ms and opt ms: CPU time of the calling thread, least of several runs; 1st call: wall clock")
     head = (f"{'sample':<20}{'ops':>12}{'trace ms':>10}{'1st call':>10}{'opt ms':>8}{'opt/trace':>10}{'opt/1st':>8}"
             f"{'retrace ms':>11}{'off ms':>9}{'on ms':>9}{'speed-up':>9}")
     print(head)
