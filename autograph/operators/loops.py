@@ -372,9 +372,10 @@ class _Loop:
             kind = entry[0]
             if kind == "t":
                 if is_special(name) and returned_none(v):  # `return` (of None) on this path
+                    fill = entry[2] if entry[2] is not None else fill_dims(self.init[i])
                     if not entry[3]:
-                        raise Replan(("retype", i, entry[1], True, entry[2]))
-                    new.append(zeros(entry[2], entry[1]))
+                        raise Replan(("retype", i, entry[1], True, fill))
+                    new.append(zeros(fill, entry[1]))
                     flags.append(maybe_defined.flag_of(v if v is not None else Undefined(name)))
                     continue
                 if is_undefined(v):

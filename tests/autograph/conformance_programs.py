@@ -403,3 +403,15 @@ def none_in_inner_loop_pair_in_outer(n):
         if i > 2:
             return i, i * 2
     return -1, -1
+
+
+def none_from_inner_loop_value_after(n, xs):
+    s = 0
+    for v in xs:
+        s += v
+        for i in range(n):
+            if i > 0:
+                return
+        if s > 2:
+            return s
+    return -1
