@@ -747,6 +747,31 @@ def _python_valued(x) -> bool:
     return is_weak(x) or isinstance(x, bool)
 
 
+def _bool_arithmetic(op_type: str, x: Tensor, y: Tensor, name=None):
+    """Arithmetic on two bools. On arrays (numpy's bools) as numpy does it: + and max are
+    `or`, * and min are `and`, / divides as floats; `-` is numpy's TypeError, and //, %,
+    ** (whose numpy result is an int8, which a graph does not hold) are refused. Two
+    scalars may be Python bools (True + True is the int 2) or numpy's (np.True_ + np.True_
+    is True), which a graph value does not tell apart on every path: refused, with advice
+    (max and min give the same on both: `or` and `and`)."""
+    if not (x.shape.rank or y.shape.rank) and op_type not in ("Maximum", "Minimum"):
+        raise TypeError(
+            f"{op_type} of two bools: Python gives an int (True + True == 2) and numpy a bool (np.True_ + np.True_ "
+            "is True), and whether these two are Python's or numpy's bools is not known on every path of a graph: "
+            "convert them first, e.g. int(a) + int(b), or np.logical_or(a, b) / np.logical_and(a, b)")
+    if op_type in ("Add", "Maximum"):
+        return logical_or_op(x, y, name=name)
+    if op_type in ("Mul", "Minimum"):
+        return logical_and_op(x, y, name=name)
+    if op_type == "RealDiv":
+        return realdiv_op(cast(x, dt.float64), cast(y, dt.float64), name=name)
+    if op_type == "Sub":
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.")
+    raise TypeError(f"{op_type} of two numpy bools gives an int8 in numpy, which a graph does not hold: convert "
+                    "one first, e.g. (x > 0).astype(np.int64)")
+
+
 def _binary_fn(op, name_, arithmetic=False):
     python = op.type in _PYTHON_OPERATORS
     arithmetic = arithmetic or op.type in _PYTHON_BOOL_OPS
@@ -754,6 +779,8 @@ def _binary_fn(op, name_, arithmetic=False):
     def fn(x, y, name=None):
         weak = arithmetic and _python_valued(x) and _python_valued(y)
         x, y = weak_binary(op.type, x, y)
+        if arithmetic and isinstance(x, Tensor) and x.dtype.is_bool and op.type not in _PYTHON_BOOL_OPS:
+            return _bool_arithmetic(op.type, x, y, name)
         if weak and python and isinstance(x, Tensor) and x.shape.dims == () and y.shape.dims == () and \
                 (x.dtype.is_integer or op.type in _PYTHON_FLOAT_OPERATORS):
             # two Python numbers: Python's arithmetic (the node keeps the op's name: a + b is "Add")

@@ -253,3 +253,31 @@ def counter_min(n, m):
 
 def test_min_of_python_numbers_stays_a_python_number():
     agree(counter_min, np.int32(2), np.int32(5))
+
+
+def _bool_arrays(x, n):
+    m = (x > 0) + (x < 2)
+    if n > 0:
+        m = m * (x > 1)
+    return m, (x > 0) / (x < 2), max(x[0] > 0, x[1] > 0)
+
+
+def test_arithmetic_on_bool_arrays_is_numpys():
+    x = np.array([0.5, 1.5, 3.0])
+    for n in (np.int64(1), np.int64(0)):
+        got, want = function(_bool_arrays)(x, n), _bool_arrays(x, n)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_array_equal(g, w)
+
+
+def _bool_scalars(x, y):
+    return (x > 0) + (y > 0)
+
+
+def test_arithmetic_on_two_bool_scalars_is_refused_with_advice():
+    # np.True_ + np.True_ is True, True + True is 2: a graph cannot always tell which it has
+    with pytest.raises(TypeError, match=r"Add of two bools: .*int\(a\) \+ int\(b\)"):
+        function(_bool_scalars)(np.float64(1.0), np.float64(2.0))
+    with pytest.raises(TypeError, match="numpy boolean subtract"):
+        function(lambda x: (x > 0) - (x > 1))(np.array([1.0, 2.0]))
