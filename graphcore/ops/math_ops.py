@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes as dt
+from .. import source_info
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op, get_op_def, needs_grad
@@ -755,10 +756,13 @@ def _bool_arithmetic(op_type: str, x: Tensor, y: Tensor, name=None):
     is True), which a graph value does not tell apart on every path: refused, with advice
     (max and min give the same on both: `or` and `and`)."""
     if not (x.shape.rank or y.shape.rank) and op_type not in ("Maximum", "Minimum"):
-        raise TypeError(
-            f"{op_type} of two bools: Python gives an int (True + True == 2) and numpy a bool (np.True_ + np.True_ "
-            "is True), and whether these two are Python's or numpy's bools is not known on every path of a graph: "
-            "convert them first, e.g. int(a) + int(b), or np.logical_or(a, b) / np.logical_and(a, b)")
+        where = source_info.user_location()
+        at = f" at {where.filename}:{where.lineno}" if where is not None else ""
+        raise GraphError(
+            f"{op_type}{at}: arithmetic of two bools: Python gives an int (True + True == 2) and numpy a bool "
+            "(np.True_ + np.True_ is True), and whether these two are Python's or numpy's bools is not known on "
+            "every path of a graph: convert them first, e.g. int(a) + int(b), or np.logical_or(a, b) / "
+            "np.logical_and(a, b)")
     if op_type in ("Add", "Maximum"):
         return logical_or_op(x, y, name=name)
     if op_type in ("Mul", "Minimum"):
