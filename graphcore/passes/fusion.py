@@ -18,7 +18,7 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter
 
-from ..graph import Graph, Operation
+from ..graph import _SAME, Graph, Operation
 from ..ops import ELEMENTWISE
 from ..ops.fused_ops import fused_op
 from ..source_info import SourceLocation
@@ -33,7 +33,7 @@ def run(graph: Graph, state: PassState) -> int:
     anchors = {id(op) for op in state.anchors}
     ops = graph.get_operations()
     # (what makes an op fusible never changes; its type is looked at in C)
-    candidates = [op for op in compress(ops, map(FUSIBLE.__contains__, map(_type, ops))) if _fusible(op)]
+    candidates = list(filter(_fusible_typed, compress(ops, map(FUSIBLE.__contains__, map(_type, ops)))))
     fusible = set(map(id, candidates))
     order = None
     taken: set[int] = set()
@@ -58,8 +58,19 @@ def run(graph: Graph, state: PassState) -> int:
 
 
 def _fusible(op: Operation) -> bool:
-    return (op.type in FUSIBLE and len(op.outputs) == 1 and op.outputs[0].dtype.np_dtype is not None
-            and all(t.dtype.np_dtype is not None for t in op.inputs))
+    return op.type in FUSIBLE and _fusible_typed(op)
+
+
+def _fusible_typed(op: Operation) -> bool:
+    """`_fusible` for an op whose type is fusible (a loop rather than all(...): fusion asks it
+    of most ops of the graph)."""
+    outs = op.outputs
+    if len(outs) != 1 or outs[0].dtype.np_dtype is None:
+        return False
+    for t in op.inputs:
+        if t.dtype.np_dtype is None:
+            return False
+    return True
 
 
 def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
@@ -117,15 +128,19 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
                 loc = where[key] = m.location()
         else:
             loc = m.location()
-        steps.append((m.type, tuple(n + index[id(t.op)] if id(t.op) in index else position[id(t)] for t in m.inputs),
-                      dict(m.attrs), m.name, loc, m.outputs[0].dtype))
+        args = []
+        for t in m.inputs:
+            k = index.get(id(t.op))
+            args.append(position[id(t)] if k is None else n + k)
+        steps.append((m.type, tuple(args), dict(m.attrs), m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
     controls = {}  # (an op by identity: a dict keeps the first of each, in order)
     for m in members:
         if m.control_inputs:
             controls.update(dict.fromkeys(c for c in m.control_inputs if id(c) not in index))
     out = root.outputs[0]
-    with graph.inserting_before(root):  # its inputs are the members' own: nothing to capture, no pivot to add
+    # (root is an op of the graph: the insertion skips inserting_before's check of it)
+    with graph._inserting(root, root, _SAME):  # its inputs are the members' own: nothing to capture, no pivot to add
         new = graph.create_op(fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
                               name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=list(controls),
                               output_specs=[(out.dtype, out.shape)],  # (what its shape rule gives)
