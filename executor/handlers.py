@@ -39,10 +39,13 @@ to the pool). Part of the handler of the Add `a + b` of a fibonacci loop:
         state._cleanup(frame, it.iter_id)
     return ran                                    # the nodes run (stats.nodes)
 
-A node of a while frame runs the generic handler of its kind (wrapped so it counts itself
-done) until it has run COMPILE_AFTER times from the queue, then gets its generated handler;
-a node of the root frame, which runs once per run, keeps the generic one: a graph without
-long loops never pays for compiling source (nor does a run's memory peak). Only
+Handlers come in tiers, by how often a node has run from the queue. A node of a while frame
+runs the generic handler of its kind (wrapped so it counts itself done) for its first
+QUICK_AFTER runs; then a quick handler (quick_handler: closures over its slots, kernel and
+out-edges, made in microseconds, no source of its own, no consumer run inside it) until
+COMPILE_AFTER runs; then its generated handler. A node of the root frame, which runs once
+per run, keeps the generic one: a graph without long loops never pays for compiling source
+(nor does a run's memory peak), and a loop run a few hundred times pays only for closures. Only
 ExecutorState uses these; TracedExecutorState runs the generic handlers, which record
 every step. Kinds generated: ops, Switch, Merge, NextIteration; the others (Enter, Exit,
 feeds, _Send/_Recv, the deadline token) keep the generic handler.
@@ -63,6 +66,10 @@ from .scalar_kernels import _rule, scalar_source
 # so a node that runs fewer times never pays for it (AUTOGRAPH_HANDLERS_AFTER sets it: 1
 # generates every handler of a loop after its first run, as the tests do).
 COMPILE_AFTER = int(os.environ.get("AUTOGRAPH_HANDLERS_AFTER", "") or 1000)
+# Runs before a node gets its quick handler: making one costs a few microseconds and saves
+# about a third of what dispatching a node costs, so it pays back within some tens of runs
+# (AUTOGRAPH_QUICK_HANDLERS_AFTER sets it).
+QUICK_AFTER = int(os.environ.get("AUTOGRAPH_QUICK_HANDLERS_AFTER", "") or 100)
 
 # Set by executor.py: the generic handler of each kind, and the helpers generated code calls.
 GENERIC: tuple = ()
@@ -71,14 +78,16 @@ _CODE: dict = {}  # source -> its code object
 
 
 def first_runs(state, node) -> None:
-    """Every node's handler until it has run COMPILE_AFTER times: the generic one; then the
-    node's own (generated, or the generic one wrapped) replaces it."""
+    """Every node's handler until it has run QUICK_AFTER times: the generic one; then the
+    node's quick handler (or, past COMPILE_AFTER, its generated one) replaces it."""
     item = node.item
     item.runs += 1
     if item.frame is None or item.frame.parent is None:  # once per run: not worth compiling
         item.fast = generic_handler(item.kind)
     elif item.runs >= COMPILE_AFTER:
         item.fast = build_handler(item)
+    elif item.runs >= QUICK_AFTER:
+        item.fast = quick_handler(item)
     if not GENERIC[item.kind](state, node):
         it = node.iteration  # state._node_done, inline (a call is a tenth of what a node costs here)
         n = it.outstanding_ops - 1
@@ -101,6 +110,7 @@ def generic_handler(kind: int):
                 state._cleanup(node.frame, it.iter_id)
         return 1
     run_generic.source = None
+    run_generic.tier = "generic"
     return run_generic
 
 
@@ -132,7 +142,267 @@ def build_handler(item):
     exec(code, env)  # noqa: S102 (our own source)
     handler = env["handler"]
     handler.source = source
+    handler.tier = "generated"
     return handler
+
+
+# -- the quick tier -----------------------------------------------------------------------
+
+def quick_handler(item):
+    """The node's quick handler: the generic handler of its kind for this node alone, with its
+    input slots, kernel and out-edges bound in closures (each edge's kind, and whether its
+    consumer waits for other inputs, looked at once), counting its runs until COMPILE_AFTER,
+    when its generated handler replaces it. It has no source of its own (its deliveries' code
+    is shared by every delivery along edges of the same kinds): made in microseconds. What
+    is rare (the node dead, a heavy op the pool may take, control edges) goes to the generic
+    code, so the rules of execution stay written once. Kinds: ops, Switch, Merge,
+    NextIteration; the others keep the generic handler."""
+    from . import plan as P  # noqa: PLC0415 (plan imports this module)
+    kind = item.kind
+    if kind == P.NORMAL and item.op is not None and callable(item.kernel):
+        make = _quick_op
+    elif kind == P.SWITCH:
+        make = _quick_switch
+    elif kind == P.MERGE:
+        make = _quick_merge
+    elif kind == P.NEXT_ITERATION:
+        make = _quick_next_iteration
+    else:
+        return generic_handler(kind)
+    handler = make(P, item, generic_handler(kind), COMPILE_AFTER)
+    handler.source = None
+    handler.tier = "quick"
+    return handler
+
+
+def _quick_op(P, item, generic, full_after):
+    """executor._run_op and _propagate_op_outputs for one op."""
+    s, n, kernel = item.input_start, item.num_inputs, item.kernel
+    heavy, blas = not item.cheap, item.uses_blas
+    if item.single_output and not item.control_edges:
+        deliver = _deliverer(P, item, item.out_edges[0])
+    else:
+        deliver = None  # (several outputs or control edges: _propagate_op_outputs)
+
+    def handler(state, node):
+        r = item.runs + 1
+        item.runs = r
+        if r == full_after:
+            item.fast = build_handler(item)
+        if node.is_dead or heavy and state.pool is not None and not (blas and state.blas_spreads):
+            return generic(state, node)
+        it = node.iteration
+        inputs = it.inputs
+        try:
+            if n == 2:
+                a = inputs[s]
+                b = inputs[s + 1]
+                inputs[s] = inputs[s + 1] = None
+                out = kernel(a, b)
+            elif n == 1:
+                a = inputs[s]
+                inputs[s] = None
+                out = kernel(a)
+            else:
+                args = inputs[s:s + n]
+                inputs[s:s + n] = [None] * n
+                out = kernel(*args)
+        except Exception as e:  # noqa: BLE001 (becomes an ExecutionError naming the op)
+            state._kernel_error(node, e)
+        if deliver is None:
+            state._propagate_op_outputs(node, out)
+        else:
+            deliver(state, node.frame, it, out)
+        n_ = it.outstanding_ops - 1  # executor._node_done, inline
+        it.outstanding_ops = n_
+        if not n_ and not it.outstanding_frame_count:
+            state._cleanup(node.frame, it.iter_id)
+        return 1
+    return handler
+
+
+def _quick_switch(P, item, generic, full_after):
+    """executor._run_switch (of a loop: no switch_preds to note) for one Switch."""
+    s = item.input_start
+    out_false, out_true = item.out_edges
+    live_false, live_true = _deliverer(P, item, out_false), _deliverer(P, item, out_true)
+    dead_false, dead_true = _dead_deliverer(P, item, out_false), _dead_deliverer(P, item, out_true)
+    controls = bool(item.control_edges)
+
+    def handler(state, node):
+        r = item.runs + 1
+        item.runs = r
+        if r == full_after:
+            item.fast = build_handler(item)
+        if node.is_dead:
+            return generic(state, node)
+        it = node.iteration
+        frame = node.frame
+        inputs = it.inputs
+        value = inputs[s]
+        pred = inputs[s + 1]
+        inputs[s] = inputs[s + 1] = None
+        if pred:
+            dead_false(state, frame, it, value)
+            live_true(state, frame, it, value)
+        else:
+            live_false(state, frame, it, value)
+            dead_true(state, frame, it, value)
+        if controls:
+            state._activate_nodes(item, item.control_edges, frame, it, None, False)
+        n = it.outstanding_ops - 1
+        it.outstanding_ops = n
+        if not n and not it.outstanding_frame_count:
+            state._cleanup(frame, it.iter_id)
+        return 1
+    return handler
+
+
+def _quick_merge(P, item, generic, full_after):
+    """executor._run_merge for one Merge."""
+    s = item.input_start
+    out_value, out_index = item.out_edges
+    value_to = _deliverer(P, item, out_value)
+    index_to = _deliverer(P, item, out_index) if out_index else None
+    controls = bool(item.control_edges)
+
+    def handler(state, node):
+        r = item.runs + 1
+        item.runs = r
+        if r == full_after:
+            item.fast = build_handler(item)
+        if node.is_dead:
+            return generic(state, node)
+        it = node.iteration
+        frame = node.frame
+        inputs = it.inputs
+        value = inputs[s]
+        inputs[s] = None
+        value_to(state, frame, it, value)
+        if index_to is not None:
+            index_to(state, frame, it, np.int32(inputs[s + 1]))
+        if controls:
+            state._activate_nodes(item, item.control_edges, frame, it, None, False)
+        n = it.outstanding_ops - 1
+        it.outstanding_ops = n
+        if not n and not it.outstanding_frame_count:
+            state._cleanup(frame, it.iter_id)
+        return 1
+    return handler
+
+
+def _quick_next_iteration(P, item, generic, full_after):
+    """executor._run_next_iteration for one NextIteration (not traced: no "deferred" event)."""
+    s = item.input_start
+    deliver = _deliverer(P, item, item.out_edges[0])
+
+    def handler(state, node):
+        r = item.runs + 1
+        item.runs = r
+        if r == full_after:
+            item.fast = build_handler(item)
+        it = node.iteration
+        frame = node.frame
+        inputs = it.inputs
+        value = inputs[s]
+        inputs[s] = None
+        if not node.is_dead:
+            k = it.iter_id + 1
+            if k <= frame.iteration_count:
+                deliver(state, frame, frame.iterations[k], value)
+            elif frame.num_outstanding_iterations < frame.max_parallel_iterations:
+                deliver(state, frame, state._increment_iteration(frame), value)
+            else:
+                frame.next_iteration_roots.append((item, value))
+        n = it.outstanding_ops - 1
+        it.outstanding_ops = n
+        if not n and not it.outstanding_frame_count:
+            state._cleanup(frame, it.iter_id)
+        return 1
+    return handler
+
+
+def _deliverer(P, item, edges):
+    """`deliver(state, frame, it, value)`: a live `value` along `edges` (one output of `item`)
+    as ExecutorState._activate_nodes delivers it, written out edge by edge, each edge's kind
+    decided here; the nodes it queues are counted in it.outstanding_ops. The code depends only
+    on the edges' kinds (their slots are bound in a closure), so it is compiled once per
+    sequence of kinds in a process (_DELIVERY): a few sequences make most loops. An edge of
+    another kind (none in practice) leaves the delivery to _activate_nodes."""
+    kinds, bound = [], []
+    for dst, lid, slot, kind, index in edges:
+        if kind == P.TO_OP:  # "one": the consumer's only input (the arrival fires it); "op": it may wait
+            kinds.append("one" if dst.pending_init == 1 else "op")
+        elif kind == P.TO_MERGE:
+            kinds.append("merge")
+        elif kind == P.TO_FETCH:
+            kinds.append("fetch")
+        else:
+            kinds = None
+            break
+        bound += (lid, slot, index)
+    if kinds is None or len(kinds) > _MAX_WRITTEN_EDGES:
+        def deliver_generic(state, frame, it, value):
+            state._activate_nodes(item, edges, frame, it, value, False)
+        return deliver_generic
+    key = tuple(kinds)
+    make = _DELIVERY.get(key)
+    if make is None:
+        make = _DELIVERY[key] = _delivery_factory(key)
+    return make(*bound)
+
+
+# Past this many edges a delivery is _activate_nodes' loop (not worth writing out).
+_MAX_WRITTEN_EDGES = 8
+_DELIVERY: dict = {}  # tuple of edge kinds -> the factory of its deliver function
+
+
+def _delivery_factory(kinds: tuple):
+    """The function making a deliver function for edges of these kinds (_deliverer), given each
+    edge's (local id, slot, index)."""
+    params = [f"{x}{k}" for k in range(len(kinds)) for x in ("L", "S", "I")]
+    body = ["inputs = it.inputs", "pending = it.pending", "tagged = it.tagged", "append = state.ready_append",
+            "c = 0"]
+    for k, kind in enumerate(kinds):
+        lid, slot, index = f"L{k}", f"S{k}", f"I{k}"
+        if kind == "one":
+            body += [f"inputs[{slot}] = value", f"t = tagged[{lid}]", "t.is_dead = False", "append(t)", "c += 1"]
+        elif kind == "op":
+            body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
+                     f"    t = tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    append(t)",
+                     "    c += 1"]
+        elif kind == "merge":  # the first live input is taken; fires once no control input is pending
+            body += [f"p = pending[{lid}]", "if p & 1:", f"    inputs[{slot}] = value",
+                     f"    inputs[{slot} + 1] = {index}", f"    pending[{lid}] = p - 1", "    if p == 1:",
+                     f"        t = tagged[{lid}]", "        t.is_dead = False", "        append(t)", "        c += 1"]
+        else:  # fetch
+            body.append(f"state.results[{index}] = value")
+    body += ["if c:", "    it.outstanding_ops += c"]
+    source = (f"def make({', '.join(params)}):\n    def deliver(state, frame, it, value):\n"
+              + "".join(f"        {line}\n" for line in body) + "    return deliver\n")
+    env: dict = {}
+    exec(compile(source, f"<delivery {' '.join(kinds) or 'nothing'}>", "exec"), env)  # noqa: S102 (our own source)
+    return env["make"]
+
+
+def _dead_deliverer(P, item, edges):
+    """`deliver(state, frame, it, value)`: a dead token along `edges`, by _activate_nodes,
+    except a loop's way out: one edge to an Exit it alone feeds, which runs here (the
+    executor's inline_dead_exits; note_dead_exit), once per iteration of every loop."""
+    if len(edges) == 1:
+        dst, lid, slot, kind, index = edges[0]
+        if kind == P.TO_OP and dst.kind == P.EXIT and dst.pending_init == 1:
+            def dead_exit(state, frame, it, value):
+                it.pending[lid] -= 1
+                it.dead_count[lid] += 1
+                state.stats.nodes += 1
+                if it.iter_id == frame.iteration_count:
+                    frame.dead_exits.append(dst)
+            return dead_exit
+
+    def deliver_dead(state, frame, it, value):
+        state._activate_nodes(item, edges, frame, it, value, True)
+    return deliver_dead
 
 
 # Inlining: a consumer that fires on this arrival alone runs inside its producer's handler,

@@ -19,6 +19,28 @@ def handlers_at_once(monkeypatch):
     monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 1)
 
 
+@pytest.fixture(params=["quick", "generated"])
+def each_tier(request, monkeypatch):
+    """Every node of a loop gets the handler of one tier after its first run: its quick handler
+    (and never a generated one), or its generated one. Gives the tier's name."""
+    if request.param == "quick":
+        monkeypatch.setattr(executor.handlers, "QUICK_AFTER", 1)
+        monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 10**9)
+    else:
+        monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 1)
+    return request.param
+
+
+def _types(result):
+    return [type(x) for x in result] if isinstance(result, (list, tuple)) else [type(result)]
+
+
+def _loop_tiers(s):
+    """The tiers of the handlers of the loop nodes of the session's plan."""
+    plan = next(iter(s._plans.values()))
+    return {getattr(it.fast, "tier", None) for it in plan.items if it.frame is not plan.root}
+
+
 def _fib(parallel_iterations=10):
     g = gc.Graph()
     with g.as_default():
@@ -72,19 +94,45 @@ def _with_controls():
                                           (_collatz, 27), (_nested, 9), (_with_controls, 12)])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("checked", [True, False])  # (unchecked: scalar operators written out in the handlers)
-def test_generated_handlers_compute_and_run_what_the_generic_ones_do(handlers_at_once, build, value, threads,
-                                                                     checked, monkeypatch):
+def test_each_tier_computes_and_runs_what_the_generic_handlers_do(each_tier, build, value, threads, checked,
+                                                                  monkeypatch):
     monkeypatch.setattr(executor.kernel_contract, "_enabled", checked)
     g, n, r = build()
     s = Session(g, num_threads=threads)
     trace = []
     want = s.run(r, {n: value}, trace=trace)  # a traced run: the generic handlers
     traced = s.last_stats
-    for _ in range(3):  # the first run generates the handlers; the next ones only use them
-        assert s.run(r, {n: value}) == want
+    for _ in range(3):  # the first run makes the handlers; the next ones only use them
+        got = s.run(r, {n: value})
+        assert got == want and _types(got) == _types(want)
         assert s.last_stats.nodes == traced.nodes == sum(1 for e in trace if e["event"] == "run")
         assert s.last_stats.frames == traced.frames
+    assert each_tier in _loop_tiers(s) and {"quick", "generated"} - {each_tier} - _loop_tiers(s)
     assert s.run(r, {n: 2}) == Session(g, num_threads=1).run(r, {n: 2}, trace=[])  # and a short loop after
+
+
+def test_a_loop_node_goes_from_the_generic_handler_to_its_quick_one_then_its_generated_one(monkeypatch):
+    monkeypatch.setattr(executor.handlers, "QUICK_AFTER", 10)
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 40)
+    g, n, r = _collatz()
+    s = Session(g, num_threads=1)
+    want = s.run(r, {n: 27}, trace=[])
+    assert want == 111
+    plan = next(iter(s._plans.values()))
+    loop = [it for it in plan.items if it.frame is not plan.root and it.kind != 3]  # (3: Enter, runs once)
+    s2 = Session(g, num_threads=1)
+    assert s2.run(r, {n: 3}) == 7 and _loop_tiers(s2) == {None}  # (first_runs: no node ran 10 times)
+    assert s2.run(r, {n: 7}) == 16
+    assert "quick" in _loop_tiers(s2) and "generated" not in _loop_tiers(s2)
+    quick = {it.name: it.fast for it in next(iter(s2._plans.values())).items if getattr(it.fast, "tier", "") == "quick"}
+    assert all(h.source is None for h in quick.values())  # (made of closures: no source of its own)
+    assert s2.run(r, {n: 27}) == want
+    assert "generated" in _loop_tiers(s2)
+    # a node generated from its quick handler got there by running: its runs counted on
+    items = {it.name: it for it in next(iter(s2._plans.values())).items}
+    assert any(items[name].fast.tier == "generated" and items[name].runs >= 40 for name in quick)
+    assert s2.run(r, {n: 27}) == want and s2.run(r, {n: 1}) == 0
+    assert len(loop) > 5
 
 
 def test_only_loop_nodes_get_handlers_and_only_after_their_first_runs(monkeypatch):
@@ -143,7 +191,7 @@ def _failing_op():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_an_error_in_an_inlined_op_names_it_its_frame_and_iteration(handlers_at_once, threads):
+def test_an_error_in_an_inlined_op_names_it_its_frame_and_iteration(each_tier, threads):
     op = _failing_op()
     g = gc.Graph()
     with g.as_default():
@@ -151,12 +199,17 @@ def test_an_error_in_an_inlined_op_names_it_its_frame_and_iteration(handlers_at_
         r = gc.while_loop(lambda i: i < n, lambda i: op(i + 1, name="fails") * 1, [0])
     s = Session(g, num_threads=threads)
     assert s.run(r, {n: 2}) == 2
-    with pytest.raises(gc.ExecutionError, match=r"fails \(TestFailsAtThree\) in frame root/while:2 \(iteration 2\)"):
+    assert each_tier in _loop_tiers(s)
+    with pytest.raises(gc.ExecutionError, match=r"fails \(TestFailsAtThree\) in frame root/while:2 \(iteration 2\)") as e:
         s.run(r, {n: 10})
+    with pytest.raises(gc.ExecutionError) as generic:  # the same message as the generic handlers give
+        s.run(r, {n: 10}, trace=[])
+    assert str(e.value) == str(generic.value) and "test_handlers.py" in str(e.value)  # (the op's line)
+    assert isinstance(e.value, ValueError) and e.value.iteration == 2
     assert s.run(r, {n: 2}) == 2  # the session is still usable
 
 
-def test_a_deadline_ends_a_loop_running_generated_handlers(handlers_at_once):
+def test_a_deadline_ends_a_loop_running_generated_handlers(each_tier):
     g = gc.Graph()
     with g.as_default():
         n = gc.placeholder(gc.int64, [], name="n")
@@ -164,7 +217,8 @@ def test_a_deadline_ends_a_loop_running_generated_handlers(handlers_at_once):
     s = Session(g, num_threads=1)
     with pytest.raises(gc.DeadlineExceededError, match="while"):
         s.run(r, {n: 1}, timeout=0.2)
-    assert s.run(r, {n: 0}) == 0
+    assert each_tier in _loop_tiers(s)
+    assert s.run(r, {n: 0}) == 0 and s.run(r, {n: -3}) == 0
 
 
 # -- where ops run, with a worker pool ----------------------------------------------------
@@ -222,7 +276,7 @@ def test_two_branches_of_heavy_ops_run_on_two_threads(one_blas_thread):
     assert s.last_stats.async_ops >= 1 and s.last_stats.pool_nodes > s.last_stats.async_ops
 
 
-def test_heavy_ops_in_a_loop_with_generated_handlers_still_use_the_pool(one_blas_thread, handlers_at_once):
+def test_heavy_ops_in_a_loop_with_generated_handlers_still_use_the_pool(one_blas_thread, each_tier):
     op = _recording_op()
     g = gc.Graph()
     with g.as_default():
