@@ -2,13 +2,14 @@
 run (not a test): control-flow-bound ones (collatz, nested_loops), call overhead, the first
 call, and numpy-bound ones (rnn_forward, parallel_branches).
 
-    python benchmarks/bench_workloads.py [--quick] [--only NAME ...] [--repeat N]
+    python benchmarks/bench_workloads.py [--quick] [--only NAME ...] [--repeat N] [--clock cpu]
 
 Each line gives the graph's time, plain numpy's, and their ratio (below 1: the graph is
 faster). Times are the best of --repeat runs after a warm-up run, graph and numpy taking
-turns, so a shared machine disturbs them less. rnn_forward runs with BLAS as it is and with
-BLAS on one thread (needs threadpoolctl), parallel_branches with BLAS on one thread: there
-the executor's threads are the parallelism measured.
+turns, so a shared machine disturbs them less (--clock cpu: in CPU time, less still).
+rnn_forward runs on a new session and again in steady state (rnn_forward's docstring),
+with BLAS as it is and with BLAS on one thread (needs threadpoolctl); parallel_branches
+with BLAS on one thread: there the executor's threads are the parallelism measured.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import contextlib
 import os
 import sys
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -24,8 +26,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import graphcore as gc  # noqa: E402
 from autograph import function  # noqa: E402
-from executor import Session  # noqa: E402
+from executor import Session, handlers  # noqa: E402
 from executor.numba_loop import numba_available  # noqa: E402
+
+
+# What the times are measured with: wall-clock time, or (--clock cpu) the CPU time of the
+# process, which a loaded machine inflates far less (right where the work runs on the calling
+# thread, or BLAS and the executor's pool add their threads' CPU time to what they save).
+CLOCK = time.perf_counter
 
 
 def best_of(fn, repeat: int) -> float:
@@ -41,9 +49,9 @@ def best_of_each(fns, repeat: int) -> list[float]:
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
+            best[i] = min(best[i], CLOCK() - t0)
     return best
 
 
@@ -177,7 +185,23 @@ def rnn_numpy(W, U, h, xs):
     return h
 
 
+def loop_handler_tiers(session) -> str:
+    """How many of the loop nodes of the session's plans run on each tier of handler
+    (executor/handlers.py: generic, quick, generated), e.g. "quick 14"."""
+    tiers = Counter()
+    for plan in session._plans.values():
+        for item in plan.items:
+            if item.frame is not plan.root and item.kind in (0, 1, 2, 5):  # (ops, Switch, Merge, NextIteration)
+                tiers[getattr(item.fast, "tier", "generic")] += 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(tiers.items()))
+
+
 def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_one: bool) -> dict:
+    """The graph interpreted (as is, and optimized as @function runs it) and compiled, beside
+    plain numpy, twice: on a new session (the runs of the timing only: a loop node runs about
+    a thousand times in them, so it never reaches its generated handler), then in steady
+    state, after a warm-up long enough for every loop node to get it (a training loop runs
+    thousands of steps). numpy is the same program both times, run plainly."""
     g, (W, U, h0, xs), h = rnn_graph(T, H, B, H)
     rng = np.random.default_rng(0)
     values = [(rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
@@ -192,11 +216,27 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
             np.testing.assert_allclose(session.run(h, feeds), rnn_numpy(*values), rtol=1e-4, atol=1e-5)
         t_graph, t_opt, t_jit, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: so.run(h, feeds),
                                                        lambda: sj.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
+        tiers = loop_handler_tiers(s)
+        # steady state: every loop node past the runs after which it gets its generated handler
+        warm = -(-handlers.COMPILE_AFTER // T) + 1
+        for _ in range(warm):
+            s.run(h, feeds)
+            so.run(h, feeds)
+        t_graph_ss, t_opt_ss, t_numpy_ss = best_of_each([lambda: s.run(h, feeds), lambda: so.run(h, feeds),
+                                                         lambda: rnn_numpy(*values)], repeat)
     blas_note = ("BLAS on 1 thread" + ("" if limited else ": not set, no threadpoolctl")) if blas_one else "BLAS as is"
     out = _report("rnn_forward", t_graph, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; {blas_note})")
+    print(f"  {'':18s} a new session, {repeat + 2} runs: loop nodes' handlers {tiers}")
     opt = _report("rnn_forward (opt)", t_opt, t_numpy, note="(optimized, as @function runs it)")
     jit = _report("rnn_forward (jit)", t_jit, t_numpy)
-    out.update(opt_s=t_opt, opt_ratio=opt["ratio"], jit_s=t_jit, jit_ratio=jit["ratio"])
+    steady = _report("  steady state", t_graph_ss, t_numpy_ss, note=f"(handlers {loop_handler_tiers(s)})")
+    steady_opt = _report("  steady (opt)", t_opt_ss, t_numpy_ss)
+    print(f"  {'':18s} steady state: after {warm} more runs ({warm * T} loop steps), past the "
+          f"{handlers.COMPILE_AFTER} runs after which a loop node gets its generated handler, as a training loop "
+          "of thousands of steps does")
+    out.update(opt_s=t_opt, opt_ratio=opt["ratio"], jit_s=t_jit, jit_ratio=jit["ratio"], steady_s=t_graph_ss,
+               steady_numpy_s=t_numpy_ss, steady_ratio=steady["ratio"], steady_opt_s=t_opt_ss,
+               steady_opt_ratio=steady_opt["ratio"], warmup_runs=warm)
     return out
 
 
@@ -276,10 +316,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--only", nargs="*", choices=WORKLOADS, default=None)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=None, help="the Session's num_threads (default: cores)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time by wall clock (default) or by the process's CPU time (steadier on a loaded machine)")
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     quick, repeat = args.quick, (1 if args.quick else args.repeat)
     todo = args.only or WORKLOADS
-    print(f"workloads beside plain numpy, best of {repeat} ({os.cpu_count()} cores)")
+    print(f"workloads beside plain numpy, best of {repeat} ({os.cpu_count()} cores; {args.clock} time; "
+          f"load average {os.getloadavg()[0]:.1f})")
     figures = {}
     if "fib_loop" in todo:
         n = 10 if quick else 10_000
