@@ -21,6 +21,7 @@ from graphcore.errors import StagingError
 
 from .errors import SourceNotFoundError
 from .operators.maybe_defined import may_be_none
+from .operators.side_effects import check_call_result, converted_call_scope
 from .operators.py_builtins import OVERLOADS
 from .operators.staging import mark_copy
 from .operators.strings import holds_tensor, str_format
@@ -171,7 +172,9 @@ def _call_tracking_recursion(f, target, args, kwargs):
     if act.depth == 2 and act.recursive_call is None:
         act.recursive_call = source_info.user_location()
     try:
-        result = target(*args, **kwargs)
+        with converted_call_scope() as call:
+            result = target(*args, **kwargs)
+        check_call_result(call, result, code.co_name)
         if gc.get_default_graph() is not None and may_be_none(result):
             raise _maybe_none_result(f)
         return result

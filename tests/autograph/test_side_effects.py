@@ -237,3 +237,38 @@ def test_items_of_global_and_closure_containers_change_as_in_python_at_the_top_l
     counted, hist = make_closure_counter()
     out, caught = traced_warnings(counted, np.float64(1.5))
     assert (out, hist, caught) == (2.5, [1, 0], [])
+
+
+def push(acc, v):
+    acc.append(v * 2)
+
+
+def push_and_return(acc, v):
+    acc.append(v * 2)
+    return acc
+
+
+def pushes_through_a_helper(xs):
+    acc = []
+    for v in xs:
+        push(acc, v)
+    return len(acc)
+
+
+def pushes_and_assigns(xs):
+    acc = []
+    for v in xs:
+        acc = push_and_return(acc, v)
+    return len(acc), acc
+
+
+def test_a_helper_changing_an_argument_in_the_callers_tensor_loop_and_returning_nothing_is_refused():
+    # the caller's loop cannot carry what the helper changes: it used to give 1 where Python gives 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SideEffectWarning)
+        with pytest.raises(StagingError, match=r"test_side_effects.py:\d+: 'acc.append\(...\)' changes an object "
+                                               r"passed to push, .* returns nothing.*acc = push\(acc, v\)"):
+            function(pushes_through_a_helper)(np.array([3.0, 1.0, 7.0]))
+        xs = np.array([3.0, 1.0, 7.0])
+        n, acc = function(pushes_and_assigns)(xs)
+        assert n == 3 and [float(a) for a in acc] == [6.0, 2.0, 14.0]
