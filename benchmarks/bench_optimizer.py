@@ -2,11 +2,11 @@
 
   - ops before / after the passes;
   - the optimizer's own time against the first call's conversion + trace (the issue's "first
-    call's trace time"; must be < 10%), both in CPU time of the calling thread and the least of
-    several runs (5 optimizer runs on fresh traces, 3 fresh conversions + traces): both are
-    single-threaded work of a few milliseconds, which another process taking the core would
-    otherwise inflate at random; and against the whole first call (wall clock: convert,
-    trace, optimize, run);
+    call's trace time"; must be < 10%): a fresh conversion + trace and then the optimizer on
+    that trace, back to back, each in CPU time of the calling thread, 5 times; the ratio is
+    the median of the 5 pairs' ratios (both are single-threaded work of milliseconds, which
+    another process on the machine slows alike when they run back to back); and against the
+    whole first call (wall clock: convert, trace, optimize, run);
   - the steady-call speed-up of the optimized graph over the unoptimized one.
 
     python benchmarks/bench_optimizer.py            # --quick for fewer repeats
@@ -39,17 +39,6 @@ def _median_calls(fns, args, min_repeats: int, budget: float) -> list[float]:
     return [statistics.median(ts) for ts in times]
 
 
-def _optimizer_seconds(sample, args, repeats: int) -> float:
-    """Least CPU time of the optimizer on fresh traces of the sample."""
-    out = []
-    for _ in range(repeats):
-        concrete = autograph.function(sample.python_function).get_concrete_function(*args)
-        t0 = time.thread_time()
-        concrete.optimize()
-        out.append(time.thread_time() - t0)
-    return min(out)
-
-
 def _forget_conversion(sample) -> None:
     transpiler._cache.pop(sample.python_function.__code__, None)
     transpiler._instances.pop(sample.python_function, None)
@@ -65,34 +54,37 @@ def measure(sample, quick: bool = False) -> dict:
         t0 = time.perf_counter()
         first_call(*args)
         first = time.perf_counter() - t0
-    traces = []  # as on a first call: convert + trace (CPU time, the least of a few, as the optimizer's)
-    for _ in range(1 if quick else 3):
+    traces, opts = [], []  # as on a first call: convert + trace, then optimize that trace (CPU time)
+    for _ in range(1 if quick else 5):
         _forget_conversion(sample)
         fresh = autograph.function(sample.python_function, optimize=True)
         t0 = time.thread_time()
         concrete = fresh.get_concrete_function(*args)
-        traces.append(time.thread_time() - t0)
-    trace = min(traces)
+        t1 = time.thread_time()
+        before = len(concrete.graph)
+        concrete.optimize()
+        opts.append(time.thread_time() - t1)
+        traces.append(t1 - t0)
+    trace, opt = statistics.median(traces), statistics.median(opts)
+    cost = statistics.median(o / t for o, t in zip(opts, traces))
     t0 = time.perf_counter()
     off.get_concrete_function(*args)
     retrace = time.perf_counter() - t0           # a trace alone (the source is converted already)
-    before = len(concrete.graph)
-    concrete.optimize()
     repeats, budget = (3, 0.2) if quick else (7, 1.0)
-    opt = _optimizer_seconds(sample, args, 1 if quick else 5)
     with contextlib.redirect_stdout(io.StringIO()):
         on(*args)
         off(*args)
     t_off, t_on = _median_calls([off, on], args, repeats, budget)
     return {"sample": sample.name, "ops_before": before, "ops_after": len(concrete.graph),
             "trace_ms": trace * 1e3, "first_ms": first * 1e3, "optimize_ms": opt * 1e3,
-            "cost": opt / trace, "cost_first": opt / first, "retrace_ms": retrace * 1e3, "off_ms": t_off * 1e3, "on_ms": t_on * 1e3, "speedup": t_off / t_on}
+            "cost": cost, "cost_first": opt / first, "retrace_ms": retrace * 1e3, "off_ms": t_off * 1e3, "on_ms": t_on * 1e3, "speedup": t_off / t_on}
 
 
 def main(quick: bool = False) -> list[dict]:
     load = os.getloadavg()[0]
     rows = [measure(s, quick) for s in available_samples()]
-    print("trace ms and opt ms: CPU time of the calling thread, least of several runs; 1st call: wall clock")
+    print("trace ms, opt ms: CPU time of the calling thread, medians of 5 back-to-back pairs (opt/trace: the "
+          "median of the pairs' ratios); 1st call: wall clock")
     head = (f"{'sample':<20}{'ops':>12}{'trace ms':>10}{'1st call':>10}{'opt ms':>8}{'opt/trace':>10}{'opt/1st':>8}"
             f"{'retrace ms':>11}{'off ms':>9}{'on ms':>9}{'speed-up':>9}")
     print(head)
