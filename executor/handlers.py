@@ -175,6 +175,19 @@ def quick_handler(item):
     return handler
 
 
+def promote(item, node) -> None:
+    """A node whose quick handler ran COMPILE_AFTER times gets its generated handler, unless
+    another node of its frame got one in this iteration: that one's handler may run this
+    node inside it from the next iteration on, and then this one is never built. So only the
+    nodes still run from the queue are compiled, one more per iteration (in the order they
+    run), rather than every node of the loop at once (most of which end up inlined)."""
+    info = item.frame
+    tag = (id(node.frame), node.iteration.iter_id)
+    if info.promoted_in != tag:
+        info.promoted_in = tag
+        item.fast = build_handler(item)
+
+
 def _quick_op(P, item, generic, full_after):
     """executor._run_op and _propagate_op_outputs for one op."""
     s, n, kernel = item.input_start, item.num_inputs, item.kernel
@@ -187,8 +200,8 @@ def _quick_op(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r == full_after:
-            item.fast = build_handler(item)
+        if r >= full_after:
+            promote(item, node)
         if node.is_dead or heavy and state.pool is not None and not (blas and state.blas_spreads):
             return generic(state, node)
         it = node.iteration
@@ -232,8 +245,8 @@ def _quick_switch(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r == full_after:
-            item.fast = build_handler(item)
+        if r >= full_after:
+            promote(item, node)
         if node.is_dead:
             return generic(state, node)
         it = node.iteration
@@ -269,8 +282,8 @@ def _quick_merge(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r == full_after:
-            item.fast = build_handler(item)
+        if r >= full_after:
+            promote(item, node)
         if node.is_dead:
             return generic(state, node)
         it = node.iteration
@@ -299,8 +312,8 @@ def _quick_next_iteration(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r == full_after:
-            item.fast = build_handler(item)
+        if r >= full_after:
+            promote(item, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs

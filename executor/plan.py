@@ -106,6 +106,7 @@ class FrameInfo:
     input_count: int = 0
     pending_template: list = field(default_factory=list)
     parallel_iterations: int = 1
+    promoted_in: tuple = ()  # (frame instance, iteration) a node last got its generated handler in (handlers.promote)
 
 
 class ExecutionPlan:

@@ -135,6 +135,38 @@ def test_a_loop_node_goes_from_the_generic_handler_to_its_quick_one_then_its_gen
     assert len(loop) > 5
 
 
+@pytest.mark.parametrize("build, value", [(_fib, 300), (_collatz, 27), (_nested, 25)])
+def test_only_nodes_still_run_from_the_queue_get_generated_handlers(monkeypatch, build, value):
+    """Past COMPILE_AFTER runs one node per iteration of a frame gets its generated handler
+    (handlers.promote): a node that handler runs inside it is no longer run from the queue, so
+    it keeps its quick handler and is never compiled."""
+    monkeypatch.setattr(executor.handlers, "QUICK_AFTER", 1)
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 20)
+    g, n, r = build()
+    s = Session(g, num_threads=1)
+    want = s.run(r, {n: value}, trace=[])
+    for _ in range(3):
+        assert s.run(r, {n: value}) == want
+    plan = next(iter(s._plans.values()))
+    loop = [it for it in plan.items if it.frame is not plan.root]
+    quick = [it for it in loop if it.fast.tier == "quick"]
+    generated = [it for it in loop if it.fast.tier == "generated"]
+    assert quick and generated
+    calls = []
+    for item in quick:
+        def counting(state, node, own=item.fast):
+            calls.append(node.item.name)
+            return own(state, node)
+        item.fast = counting
+    assert s.run(r, {n: value}) == want
+    # most ran inside generated handlers only (the nodes run are the same); a few from the queue,
+    # where their producer's handler stops inlining (its depth or length)
+    assert len(set(calls)) < len(quick)
+    trace = []
+    s.run(r, {n: value}, trace=trace)
+    assert s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")
+
+
 def test_only_loop_nodes_get_handlers_and_only_after_their_first_runs(monkeypatch):
     monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 50)
     g, n, r = _fib()
