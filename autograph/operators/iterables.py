@@ -13,6 +13,7 @@ import builtins
 import numpy as np
 
 import graphcore as gc
+from graphcore.ops.array_ops import constant_value
 from graphcore.errors import StagingError
 
 from . import exceptions
@@ -20,13 +21,24 @@ from .staging import is_number, is_tensor, to_tensor
 
 
 class GraphIterable:
-    """Iterated by a graph loop: `length()` items, `item(k)` the k-th."""
+    """Iterated by a graph loop: `length()` items, `item(k)` the k-th. Python iterates it
+    (`list(enumerate(x))`, unpacking) only when its length is known while tracing."""
 
     def length(self):
         raise NotImplementedError
 
     def item(self, k):
         raise NotImplementedError
+
+    def __iter__(self):
+        n = self.length()
+        if is_tensor(n):
+            n = constant_value(n)
+        if n is None or np.ndim(n) != 0:
+            raise TypeError(f"iterating over {type(self).__name__.replace('Tensor', '').lower() or 'it'} of a graph "
+                            "tensor whose length is only known when the graph runs is not supported outside a "
+                            "`for` statement; loop over it with `for`, which becomes a graph loop")
+        return (self.item(k) for k in range(int(n)))
 
 
 class TensorRows(GraphIterable):
@@ -76,7 +88,8 @@ class TensorEnumerate(GraphIterable):
 
     def item(self, k):
         index = k + self.start
-        index.weak = True  # a Python int, as enumerate gives
+        if is_tensor(index):
+            index.weak = True  # a Python int, as enumerate gives
         return (index, self.inner.item(k))
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from _helpers import check
 from autograph import StagingError, function
+from autograph.testing.differential import compare_values
 
 
 def zipped(x, y):
@@ -119,3 +120,23 @@ def test_reversed_of_an_iterator_is_python_s_type_error():
         reversed_enumerate(np.arange(3.0))
     with pytest.raises(TypeError, match="'enumerate' object is not reversible"):
         function(reversed_enumerate)(np.arange(3.0))
+
+
+def _python_iteration_of_known_length(xs, ys):
+    pairs = list(enumerate(xs))
+    (i0, a), (i1, b) = enumerate(ys)
+    out = 0.0
+    for i, v in reversed(list(enumerate(xs))):
+        out = out * 10 + v
+    return pairs[1][0], pairs[-1][1], i1 + a + b, tuple(zip(xs, ys)), out
+
+
+def test_enumerate_and_zip_of_tensors_of_known_length_iterate_as_in_python():
+    xs, ys = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0])
+    assert compare_values(_python_iteration_of_known_length(xs, ys),
+                          function(_python_iteration_of_known_length)(xs, ys)) is None
+
+
+def test_python_iteration_of_a_length_known_only_at_run_time_is_refused():
+    with pytest.raises(TypeError, match="length is only known when the graph runs .* loop over it with `for`"):
+        function(lambda n: list(range(n)))(np.int64(3))
