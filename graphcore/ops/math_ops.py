@@ -906,8 +906,15 @@ def add_n(inputs, name=None):
     return add_n_op(*inputs, name=name)
 
 
+def _dtype_of(v):
+    return v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
-    """Matrix product (batched over leading dimensions, as np.matmul)."""
+    """Matrix product (batched over leading dimensions, as np.matmul); operands of two
+    dtypes promote as numpy's do (int32 @ float64 is float64)."""
+    if (isinstance(a, Tensor) or isinstance(b, Tensor)) and _dtype_of(a) != _dtype_of(b):
+        a, b = weak_binary("MatMul", a, b)
     return matmul_op(a, b, transpose_a=bool(transpose_a), transpose_b=bool(transpose_b), name=name)
 
 

@@ -104,3 +104,20 @@ def test_arrays_whose_shape_a_tensor_decides_match_numpy(fn, args):
 def test_a_negative_shape_from_a_tensor_raises_numpys_value_error():
     with pytest.raises(ValueError):
         function(_filled)(np.int64(-1), np.int64(2))
+
+
+def _mixed_dtype_products(x32, n):
+    y = x32 @ np.eye(2)                                   # int32 @ float64: float64
+    z = np.dot(x32, np.array([1.5, 2.0]))                 # float64
+    w = np.matmul(x32, np.ones((2, 2), dtype=np.int64))   # int64
+    for i in range(n):
+        y = y @ y
+    return y, z, w
+
+
+def test_products_of_two_dtypes_promote_as_numpy():
+    x = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    got, want = function(_mixed_dtype_products)(x, np.int64(2)), _mixed_dtype_products(x, 2)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
