@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import linecache
+import random
 import os
 import sysconfig
 import threading
@@ -81,6 +82,21 @@ def is_convertible(fn) -> bool:
 _TENSOR_COPY = gc.Tensor.copy  # numpy's x.copy() on a graph tensor (graphcore/numpy_api.py)
 
 
+# generators of random numbers: a draw while the graph is built would become a constant
+_RANDOM_SOURCES = (np.random.Generator, np.random.RandomState, random.Random)
+
+
+def _random_draw_while_tracing(f) -> StagingError:
+    where = source_info.user_location()
+    at = f"{where.filename}:{where.lineno}: " if where is not None else ""
+    owner = type(f.__self__)
+    name = f"{owner.__module__.split('.')[0]}.random" if owner is not np.random.Generator else "a numpy Generator"
+    return StagingError(
+        f"{at}{f.__name__}() of {name} is called while the graph is built: it would draw once, and every call of the "
+        "graph would reuse those numbers (Python draws new ones on each call). Draw them outside the function and "
+        "pass them in as arguments (e.g. noise = rng.normal(size=n); f(x, noise)).")
+
+
 def converted_call(f, args, kwargs):
     """Call `f(*args, **kwargs)` the way converted code should: builtins with tensor
     overloads use them, the user's functions are converted first, the rest is called."""
@@ -90,6 +106,8 @@ def converted_call(f, args, kwargs):
         overload = None
     if overload is not None:
         return overload(*args, **(kwargs or {}))
+    if isinstance(getattr(f, "__self__", None), _RANDOM_SOURCES) and gc.get_default_graph() is not None:
+        raise _random_draw_while_tracing(f)
     if getattr(f, "__func__", None) is _TENSOR_COPY and type(f.__self__) is gc.Tensor:
         return mark_copy(f(*args, **(kwargs or {})))  # a fresh array: changing it in place changes nothing else
     if type(getattr(f, "__self__", None)) is str and f.__name__ == "format" and \

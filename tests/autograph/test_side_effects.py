@@ -272,3 +272,28 @@ def test_a_helper_changing_an_argument_in_the_callers_tensor_loop_and_returning_
         xs = np.array([3.0, 1.0, 7.0])
         n, acc = function(pushes_and_assigns)(xs)
         assert n == 3 and [float(a) for a in acc] == [6.0, 2.0, 14.0]
+
+
+def noisy(x):
+    return x + np.random.rand()
+
+
+_RNG = np.random.default_rng(0)
+
+
+def noisy_generator(x):
+    return x + _RNG.normal()
+
+
+def noisy_python(x):
+    import random
+    return x + random.random()
+
+
+@pytest.mark.parametrize("fn, what", [(noisy, r"rand\(\) of numpy.random"),
+                                      (noisy_generator, r"normal\(\) of a numpy Generator"),
+                                      (noisy_python, r"random\(\) of random.random")])
+def test_a_random_draw_while_tracing_is_refused(fn, what):
+    # it would be drawn once and become a constant: every call would return the same "random" value
+    with pytest.raises(StagingError, match=rf"test_side_effects.py:\d+: {what} is called while the graph is built"):
+        function(fn)(np.float64(1.0))
