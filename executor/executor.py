@@ -834,7 +834,7 @@ class ExecutorState:
             self._activate_nodes(item, item.out_edges[0], parent, pit, None, True)
             self._activate_nodes(item, item.control_edges, parent, pit, None, True)
         frame.dead_exits = []
-        frame.free_iterations = []
+        frame.give_back_iterations()
         del parent.children[(frame.info.name, pit.iter_id)]
         pit.outstanding_frame_count -= 1
         if pit.outstanding_ops == 0 and pit.outstanding_frame_count == 0:

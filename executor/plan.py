@@ -106,6 +106,7 @@ class FrameInfo:
     input_count: int = 0
     pending_template: list = field(default_factory=list)
     parallel_iterations: int = 1
+    spare_iterations: list = field(default_factory=list)  # of ended instances, for the next (state.FrameState)
     promoted_in: tuple = ()  # (frame instance, iteration) a node last got its generated handler in (handlers.promote)
 
 

@@ -155,3 +155,38 @@ def test_every_frame_made_is_freed_and_every_iteration_too():
     started = [e["frame"] for e in trace if e["event"] == "iteration_created"]
     ended = [e["frame"] for e in trace if e["event"] == "iteration_freed"]
     assert set(started) <= set(ended) and len(ended) == len(started) + len(made)  # (+ each iteration 0)
+
+
+@pytest.mark.parametrize("parallel_iterations", [1, 3])
+def test_an_inner_loops_iteration_states_go_from_one_instance_to_the_next(monkeypatch, parallel_iterations):
+    """An inner loop's frame instance, started in every outer iteration, takes the iteration
+    states an ended instance left (state.FrameState._spare_iteration), its tagged nodes moved
+    to it: the same values and nodes run, no value kept after the run, few states made."""
+    from executor import state  # noqa: PLC0415
+
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def row(i, total):
+            inner = gc.while_loop(lambda j, t: j < i, lambda j, t: (j + 1, t + i * j), [0, total],
+                                  parallel_iterations=parallel_iterations)
+            return i + 1, inner[1]
+
+        r = gc.while_loop(lambda i, total: i < n, row, [0, 0])[1]
+    want = sum(i * j for i in range(30) for j in range(i))
+    made = []
+    init = state.IterationState.__init__
+    monkeypatch.setattr(state.IterationState, "__init__", lambda self, *a: (made.append(1), init(self, *a))[1])
+    s = Session(g, num_threads=1)
+    trace = []
+    assert s.run(r, {n: 30}, trace=trace) == want
+    made.clear()  # (the first run made the states; the next ones reuse them)
+    for _ in range(2):
+        assert s.run(r, {n: 30}) == want
+        assert s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")
+    assert len(made) <= parallel_iterations + 2  # (without reuse: at least one per inner instance, 62)
+    plan = next(iter(s._plans.values()))
+    inner = next(f for f in {it.frame.name: it.frame for it in plan.items}.values() if f.name.count("while") == 2)
+    assert inner.spare_iterations and all(ist.inputs is None for ist in inner.spare_iterations)
+    assert all(node.frame.info is inner for ist in inner.spare_iterations for node in ist.tagged)
