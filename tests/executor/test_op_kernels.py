@@ -6,6 +6,7 @@ import pytest
 import executor.blas
 import executor.executor
 import executor.kernel_contract
+import executor.plan
 import graphcore as gc
 from executor import Session
 from executor.fused_kernel import step_kernel
@@ -51,6 +52,55 @@ def test_strided_slice_errors_and_index_conversions_are_the_generic_kernels():
         assert str(got.value) == str(want.value)
     np.testing.assert_array_equal(fast(x, np.float64(2.7)), generic(x, np.float64(2.7), **spec))  # int(): 2
     np.testing.assert_array_equal(fast([[1, 2], [3, 4]], np.int32(1)), [3, 4])  # (np.asarray of a list)
+
+
+_I = np.iinfo(np.int64)
+
+
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul"])
+@pytest.mark.parametrize("x, y", [
+    (np.int64(6), np.int64(-7)), (np.int64(_I.max), np.int64(0)), (np.int64(_I.min), np.int64(1)),
+    (np.int64(_I.max), np.int64(1)), (np.int64(_I.min), np.int64(-1)), (np.int64(2 ** 40), np.int64(2 ** 40)),
+    (np.float64(1.5), np.float64(-2.25)), (np.float64(1e308), np.float64(1e308)), (np.float64(np.nan), np.float64(1)),
+    (np.int64(3), np.float64(0.5)), (np.float64(0.5), np.int64(3)), (np.bool_(True), np.int64(2))])
+def test_python_arithmetic_equals_the_generic_kernel(op, x, y):
+    """PythonArith's kernel for +, - and *: Python's value and its type (an int64 or a float64),
+    and past int64 the generic kernel's OverflowError."""
+    generic = get_op_def("PythonArith").kernel
+    fast = specialized_kernel("PythonArith", {"op": op})
+    assert fast is not None
+    try:
+        want = generic(x, y, op=op)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e), match="beyond int64"):
+            fast(x, y)
+        return
+    got = fast(x, y)
+    assert type(got) is type(want) and (got == want or np.isnan(got) and np.isnan(want))
+    assert specialized_kernel("PythonArith", {"op": "FloorDiv"}) is None  # (its own rules: the generic kernel)
+
+
+def test_a_loop_over_ranges_multiplies_its_counters_by_the_python_arith_kernel(monkeypatch):
+    from autograph import function  # noqa: PLC0415
+
+    calls = []
+    real = specialized_kernel
+
+    def counting(op_type, attrs):
+        k = real(op_type, attrs)
+        if op_type == "PythonArith" and k is not None:
+            calls.append(attrs["op"])
+        return k
+    monkeypatch.setattr(executor.plan, "specialized_kernel", counting)
+
+    def nested(n):
+        s = np.int64(0)
+        for i in range(n):
+            for j in range(n):
+                s += i * j
+        return s
+    assert function(nested)(np.int64(7)) == nested(np.int64(7)) == 441
+    assert "Mul" in calls
 
 
 def test_matmul_without_transposes_is_numpy_matmul_itself():
