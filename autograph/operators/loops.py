@@ -442,7 +442,8 @@ class _Loop:
         state = self.state
         init = self.init = state.get()
         self.weak = {i for i in self.carried if self.plan[i][0] == "t" and i not in self.strong
-                     and (is_weak(init[i]) or is_undefined(init[i]))}
+                     and (is_weak(init[i]) or is_undefined(init[i])
+                          or (is_special(self.state.names[i]) and returned_none(init[i])))}
         loop_init, var_names = self._initial(init)
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None

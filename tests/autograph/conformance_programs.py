@@ -415,3 +415,11 @@ def none_from_inner_loop_value_after(n, xs):
         if s > 2:
             return s
     return -1
+
+
+def none_then_python_int_in_loop_then_argument(n, xs):
+    if n < n:
+        return
+    for v in xs:
+        return 4  # a Python int: it takes the argument's int32 below, as on the other path
+    return n

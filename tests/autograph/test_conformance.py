@@ -54,6 +54,7 @@ CASES = [
 ] + [(f, (I64(n),)) for f in (cp.none_or_pair_in_loop, cp.none_in_inner_loop_pair_in_outer) for n in (0, 1, 3, 6)
 ] + [(cp.none_from_inner_loop_value_after, (I64(n), np.array(xs, dtype=np.int64)))
      for n in (0, 1, 2) for xs in ([1, 2, 3], [], [5])
+] + [(cp.none_then_python_int_in_loop_then_argument, (I32(8), np.array(xs))) for xs in ([-0.75, 1.0], [])
 ] + [
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
