@@ -67,6 +67,33 @@ class InPlaceConverter(Converter):
         self.params: set[str] | None = None
         self.local: set[str] = set()
         self.held: dict[str, int] = {}
+        self.iterating: list[tuple[str, int]] = []  # (name, line) of each enclosing `for ... in name`
+
+    def visit_For(self, node):
+        """In the body of `for e in name:` Python's iterator holds name's array: an in-place
+        change there shows in later iterations (see `iterated_at`)."""
+        node.target = self.visit(node.target)
+        node.iter = self.visit(node.iter)
+        if isinstance(node.iter, gast.Name):
+            self.iterating.append((node.iter.id, self.lineno(node)))
+        node.body = self._block(node.body)
+        if isinstance(node.iter, gast.Name):
+            self.iterating.pop()
+        node.orelse = self._block(node.orelse)
+        return node
+
+    def _block(self, stmts: list) -> list:
+        out = []
+        for n in stmts:
+            new = self.visit(n)
+            out += new if isinstance(new, list) else [new] if new is not None else []
+        return out
+
+    def in_place_extras(self, name: str) -> str:
+        """The keyword arguments of ag__.augmented / setitem that say where else `name`'s array lives."""
+        extra = ", held_at=held_" if name in self.held else ""
+        iterated = [line for n, line in self.iterating if n == name]
+        return extra + (f", iterated_at={iterated[-1]}" if iterated else "")
 
     def visit_FunctionDef(self, node):
         if self.params is None:  # the converted function's own parameters
@@ -104,9 +131,9 @@ class AugmentedAssignmentTransformer(InPlaceConverter):
         if not isinstance(node.target, gast.Name) or type(node.op) not in OPERATORS:
             return self.generic_visit(node)
         name = node.target.id
-        held = ", held_at=held_" if name in self.held else ""  # (the converted code stays short otherwise)
         new = templates.replace(
-            f"target = ag__.augmented(current, value, op, name=name_, param=is_param, line=line_{held})",
+            f"target = ag__.augmented(current, value, op, name=name_, param=is_param, line=line_"
+            f"{self.in_place_extras(name)})",
             target=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
             value=node.value, op=templates.const(OPERATORS[type(node.op)]), name_=templates.const(name),
             is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),

@@ -20,9 +20,9 @@ from .subscripts import key_expression
 class ItemAssignmentTransformer(InPlaceConverter):
     def _rewrite(self, node, target, value, op):
         name = target.value.id
-        held = ", held_at=held_" if name in self.held else ""
         new = templates.replace(
-            f"target_ = ag__.setitem(current, key, value, op, name=name_, param=is_param, line=line_{held})",
+            f"target_ = ag__.setitem(current, key, value, op, name=name_, param=is_param, line=line_"
+            f"{self.in_place_extras(name)})",
             target_=gast.Name(name, gast.Store(), None, None), current=gast.Name(name, gast.Load(), None, None),
             key=key_expression(target.slice), value=value, op=templates.const(op), name_=templates.const(name),
             is_param=templates.const(name in self.params), line_=templates.const(self.lineno(node)),

@@ -29,23 +29,26 @@ class InPlaceAliasError(StagingError):
     the graph would change one."""
 
 
-def augmented(current, value, op: str, name: str, param: bool, line: int, held_at: int = 0):
+def augmented(current, value, op: str, name: str, param: bool, line: int, held_at: int = 0,
+              iterated_at: int = 0):
     """`current op= value` for the variable `name` (`param`: one of the function's
     parameters) at the user's `line`; `held_at`: a line where the function puts `name`'s value
-    into a container or an object (0: nowhere)."""
+    into a container or an object (0: nowhere); `iterated_at`: the line of an enclosing
+    `for ... in name` (0: none)."""
     array_meets_tensor = isinstance(current, np.ndarray) and is_tensor(value)
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
     if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
         _refuse_if_shared(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1),
-                          f"Write `{name} = {name} {op} ...` (a new array)")
+                          f"Write `{name} = {name} {op} ...` (a new array)", iterated_at)
         if param:
             _warn_param(name, op, line)
         return _in_place_result(current, value, op)
     return _BINARY[op](current, value)
 
 
-def setitem(container, key, value, op, name: str, param: bool, line: int, held_at: int = 0):
+def setitem(container, key, value, op, name: str, param: bool, line: int, held_at: int = 0,
+            iterated_at: int = 0):
     """`container[key] = value` (`op` None) or `container[key] op= value` for the variable
     `name`, returning the container to rebind it to: the same object for Python's containers
     and for numpy arrays changed with Python values (Python's own statement), a new graph
@@ -66,7 +69,8 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
     if is_tensor(container) and container.shape.rank == 0:
         raise TypeError(f"{location(line)}: '{name}' is a number (a numpy scalar), which does not support item "
                         f"assignment")
-    _refuse_if_shared(container, name, f"`{name}[...] {op or ''}= ...`", line, held_at, sys._getframe(1), "")
+    _refuse_if_shared(container, name, f"`{name}[...] {op or ''}= ...`", line, held_at, sys._getframe(1), "",
+                      iterated_at)
     if param:
         _warn_param(f"{name}[...]", op or "", line, f"Start from a copy (`{name} = {name}.copy()`) to say so.")
     x = container if is_tensor(container) else gc.constant(container)
@@ -92,10 +96,17 @@ def _set_masked(x, mask, value, op, name: str, line: int):
     return gc.where(mask, new, x)
 
 
-def _refuse_if_shared(value, name: str, what: str, line: int, held_at: int, frame, fix: str) -> None:
-    """Refuse an in-place change (`what`) to an array that, in Python, another variable shares
-    or a container the function fills holds: they would change too, the graph's would not.
-    `fix`: what else to write, if anything."""
+def _refuse_if_shared(value, name: str, what: str, line: int, held_at: int, frame, fix: str,
+                      iterated_at: int = 0) -> None:
+    """Refuse an in-place change (`what`) to an array that, in Python, another variable shares,
+    a container the function fills holds, or an enclosing `for` iterates over: they would see
+    the change too, the graph's would not. `fix`: what else to write, if anything."""
+    if iterated_at:
+        raise InPlaceAliasError(
+            f"{location(line)}: {what} changes the array in place in numpy, and the loop at line {iterated_at} "
+            f"iterates over '{name}', so in Python its later iterations see the changed items; in the graph arrays "
+            f"are values and the loop would go on over the old ones. " + (f"{fix}, or i" if fix else "I")
+            + f"terate over a copy (`for ... in {name}.copy()`) if the old values are what it should see.")
     other = _other_name_for(value, name, frame)
     if other is not None:
         raise InPlaceAliasError(

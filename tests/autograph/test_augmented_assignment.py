@@ -244,3 +244,46 @@ def test_an_in_place_change_seen_through_a_view_is_refused(fn):
     """numpy's basic slices and reshapes share memory: the other name would change in Python."""
     with pytest.raises(InPlaceAliasError, match="shares its memory"):
         function(fn)(np.array([1.0, 2.0, 3.0]))
+
+
+def _halves_what_it_iterates(x):
+    v = x + 0.0
+    s = 0.0
+    for e in v:
+        v *= 0.5  # numpy: later iterations see the halved items
+        s += e
+    return s
+
+
+def _sets_an_item_of_what_it_iterates(x):
+    v = x + 0.0
+    s = 0.0
+    for e in v:
+        v[2] = 10.0
+        s += e
+    return s
+
+
+def _rebinds_what_it_iterates(x):
+    v = x + 0.0
+    s = 0.0
+    for e in v:
+        v = v * 0.5  # a new array: the loop goes on over the old one, in Python too
+        s += e
+    return s, v
+
+
+@pytest.mark.parametrize("fn, what", [(_halves_what_it_iterates, r"`v \*= \.\.\.`"),
+                                      (_sets_an_item_of_what_it_iterates, r"`v\[\.\.\.\] = \.\.\.`")])
+def test_an_in_place_change_of_the_array_a_loop_iterates_is_refused(fn, what):
+    # it gave the sum of the old items where Python sums the changed ones
+    with pytest.raises(InPlaceAliasError, match=rf"{what} changes the array in place in numpy, and the loop at line "
+                                                r"\d+ iterates over 'v'"):
+        function(fn)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_rebinding_the_array_a_loop_iterates_keeps_pythons_values():
+    x = np.array([1.0, 2.0, 3.0])
+    got, want = function(_rebinds_what_it_iterates)(x), _rebinds_what_it_iterates(x)
+    assert got[0] == want[0]
+    np.testing.assert_array_equal(got[1], want[1])
