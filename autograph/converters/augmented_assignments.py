@@ -74,10 +74,14 @@ class InPlaceConverter(Converter):
         change there shows in later iterations (see `iterated_at`)."""
         node.target = self.visit(node.target)
         node.iter = self.visit(node.iter)
-        if isinstance(node.iter, gast.Name):
+        targets = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+        read = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in targets
+                   for stmt in node.body for n in gast.walk(stmt))
+        watch = isinstance(node.iter, gast.Name) and read  # (items never read: their values do not matter)
+        if watch:
             self.iterating.append((node.iter.id, self.lineno(node)))
         node.body = self._block(node.body)
-        if isinstance(node.iter, gast.Name):
+        if watch:
             self.iterating.pop()
         node.orelse = self._block(node.orelse)
         return node
