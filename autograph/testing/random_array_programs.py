@@ -51,6 +51,8 @@ class _Gen:
     held: set = field(default_factory=set)    # vectors put into a list: never changed in place
     aliased: set = field(default_factory=set)  # vectors ever assigned from another name (or to one)
     changed: set = field(default_factory=set)  # vectors changed in place: never put into a list
+    iterated: list = field(default_factory=list)  # vectors enclosing `for e in v` loops iterate: never changed
+    # in place there (numpy's later iterations would see the change; the graph refuses it)
 
     def function(self) -> tuple[str, tuple]:
         r = self.rng
@@ -114,10 +116,13 @@ class _Gen:
         elif what == "for_rows":
             e = f"e{self.names}"
             self.names += 1
-            self.emit(indent, f"for {e} in {self.vec_atom(scope)}:")
+            over = self.vec_atom(scope)
+            self.emit(indent, f"for {e} in {over}:")
             inner = dict(scope)
             inner[e] = SCAL
+            self.iterated.append(over)
             self.block(inner, indent + 1, depth + 1, loop_depth + 1)
+            self.iterated.pop()
             self.clip_carried(scope, indent + 1)
         elif what == "while":
             c = f"c{self.names}"
@@ -166,7 +171,8 @@ class _Gen:
             value = self.int_expr(scope)
         if name in scope and kind == SCAL and r.random() < 0.3:
             self.emit(indent, f"{name} {r.choice(['+=', '-='])} {self.scal_expr(scope, 1)}")
-        elif name in self.fresh and not {name} & (self.held | self.aliased) and kind == VEC and r.random() < 0.5:
+        elif (name in self.fresh and not {name} & (self.held | self.aliased | set(self.iterated)) and kind == VEC
+              and r.random() < 0.5):
             self.changed.add(name)
             # in place: numpy changes the array itself, which no other name refers to
             form = r.random()
