@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes as dt
-from .. import source_info
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op, get_op_def, needs_grad
@@ -90,6 +89,11 @@ def _binary_rule(out_dtype=None):
 
 
 def _numeric_binary_rule(x, y, **attrs):
+    if x.dtype.is_bool:  # two bool scalars: bool arrays take numpy's rules before (_binary_fn)
+        raise GraphError(
+            "arithmetic of two bools: Python gives an int (True + True == 2) and numpy a bool (np.True_ + np.True_ "
+            "is True), and whether these two are Python's or numpy's bools is not known on every path of a graph: "
+            "convert them first, e.g. int(a) + int(b), or np.logical_or(a, b) / np.logical_and(a, b)")
     if not x.dtype.is_numeric:
         raise GraphError(f"arithmetic needs numeric operands, got {x.dtype}")
     return _binary_rule()(x, y)
@@ -748,21 +752,11 @@ def _python_valued(x) -> bool:
     return is_weak(x) or isinstance(x, bool)
 
 
-def _bool_arithmetic(op_type: str, x: Tensor, y: Tensor, name=None):
-    """Arithmetic on two bools. On arrays (numpy's bools) as numpy does it: + and max are
-    `or`, * and min are `and`, / divides as floats; `-` is numpy's TypeError, and //, %,
-    ** (whose numpy result is an int8, which a graph does not hold) are refused. Two
-    scalars may be Python bools (True + True is the int 2) or numpy's (np.True_ + np.True_
-    is True), which a graph value does not tell apart on every path: refused, with advice
-    (max and min give the same on both: `or` and `and`)."""
-    if not (x.shape.rank or y.shape.rank) and op_type not in ("Maximum", "Minimum"):
-        where = source_info.user_location()
-        at = f" at {where.filename}:{where.lineno}" if where is not None else ""
-        raise GraphError(
-            f"{op_type}{at}: arithmetic of two bools: Python gives an int (True + True == 2) and numpy a bool "
-            "(np.True_ + np.True_ is True), and whether these two are Python's or numpy's bools is not known on "
-            "every path of a graph: convert them first, e.g. int(a) + int(b), or np.logical_or(a, b) / "
-            "np.logical_and(a, b)")
+def _numpy_bool_arithmetic(op_type: str, x: Tensor, y: Tensor, name=None):
+    """Arithmetic on bool arrays as numpy does it: + and max are `or`, * and min are
+    `and`, / divides as floats; `-` is numpy's TypeError, and //, %, ** (whose numpy
+    result is an int8, which a graph does not hold) are refused. (max and min of two bool
+    scalars too: Python's and numpy's bools give the same.)"""
     if op_type in ("Add", "Maximum"):
         return logical_or_op(x, y, name=name)
     if op_type in ("Mul", "Minimum"):
@@ -783,8 +777,9 @@ def _binary_fn(op, name_, arithmetic=False):
     def fn(x, y, name=None):
         weak = arithmetic and _python_valued(x) and _python_valued(y)
         x, y = weak_binary(op.type, x, y)
-        if arithmetic and isinstance(x, Tensor) and x.dtype.is_bool and op.type not in _PYTHON_BOOL_OPS:
-            return _bool_arithmetic(op.type, x, y, name)
+        if (arithmetic and isinstance(x, Tensor) and x.dtype.is_bool and op.type not in _PYTHON_BOOL_OPS
+                and (x.shape.rank or y.shape.rank or op.type in ("Maximum", "Minimum"))):
+            return _numpy_bool_arithmetic(op.type, x, y, name)  # (two bool scalars: refused by the op's rule)
         if weak and python and isinstance(x, Tensor) and x.shape.dims == () and y.shape.dims == () and \
                 (x.dtype.is_integer or op.type in _PYTHON_FLOAT_OPERATORS):
             # two Python numbers: Python's arithmetic (the node keeps the op's name: a + b is "Add")
