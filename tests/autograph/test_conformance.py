@@ -138,3 +138,17 @@ def test_dict_key_added_on_one_path_only_is_refused():
 def test_run_time_choices_the_graph_cannot_make_are_refused(f, match):
     with pytest.raises(StagingError, match=match):
         function(f)(I64(2))
+
+
+def _best_from_none(xs):
+    best = None
+    for v in xs:
+        if best is None or v > best:
+            best = v
+    return best
+
+
+def test_a_loop_variable_that_starts_as_none_is_refused_with_advice():
+    with pytest.raises(StagingError, match=r"'best' is a Python NoneType that changes inside a loop on a tensor.*"
+                                           r"Start it with a number instead of None"):
+        function(_best_from_none)(np.array([1.0, 3.0]))
