@@ -73,16 +73,26 @@ class SideEffectTransformer(Converter):
         return root if root is not None and root.id not in self.local else None
 
     def _noted(self, node: gast.stmt, targets: list[gast.expr], what: str | None = None) -> list:
+        """`node` followed by a note per target it changes on an object from outside. The
+        note comes after the statement and carries the root object as it is then (`acc` after
+        `acc.append(v)`, which the lists pass rebinds) when the change is to the object's
+        items: a helper that returns that object hands its change back to a caller that
+        assigns it (see operators/side_effects.check_call_result). A change through an
+        attribute (`self.steps += 1`) cannot be handed back: the note carries None."""
         notes = []
         for t in targets:
             root = self._outside(t)
             if root is not None:
                 text = what or parser.unparse(t).strip()
-                notes += templates.replace("ag__.python_side_effect(what, passed_in, line)",
+                chain = t.value if what is not None else t  # `acc[i].append(...)`: the object is acc[i]
+                by_items = not any(isinstance(n, gast.Attribute) for n in _chain(chain))
+                obj = gast.Name(id=root.id, ctx=gast.Load(), annotation=None, type_comment=None)
+                notes += templates.replace("ag__.python_side_effect(what, passed_in, line, obj)",
                                            what=templates.const(text),
                                            passed_in=templates.const(root.id in self.params),
-                                           line=templates.const(self.lineno(node)))
-        return self.mark(notes, node) + [node]
+                                           line=templates.const(self.lineno(node)),
+                                           obj=obj if by_items else templates.const(None))
+        return [node] + self.mark(notes, node)
 
     def visit_Assign(self, node):
         return self._noted(node, [e for t in node.targets for e in _flat_targets(t)])
@@ -114,6 +124,15 @@ class SideEffectTransformer(Converter):
             node.value = templates.replace_as_expression("ag__.converted_call(func, args, kwargs)", func=call.func,
                                                          args=args, kwargs=kwargs)
         return out
+
+
+def _chain(node: gast.expr) -> list[gast.expr]:
+    """The attribute and item accesses from `node` down to its root name."""
+    out = []
+    while isinstance(node, (gast.Attribute, gast.Subscript)):
+        out.append(node)
+        node = node.value
+    return out
 
 
 def _flat_targets(t: gast.expr) -> list[gast.expr]:

@@ -2,7 +2,7 @@
 function is traced inside graph control flow, where it runs once while the graph is
 built instead of each time the graph runs (see converters/side_effects.py); refuses a
 call, inside its caller's loop or branch on a tensor, that changes an object passed in
-and returns nothing (the caller's loop state cannot see the change)."""
+and does not hand that object back (the caller's loop state cannot see the change)."""
 from __future__ import annotations
 
 import contextlib
@@ -26,13 +26,13 @@ _calls = threading.local()  # .stack: a _Call per active converted call
 
 class _Call:
     """A converted function called while a graph is built: the control-flow context it
-    was called in (its caller's loop or branch, or None), and the first change it made,
-    outside any loop or branch of its own, to an object passed in."""
+    was called in (its caller's loop or branch, or None), and the changes it made, outside
+    any loop or branch of its own, to objects passed in: (what, line, file, object)."""
 
-    __slots__ = ("context", "change")
+    __slots__ = ("context", "changes")
 
     def __init__(self, context):
-        self.context, self.change = context, None
+        self.context, self.changes = context, []
 
 
 @contextlib.contextmanager
@@ -47,30 +47,48 @@ def converted_call_scope():
         stack.pop()
 
 
+def _hands_back(result, obj) -> bool:
+    """Whether `result` is `obj` or a tuple or list holding it (`return acc`, `return acc, n`);
+    never for None (a change through an attribute, which no return hands back)."""
+    if obj is None:
+        return False
+    return result is obj or isinstance(result, (tuple, list)) and any(r is obj for r in result)
+
+
 def check_call_result(call: _Call, result, fn_name: str) -> None:
     """A function that changed an object passed in, inside its caller's loop or branch on a
-    tensor, and returns nothing: the caller's loop state cannot see the change (it would
-    happen once, while the graph is built). Returning the object and assigning it in the
-    caller (`acc = push(acc, v)`) makes it loop state; that is allowed (and warned)."""
-    if call.change is None or result is not None:
-        return
-    what, line, filename = call.change
-    raise StagingError(
-        f"{os.path.basename(filename)}:{line}: '{what}' changes an object passed to {fn_name}, which is called inside "
-        "a loop or `if` on a tensor and returns nothing: the caller's loop or branch would see the change once, "
-        f"while the graph is built, not each time it runs. Return the object from {fn_name} and assign it in the "
-        "caller (e.g. `acc = push(acc, v)`, push ending with `return acc`).")
+    tensor, and does not return that object: the caller's loop state cannot see the change
+    (it would happen once, while the graph is built, whatever the loop or branch does at
+    run time; `self.steps += 1` in a method called in a loop counted one step, not one per
+    iteration). A list, dict or array whose items changed, returned and assigned in the
+    caller (`acc = push(acc, v)`), is loop state there; that is allowed (and warned). An
+    object's attribute is not, even returned (`m = m.step(x)` counted one step too)."""
+    for what, line, filename, obj in call.changes:
+        if _hands_back(result, obj):
+            continue
+        where = (f"{os.path.basename(filename)}:{line}: '{what}' changes an object passed to {fn_name}, which is "
+                 "called inside a loop or `if` on a tensor")
+        once = ("the caller's loop or branch would see the change once, while the graph is built, not each time "
+                "it runs.")
+        if obj is None:
+            raise StagingError(
+                f"{where}, through an attribute: {once} Make the change in the caller's own loop or branch "
+                f"(e.g. `m.steps += 1` there), or have {fn_name} return the new value and assign it in the caller.")
+        gives = "returns nothing" if result is None else "does not return that object"
+        raise StagingError(
+            f"{where} and {gives}: {once} Return the object from {fn_name} and assign it in the caller (e.g. "
+            "`acc = push(acc, v)`, push ending with `return acc`).")
 
 
-def python_side_effect(what: str, passed_in: bool, line: int) -> None:
+def python_side_effect(what: str, passed_in: bool, line: int, obj=None) -> None:
     g = gc.get_default_graph()
     if g is None or g.control_flow_context is None:
         return  # Python control flow, or the function's top level: runs as Python would
     where = source_info.user_location()
     filename = where.filename if where is not None else "<unknown>"
     stack = _calls.__dict__.get("stack")
-    if passed_in and stack and g.control_flow_context is stack[-1].context and stack[-1].change is None:
-        stack[-1].change = (what, line, filename)  # in the caller's loop or branch: see check_call_result
+    if passed_in and stack and g.control_flow_context is stack[-1].context:
+        stack[-1].changes.append((what, line, filename, obj))  # in the caller's loop or branch: see check_call_result
     seen = _warned.setdefault(g, set())
     if (filename, line, what) in seen:
         return
