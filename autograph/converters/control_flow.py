@@ -8,11 +8,19 @@ statement modifies that is live into or out of it (others are local to the body)
 plus modified attributes / constant subscripts of outer objects. A variable that no
 path defines before the statement starts as `ag__.Undefined('x', line)`.
 
+Closures count too: a nested function or lambda defined outside the statement reads its
+free names when it is called, which liveness cannot see (`g = lambda v: v * c`, then `c`
+changed in an `if` on a tensor and `g(x)` after it), so those names are live around every
+statement; and names it changes through `nonlocal` are modified by any statement that calls
+something (`bump()` in a loop on a tensor). Without that, the graph kept the value from
+before the statement, or the change made once while tracing.
+
 Requires activity, reaching definitions and liveness (`requires_analysis`)."""
 from __future__ import annotations
 
 import gast
 
+from ..analysis.activity import _fn_free_reads
 from ..pyct import anno, templates
 from ..pyct.qual_names import CONTENTS_SUFFIX, is_composite, is_contents
 from .base import Converter
@@ -25,8 +33,41 @@ def state_vars(modified, live: frozenset) -> list[str]:
     return basic + composite
 
 
+def _closures(tree) -> list[tuple[gast.AST, frozenset, frozenset]]:
+    """(node, free names read, names changed via `nonlocal`) of every function or lambda
+    nested in `tree` (the converted function itself excluded)."""
+    out = []
+    for n in gast.walk(tree):
+        if n is not tree and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+            reads, changed = _fn_free_reads(n)
+            out.append((n, frozenset(r for r in reads if not is_composite(r)), frozenset(changed)))
+    return out
+
+
 class ControlFlowTransformer(Converter):
     requires_analysis = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.closures: list | None = None
+
+    def visit(self, node):
+        if self.closures is None:  # the tree as it comes in: its nested functions are the user's
+            self.closures = _closures(node)
+        return super().visit(node)
+
+    def _closure_state(self, node) -> tuple[frozenset, frozenset]:
+        """(names closures defined outside `node` may read later, names closures may change
+        when `node` calls something); call before `node`'s children are converted."""
+        inside = {id(n) for n in gast.walk(node)}
+        calls = any(isinstance(n, gast.Call) for n in gast.walk(node))
+        live, changed = frozenset(), frozenset()
+        for fn, reads, mods in self.closures:
+            if id(fn) not in inside:
+                live |= reads | mods
+            if calls:
+                changed |= mods
+        return live, changed
 
     def _state_functions(self, names: list[str]) -> tuple[list, str, str]:
         """`get_state()` returning the state's values and `set_state(vars_)` binding them.
@@ -92,8 +133,8 @@ class ControlFlowTransformer(Converter):
                 bound |= {t.id for t in stmt.targets if isinstance(t, gast.Name)}
         return [s for n in needed for s in templates.replace(f"{n} = ag__.Undefined({n!r}, {self.lineno(node)})")]
 
-    def _ordered(self, node, modified, extra_live=frozenset()) -> tuple[list[str], int]:
-        live_out = anno.getanno(node, anno.LIVE_OUT, frozenset())
+    def _ordered(self, node, modified, extra_live=frozenset(), closure_live=frozenset()) -> tuple[list[str], int]:
+        live_out = anno.getanno(node, anno.LIVE_OUT, frozenset()) | closure_live
         live_in = anno.getanno(node, anno.LIVE_IN, frozenset()) | extra_live
         names = state_vars(modified, live_in | live_out)
         outs = [n for n in names if is_composite(n) or n in live_out]
@@ -103,8 +144,10 @@ class ControlFlowTransformer(Converter):
     def visit_If(self, node):
         body_scope = anno.getanno(node, anno.BODY_SCOPE)
         orelse_scope = anno.getanno(node, anno.ORELSE_SCOPE)
+        closure_live, closure_changed = self._closure_state(node)
         self.generic_visit(node)
-        names, nouts = self._ordered(node, body_scope.modified | orelse_scope.modified)
+        names, nouts = self._ordered(node, body_scope.modified | orelse_scope.modified | closure_changed,
+                                     closure_live=closure_live)
         code, get_state, set_state = self._state_functions(names)
         if_body, else_body = self.ctx.namer.new("if_body"), self.ctx.namer.new("else_body")
         code += self._function(if_body, node.body, names)
@@ -118,10 +161,11 @@ class ControlFlowTransformer(Converter):
 
     def visit_While(self, node):
         body_scope = anno.getanno(node, anno.BODY_SCOPE)
+        closure_live, closure_changed = self._closure_state(node)
         self.generic_visit(node)
         if node.orelse:
             raise self.error(node, "internal: while/else should have been lowered by break_statements")
-        names, nouts = self._ordered(node, body_scope.modified)
+        names, nouts = self._ordered(node, body_scope.modified | closure_changed, closure_live=closure_live)
         code, get_state, set_state = self._state_functions(names)
         body, test = self.ctx.namer.new("loop_body"), self.ctx.namer.new("loop_test")
         code += self._function(body, self._body_locals(node, node.body, names) + node.body, names)
@@ -135,13 +179,14 @@ class ControlFlowTransformer(Converter):
     def visit_For(self, node):
         body_scope = anno.getanno(node, anno.BODY_SCOPE)
         extra = anno.getanno(node, anno.EXTRA_TEST)
+        closure_live, closure_changed = self._closure_state(node)
         self.generic_visit(node)
         if node.orelse:
             raise self.error(node, "internal: for/else should have been lowered by break_statements")
         extra_live = frozenset()
         if extra is not None:
             extra_live = frozenset(n.id for n in gast.walk(extra) if isinstance(n, gast.Name))
-        names, nouts = self._ordered(node, body_scope.modified, extra_live)
+        names, nouts = self._ordered(node, body_scope.modified | closure_changed, extra_live, closure_live)
         code, get_state, set_state = self._state_functions(names)
         body, itr = self.ctx.namer.new("loop_body"), self.ctx.namer.new("itr")
         body_stmts = templates.replace("target = itr", target=node.target, itr=itr) + node.body

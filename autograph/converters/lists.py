@@ -1,5 +1,11 @@
 """Turns `xs.append(v)` statements into `xs = ag__.list_append(xs, v)`, so the list is
-visible as loop state and can be staged as a growable tensor list in a graph loop."""
+visible as loop state and can be staged as a growable tensor list in a graph loop.
+
+In a nested function, appending to a list of an enclosing function (`out.append(v)` in
+`def push(v)`) rebinds it through `nonlocal out`: a plain rebinding would make `out` a
+local of the nested function (UnboundLocalError), and the `nonlocal` lets a loop that calls
+the nested function carry the list as its state (converters/control_flow.py). An append to
+a global or to a closure variable of the converted function itself stays Python's call."""
 from __future__ import annotations
 
 import gast
@@ -8,13 +14,70 @@ from ..pyct import templates
 from ..pyct.qual_names import qn
 from .base import Converter
 
+_FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
+
+
+def _own_names(fn) -> tuple[set[str], set[str]]:
+    """(names local to `fn`: parameters and names it binds, names it declares nonlocal or
+    global), not looking into functions nested in it."""
+    args = fn.args
+    local = {a.id for a in args.args + args.posonlyargs + args.kwonlyargs if isinstance(a, gast.Name)}
+    local |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    declared: set[str] = set()
+    todo = list(fn.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (gast.Nonlocal, gast.Global)):
+            declared |= set(n.names)
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            local.add(n.id)
+        if isinstance(n, _FUNCTIONS + (gast.ClassDef,)):
+            local.add(n.name)
+            continue
+        if not isinstance(n, gast.Lambda):
+            todo.extend(gast.iter_child_nodes(n))
+    return local - declared, declared
+
 
 class ListTransformer(Converter):
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        # (node, its locals, its nonlocal / global names, names to declare nonlocal in it)
+        self.functions: list[tuple[gast.AST, set[str], set[str], list[str]]] = []
+
+    def visit_FunctionDef(self, node):
+        local, declared = _own_names(node)
+        self.functions.append((node, local, declared, []))
+        self.generic_visit(node)
+        _, _, _, needed = self.functions.pop()
+        if needed:
+            node.body.insert(0, gast.Nonlocal(names=needed))
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _outer_local(self, name: str) -> bool:
+        """Whether `name`, read in the innermost nested function, is a local of an enclosing
+        function of the converted one (what `nonlocal` would find)."""
+        for _, local, declared, _ in reversed(self.functions[:-1]):
+            if name in declared:
+                return False
+            if name in local:
+                return True
+        return False
+
     def visit_Expr(self, node):
         call = node.value
         if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and call.func.attr == "append"
                 and len(call.args) == 1 and not call.keywords and qn(call.func.value) is not None):
             target = call.func.value
+            if isinstance(target, gast.Name) and len(self.functions) > 1:
+                _, local, declared, needed = self.functions[-1]
+                if target.id not in local and target.id not in declared:
+                    if not self._outer_local(target.id):
+                        return self.generic_visit(node)  # a global's (or outside closure's) list: Python's call
+                    needed.append(target.id)
+                    declared.add(target.id)
             return self.mark(templates.replace("target = ag__.list_append(target_value, value)", target=target,
                                                target_value=_load_copy(target), value=call.args[0]), node)
         return self.generic_visit(node)

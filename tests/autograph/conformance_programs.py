@@ -423,3 +423,55 @@ def none_then_python_int_in_loop_then_argument(n, xs):
     for v in xs:
         return 4  # a Python int: it takes the argument's int32 below, as on the other path
     return n
+
+
+# -- closures (found by hand-written probes): a nested function or lambda reads and
+# changes the enclosing function's variables when it is called, which liveness does not see
+
+def closure_reads_value_changed_in_if(x):
+    c = 1.0
+    g = lambda v: v * c  # noqa: E731
+    if x > 0:
+        c = 2.0  # read only through g: it gave 1.5 for 3.0
+    return g(x)
+
+
+def closure_reads_value_changed_in_loop(n):
+    c = 0
+    g = lambda: c * 10  # noqa: E731
+    for i in range(n):
+        c = i
+    return g()
+
+
+def nonlocal_bump_in_loop(n):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+    for i in range(n):
+        bump()  # ran once, while tracing: it gave 1 for 3 calls
+    return count
+
+
+def nonlocal_in_while_helper(x):
+    steps = 0
+
+    def step(v):
+        nonlocal steps
+        steps += 1
+        return v / 2
+    while x > 1:
+        x = step(x)
+    return x, steps
+
+
+def closure_appends_to_outer_list(xs):
+    out = []
+
+    def push(v):
+        out.append(v)  # rebound as a local of push: UnboundLocalError
+    for v in xs:
+        push(v * 2)
+    return len(out)

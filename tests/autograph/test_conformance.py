@@ -56,6 +56,10 @@ CASES = [
      for n in (0, 1, 2) for xs in ([1, 2, 3], [], [5])
 ] + [(cp.none_then_python_int_in_loop_then_argument, (I32(8), np.array(xs))) for xs in ([-0.75, 1.0], [])
 ] + [
+] + [(cp.closure_reads_value_changed_in_if, (F64(x),)) for x in (1.5, -1.5)
+] + [(f, (I64(n),)) for f in (cp.closure_reads_value_changed_in_loop, cp.nonlocal_bump_in_loop) for n in (0, 3)
+] + [(cp.nonlocal_in_while_helper, (F64(x),)) for x in (10.0, 0.5)
+] + [(cp.closure_appends_to_outer_list, (np.array(xs),)) for xs in ([1.0, 2.0, 3.0], [])
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
