@@ -84,7 +84,7 @@ def first_runs(state, node) -> None:
     item.runs += 1
     if item.frame is None or item.frame.parent is None:  # once per run: not worth compiling
         item.fast = generic_handler(item.kind)
-    elif item.runs >= COMPILE_AFTER:
+    elif item.runs >= COMPILE_AFTER:  # (it may have run that often inside quick handlers)
         item.fast = build_handler(item)
     elif item.runs >= QUICK_AFTER:
         item.fast = quick_handler(item)
@@ -148,15 +148,28 @@ def build_handler(item):
 
 # -- the quick tier -----------------------------------------------------------------------
 
+# Consumers run inside the quick handlers: a consumer that a live arrival fires (its only
+# input, a Merge's first live one, or the last input of an op or Switch, none dead) runs
+# inside the delivery, by its runner, instead of being queued, popped, and counted in and out
+# of its iteration's outstanding ops (that round trip was about half of what a node cost on
+# this tier). Runners stay in their iteration (a NextIteration's value goes to the next
+# iteration's Merge through the queue: each iteration starts from its Merges, popped, the same
+# nodes every iteration, which later get generated handlers) and nest at most QUICK_MAX_DEPTH
+# deep (one Python frame each). What is rare or may not run inline (a dead token, a heavy op,
+# an Exit or Enter, control edges out, several outputs) is queued as before.
+QUICK_MAX_DEPTH = 8
+
+
 def quick_handler(item):
     """The node's quick handler: the generic handler of its kind for this node alone, with its
     input slots, kernel and out-edges bound in closures (each edge's kind, and whether its
     consumer waits for other inputs, looked at once), counting its runs until COMPILE_AFTER,
-    when its generated handler replaces it. It has no source of its own (its deliveries' code
-    is shared by every delivery along edges of the same kinds): made in microseconds. What
-    is rare (the node dead, a heavy op the pool may take, control edges) goes to the generic
-    code, so the rules of execution stay written once. Kinds: ops, Switch, Merge,
-    NextIteration; the others keep the generic handler."""
+    when its generated handler replaces it; the consumers it fires run inside it (runners,
+    above). Its code is shared by every node of the same shape (its kind, the kinds of its
+    edges: _factory), compiled once per shape in a process; a handler is made in
+    microseconds. What is rare (the node dead, a heavy op the pool may take, control edges)
+    goes to the generic code, so the rules of execution stay written once. Kinds: ops,
+    Switch, Merge, NextIteration; the others keep the generic handler."""
     from . import plan as P  # noqa: PLC0415 (plan imports this module)
     kind = item.kind
     if kind == P.NORMAL and item.op is not None and callable(item.kernel):
@@ -193,7 +206,7 @@ def _quick_op(P, item, generic, full_after):
     s, n, kernel = item.input_start, item.num_inputs, item.kernel
     heavy, blas = not item.cheap, item.uses_blas
     if item.single_output and not item.control_edges:
-        deliver = _deliverer(P, item, item.out_edges[0])
+        deliver = _deliverer(P, item, item.out_edges[0], 1)
     else:
         deliver = None  # (several outputs or control edges: _propagate_op_outputs)
 
@@ -224,13 +237,14 @@ def _quick_op(P, item, generic, full_after):
             state._kernel_error(node, e)
         if deliver is None:
             state._propagate_op_outputs(node, out)
+            ran = 1
         else:
-            deliver(state, node.frame, it, out)
+            ran = 1 + deliver(state, node.frame, it, out)
         n_ = it.outstanding_ops - 1  # executor._node_done, inline
         it.outstanding_ops = n_
         if not n_ and not it.outstanding_frame_count:
             state._cleanup(node.frame, it.iter_id)
-        return 1
+        return ran
     return handler
 
 
@@ -238,7 +252,7 @@ def _quick_switch(P, item, generic, full_after):
     """executor._run_switch (of a loop: no switch_preds to note) for one Switch."""
     s = item.input_start
     out_false, out_true = item.out_edges
-    live_false, live_true = _deliverer(P, item, out_false), _deliverer(P, item, out_true)
+    live_false, live_true = _deliverer(P, item, out_false, 1), _deliverer(P, item, out_true, 1)
     dead_false, dead_true = _dead_deliverer(P, item, out_false), _dead_deliverer(P, item, out_true)
     controls = bool(item.control_edges)
 
@@ -256,27 +270,31 @@ def _quick_switch(P, item, generic, full_after):
         pred = inputs[s + 1]
         inputs[s] = inputs[s + 1] = None
         if pred:
-            dead_false(state, frame, it, value)
-            live_true(state, frame, it, value)
+            ran = 1 + dead_false(state, frame, it, value) + live_true(state, frame, it, value)
         else:
-            live_false(state, frame, it, value)
-            dead_true(state, frame, it, value)
+            ran = 1 + live_false(state, frame, it, value) + dead_true(state, frame, it, value)
         if controls:
             state._activate_nodes(item, item.control_edges, frame, it, None, False)
         n = it.outstanding_ops - 1
         it.outstanding_ops = n
         if not n and not it.outstanding_frame_count:
             state._cleanup(frame, it.iter_id)
-        return 1
+        return ran
     return handler
 
 
 def _quick_merge(P, item, generic, full_after):
-    """executor._run_merge for one Merge."""
+    """executor._run_merge for one Merge: a loop's Merge, the node each iteration starts from,
+    in one function made by _factory where it can be (no control edges, no value_index read)."""
     s = item.input_start
     out_value, out_index = item.out_edges
-    value_to = _deliverer(P, item, out_value)
-    index_to = _deliverer(P, item, out_index) if out_index else None
+    if not out_index and not item.control_edges:
+        kinds, bound = _edge_kinds(P, out_value, 1)
+        if kinds is not None:
+            return _factory(("merge handler",), kinds)(*bound, ITEM=item, S=s, GENERIC=generic, FULL=full_after,
+                                                       PROMOTE=promote)
+    value_to = _deliverer(P, item, out_value, 1)
+    index_to = _deliverer(P, item, out_index, 1) if out_index else None
     controls = bool(item.control_edges)
 
     def handler(state, node):
@@ -291,23 +309,23 @@ def _quick_merge(P, item, generic, full_after):
         inputs = it.inputs
         value = inputs[s]
         inputs[s] = None
-        value_to(state, frame, it, value)
+        ran = 1 + value_to(state, frame, it, value)
         if index_to is not None:
-            index_to(state, frame, it, np.int32(inputs[s + 1]))
+            ran += index_to(state, frame, it, np.int32(inputs[s + 1]))
         if controls:
             state._activate_nodes(item, item.control_edges, frame, it, None, False)
         n = it.outstanding_ops - 1
         it.outstanding_ops = n
         if not n and not it.outstanding_frame_count:
             state._cleanup(frame, it.iter_id)
-        return 1
+        return ran
     return handler
 
 
 def _quick_next_iteration(P, item, generic, full_after):
     """executor._run_next_iteration for one NextIteration (not traced: no "deferred" event)."""
     s = item.input_start
-    deliver = _deliverer(P, item, item.out_edges[0])
+    deliver = _deliverer(P, item, item.out_edges[0], QUICK_MAX_DEPTH + 1)  # (the next iteration: queued)
 
     def handler(state, node):
         r = item.runs + 1
@@ -335,73 +353,252 @@ def _quick_next_iteration(P, item, generic, full_after):
     return handler
 
 
-def _deliverer(P, item, edges):
+def _runner(P, dst, kind: int, depth: int):
+    """The runner of the consumer `dst` at `depth` (made once per node, edge kind and depth:
+    NodeItem.runners), reached by an edge of `kind`; None if it is queued instead. It counts
+    the node's runs as its handler would. A "value" runner, run(state, frame, it, value), takes
+    the arrival that fires it as its argument (a consumer with that single input, or a Merge);
+    a "slots" runner, run(state, frame, it), reads every input from its slots (an op or
+    Switch whose last input just arrived). Each returns the nodes it ran (itself and the
+    consumers it ran in turn)."""
+    if depth > QUICK_MAX_DEPTH or dst.control_edges:
+        return None
+    runners = dst.runners
+    if runners is None:
+        runners = dst.runners = {}
+    key = (kind, depth)
+    if key in runners:
+        return runners[key]
+    run = None
+    single = dst.pending_init == 1  # (no control input either)
+    if kind == P.TO_MERGE:
+        if dst.kind == P.MERGE and single and not dst.out_edges[1]:
+            run = _compiled_runner(P, dst, ("merge",), depth)
+    elif kind == P.TO_OP:
+        if dst.kind == P.NEXT_ITERATION:
+            if single:
+                run = _compiled_runner(P, dst, ("next",), QUICK_MAX_DEPTH)  # (the next iteration: queued)
+        elif dst.kind == P.SWITCH:
+            if not single and dst.frame.parent is not None:  # (a root Switch notes its predicate)
+                run = _switch_runner(P, dst, depth)
+        elif (dst.kind == P.NORMAL and dst.op is not None and dst.cheap and callable(dst.kernel)
+              and dst.single_output):
+            if single and dst.num_inputs == 1:
+                if _Source.is_identity(dst):
+                    run = _compiled_runner(P, dst, ("identity",), depth)
+                else:
+                    run = _compiled_runner(P, dst, ("value",), depth, K=dst.kernel, LID=dst.local_id)
+            elif not single:
+                scalar = _scalar_expression(dst) if dst.num_inputs == 2 else None
+                if scalar is not None:
+                    expr, consts = scalar
+                    run = _compiled_runner(P, dst, ("slots", 2, expr), depth, LID=dst.local_id, S=dst.input_start,
+                                           **consts)
+                else:
+                    run = _compiled_runner(P, dst, ("slots", dst.num_inputs), depth, K=dst.kernel,
+                                           LID=dst.local_id, S=dst.input_start)
+    runners[key] = run
+    return run
+
+
+def _scalar_expression(item):
+    """(the expression of scalar_kernels' operator on a0, a1, with its guard, the values it
+    names) for an op whose kernel is one (as the generated handlers write it), or None."""
+    op, k = item.op, item.kernel
+    if getattr(k, "__module__", "") != "executor.scalar_kernels" or op.attrs:
+        return None
+    dtypes = [x.dtype.np_dtype for x in op.inputs]
+    src = scalar_source(op.type, dtypes, ["a0", "a1"], "K", "T")
+    if src is None:
+        return None
+    expr, T = src
+    consts = {"K": op.op_def.kernel, "T": T, "LOW": None, "HIGH": None}
+    bound = _rule(op.type, dtypes)[3]
+    if bound is not None:  # bounds as numpy scalars: compared faster
+        expr = expr.replace(f"{-bound} < ", "LOW < ").replace(f" < {bound}", " < HIGH")
+        consts.update(LOW=T(-bound), HIGH=T(bound))
+    return expr, consts
+
+
+def _compiled_runner(P, item, head: tuple, depth: int, **params):
+    """A runner of `item` whose output goes along its first output's edges, made by the
+    factory of its head and edge kinds (_factory)."""
+    kinds, bound = _edge_kinds(P, item.out_edges[0], depth + 1)
+    if kinds is None:
+        return None
+    return _factory(head, kinds)(*bound, ITEM=item, **params)
+
+
+def _switch_runner(P, item, depth):
+    """executor._run_switch of a live Switch of a loop whose inputs both arrived."""
+    out_false, out_true = item.out_edges
+    kinds_false, bound_false = _edge_kinds(P, out_false, depth + 1)
+    kinds_true, bound_true = _edge_kinds(P, out_true, depth + 1)
+    if kinds_false is None or kinds_true is None:
+        return None
+    return _factory(("switch", kinds_false), kinds_true)(
+        *bound_true, *bound_false, ITEM=item, S=item.input_start, DF=_dead_deliverer(P, item, out_false),
+        DT=_dead_deliverer(P, item, out_true))
+
+
+def _deliverer(P, item, edges, depth: int):
     """`deliver(state, frame, it, value)`: a live `value` along `edges` (one output of `item`)
-    as ExecutorState._activate_nodes delivers it, written out edge by edge, each edge's kind
-    decided here; the nodes it queues are counted in it.outstanding_ops. The code depends only
-    on the edges' kinds (their slots are bound in a closure), so it is compiled once per
-    sequence of kinds in a process (_DELIVERY): a few sequences make most loops. An edge of
-    another kind (none in practice) leaves the delivery to _activate_nodes."""
+    as ExecutorState._activate_nodes delivers it, written out edge by edge (_factory), the
+    consumers it fires run by their runners at `depth` where they have one; returns how many
+    nodes ran so. An edge of another kind (none in practice) leaves the delivery to
+    _activate_nodes."""
+    kinds, bound = _edge_kinds(P, edges, depth)
+    if kinds is None:
+        def deliver_generic(state, frame, it, value):
+            state._activate_nodes(item, edges, frame, it, value, False)
+            return 0
+        return deliver_generic
+    return _factory(("deliver",), kinds)(*bound, ITEM=item)
+
+
+def _edge_kinds(P, edges, depth: int):
+    """(the kinds of `edges` as _factory names them, the values bound per edge: local id, slot,
+    index, runner at `depth`), or (None, None) for edges _factory does not write out."""
     kinds, bound = [], []
     for dst, lid, slot, kind, index in edges:
+        run = _runner(P, dst, kind, depth) if kind in (P.TO_OP, P.TO_MERGE) else None
         if kind == P.TO_OP:  # "one": the consumer's only input (the arrival fires it); "op": it may wait
-            kinds.append("one" if dst.pending_init == 1 else "op")
+            kinds.append(("one" if dst.pending_init == 1 else "op") + (">" if run else ""))
         elif kind == P.TO_MERGE:
-            kinds.append("merge")
+            kinds.append("merge>" if run else "merge")
         elif kind == P.TO_FETCH:
             kinds.append("fetch")
         else:
-            kinds = None
-            break
-        bound += (lid, slot, index)
-    if kinds is None or len(kinds) > _MAX_WRITTEN_EDGES:
-        def deliver_generic(state, frame, it, value):
-            state._activate_nodes(item, edges, frame, it, value, False)
-        return deliver_generic
-    key = tuple(kinds)
-    make = _DELIVERY.get(key)
-    if make is None:
-        make = _DELIVERY[key] = _delivery_factory(key)
-    return make(*bound)
+            return None, None
+        bound += (lid, slot, index, run)
+    if len(kinds) > _MAX_WRITTEN_EDGES:
+        return None, None
+    return tuple(kinds), bound
 
 
 # Past this many edges a delivery is _activate_nodes' loop (not worth writing out).
 _MAX_WRITTEN_EDGES = 8
-_DELIVERY: dict = {}  # tuple of edge kinds -> the factory of its deliver function
+_QUICK_CODE: dict = {}  # (head, edge kinds) -> the factory of its function
 
 
-def _delivery_factory(kinds: tuple):
-    """The function making a deliver function for edges of these kinds (_deliverer), given each
-    edge's (local id, slot, index)."""
-    params = [f"{x}{k}" for k in range(len(kinds)) for x in ("L", "S", "I")]
-    body = ["inputs = it.inputs", "pending = it.pending", "tagged = it.tagged", "append = state.ready_append",
-            "c = 0"]
+def _factory(head: tuple, kinds: tuple):
+    """The function making a runner of this head for a node whose output goes along edges of
+    these kinds (ExecutorState._activate_nodes written out for each: _edge_lines), given each
+    edge's (local id, slot, index, runner), then by name the node (ITEM) and the head's own
+    values; compiled once per (head, kinds) in a process (a loop needs some ten: about 0.1
+    ms each). Heads:
+
+      deliver        deliver(state, frame, it, value): the edges alone (a quick handler's delivery)
+      merge          a Merge given its first live input        } value runners: the node on
+      identity       an Identity or LoopCond given its input   } `value`, then its output
+      value          an op given its only input (K its kernel) } along the edges
+      next           a NextIteration: the edges in iteration n+1 (started now, or deferred)
+      slots, n       an op whose n inputs arrived (slots from S), none dead: a slots runner
+      slots, 2, e    the same, the kernel written as the expression e (_scalar_expression)
+      switch, kf     a Switch (a slots runner): true, the dead token along DF and the value along
+                     the kinds of this key; false, the value along the edges of kinds kf, then
+                     the dead token along DT
+      merge handler  handler(state, node): the quick handler of a Merge (_quick_merge)
+
+    A node queued is counted in its iteration's outstanding ops at once, as _activate_nodes
+    counts it; the ones run here never are (the node that runs them is not done yet, so its
+    iteration stays alive meanwhile)."""
+    key = (head, kinds)
+    make = _QUICK_CODE.get(key)
+    if make is not None:
+        return make
+    name = head[0]
+    params = [f"{x}{k}" for k in range(len(kinds)) for x in ("L", "S", "I", "R")]
+    args = {"slots": "state, frame, it", "switch": "state, frame, it",
+            "merge handler": "state, node"}.get(name, "state, frame, it, value")
+    pre = [] if name == "deliver" else ["ITEM.runs += 1"]
+    if name == "value":
+        params += ["K", "LID"]
+        pre += ["try:", "    value = K(value)", "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)"]
+    elif name == "slots":
+        n = head[1]
+        params += ["K", "LID", "S"] + (["T", "LOW", "HIGH"] if len(head) > 2 else [])
+        slots = [f"inputs[S + {k}]" if k else "inputs[S]" for k in range(n)]
+        call = head[2] if len(head) > 2 else f"K({', '.join(f'a{k}' for k in range(n))})"
+        pre += ["inputs = it.inputs"] + [f"a{k} = {slot}" for k, slot in enumerate(slots)]
+        pre += [" = ".join(slots) + " = None", "try:", f"    value = {call}",
+                "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)"]
+    elif name == "next":
+        pre += ["k = it.iter_id + 1", "if k <= frame.iteration_count:", "    it = frame.iterations[k]",
+                "elif frame.num_outstanding_iterations < frame.max_parallel_iterations:",
+                "    it = state._increment_iteration(frame)", "else:",
+                "    frame.next_iteration_roots.append((ITEM, value))", "    return 1"]
+    elif name == "switch":
+        params += [f"F{x}{k}" for k in range(len(head[1])) for x in ("L", "S", "I", "R")] + ["S", "DF", "DT"]
+        pre += ["inputs = it.inputs", "value = inputs[S]", "pred = inputs[S + 1]", "inputs[S] = inputs[S + 1] = None"]
+    elif name == "merge handler":
+        params += ["S", "GENERIC", "FULL", "PROMOTE"]
+        pre = ["r = ITEM.runs + 1", "ITEM.runs = r", "if r >= FULL:", "    PROMOTE(ITEM, node)", "if node.is_dead:",
+               "    return GENERIC(state, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
+               "value = inputs[S]", "inputs[S] = None"]
+    body = ["ran = 0" if name == "deliver" else "ran = 1"]
+    if name == "switch":
+        body += ["if pred:", "    ran += DF(state, frame, it, value)"]
+        body += ["    " + line for line in _edge_lines(kinds, "")] + ["else:"]
+        body += ["    " + line for line in _edge_lines(head[1], "F")]
+        body += ["    ran += DT(state, frame, it, value)"]
+    else:
+        body += _edge_lines(kinds, "")
+    if name == "merge handler":  # executor._node_done, inline
+        body += ["n = it.outstanding_ops - 1", "it.outstanding_ops = n", "if not n and not it.outstanding_frame_count:",
+                 "    state._cleanup(frame, it.iter_id)"]
+    body.append("return ran")
+    text = "\n".join(body)
+    loads = [f"{var} = {expr}" for var, expr in (("inputs", "it.inputs"), ("pending", "it.pending"),
+                                                 ("tagged", "it.tagged"), ("append", "state.ready_append"))
+             if re.search(rf"\b{var}\b", text) and f"{var} = {expr}" not in pre]
+    params.append("ITEM")
+    source = (f"def make({', '.join(params)}):\n    def run({args}):\n"
+              + "".join(f"        {line}\n" for line in pre + loads + body) + "    return run\n")
+    env: dict = {}
+    label = " ".join(map(str, head[:2])) + ": " + (" ".join(kinds) or "nothing")
+    exec(compile(source, f"<quick {label}>", "exec"), env)  # noqa: S102 (our own source)
+    make = _QUICK_CODE[key] = env["make"]
+    make.source = source
+    return make
+
+
+def _edge_lines(kinds: tuple, p: str) -> list:
+    """Delivering `value` along edges of these kinds into `it` (the edges' values bound as
+    {p}L0, {p}S0, {p}I0, {p}R0, ...): executor._activate_nodes written out for each."""
+    body = []
     for k, kind in enumerate(kinds):
-        lid, slot, index = f"L{k}", f"S{k}", f"I{k}"
+        lid, slot, index, run = f"{p}L{k}", f"{p}S{k}", f"{p}I{k}", f"{p}R{k}"
+        queue = [f"t = tagged[{lid}]", "t.is_dead = False", "append(t)", "it.outstanding_ops += 1"]
         if kind == "one":
-            body += [f"inputs[{slot}] = value", f"t = tagged[{lid}]", "t.is_dead = False", "append(t)", "c += 1"]
+            body += [f"inputs[{slot}] = value"] + queue
+        elif kind == "one>":
+            body += [f"ran += {run}(state, frame, it, value)"]
         elif kind == "op":
             body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
                      f"    t = tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    append(t)",
-                     "    c += 1"]
+                     "    it.outstanding_ops += 1"]
+        elif kind == "op>":  # its last input, none dead: it runs here; dead (rare), it is queued
+            body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
+                     f"    if it.dead_count[{lid}]:", f"        t = tagged[{lid}]", "        t.is_dead = True",
+                     "        append(t)", "        it.outstanding_ops += 1", "    else:",
+                     f"        ran += {run}(state, frame, it)"]
         elif kind == "merge":  # the first live input is taken; fires once no control input is pending
             body += [f"p = pending[{lid}]", "if p & 1:", f"    inputs[{slot}] = value",
-                     f"    inputs[{slot} + 1] = {index}", f"    pending[{lid}] = p - 1", "    if p == 1:",
-                     f"        t = tagged[{lid}]", "        t.is_dead = False", "        append(t)", "        c += 1"]
+                     f"    inputs[{slot} + 1] = {index}", f"    pending[{lid}] = p - 1", "    if p == 1:"]
+            body += ["        " + line for line in queue]
+        elif kind == "merge>":  # (no control input: its first live input fires it)
+            body += [f"if pending[{lid}]:", f"    pending[{lid}] = 0", f"    ran += {run}(state, frame, it, value)"]
         else:  # fetch
             body.append(f"state.results[{index}] = value")
-    body += ["if c:", "    it.outstanding_ops += c"]
-    source = (f"def make({', '.join(params)}):\n    def deliver(state, frame, it, value):\n"
-              + "".join(f"        {line}\n" for line in body) + "    return deliver\n")
-    env: dict = {}
-    exec(compile(source, f"<delivery {' '.join(kinds) or 'nothing'}>", "exec"), env)  # noqa: S102 (our own source)
-    return env["make"]
+    return body
 
 
 def _dead_deliverer(P, item, edges):
     """`deliver(state, frame, it, value)`: a dead token along `edges`, by _activate_nodes,
     except a loop's way out: one edge to an Exit it alone feeds, which runs here (the
-    executor's inline_dead_exits; note_dead_exit), once per iteration of every loop."""
+    executor's inline_dead_exits; note_dead_exit), once per iteration of every loop. Returns 0
+    (it counts the nodes it runs itself)."""
     if len(edges) == 1:
         dst, lid, slot, kind, index = edges[0]
         if kind == P.TO_OP and dst.kind == P.EXIT and dst.pending_init == 1:
@@ -411,10 +608,12 @@ def _dead_deliverer(P, item, edges):
                 state.stats.nodes += 1
                 if it.iter_id == frame.iteration_count:
                     frame.dead_exits.append(dst)
+                return 0
             return dead_exit
 
     def deliver_dead(state, frame, it, value):
         state._activate_nodes(item, edges, frame, it, value, True)
+        return 0
     return deliver_dead
 
 
