@@ -1,5 +1,7 @@
 """Programs from the conformance issue (each once returned a different value, printed
 different lines or was refused); test_conformance runs each as Python and converted."""
+import math
+
 import numpy as np
 
 
@@ -475,3 +477,18 @@ def closure_appends_to_outer_list(xs):
     for v in xs:
         push(v * 2)
     return len(out)
+
+
+# -- a math function that raises, whose value is never read (random programs with a nan
+# argument): the graph ran only what the returned values needed, so it gave a value
+
+def unused_floor(x):
+    z = math.floor(x)  # noqa: F841 (ValueError for nan, OverflowError for inf)
+    return x * 2
+
+
+def prints_around_sqrt(x):
+    print("before")
+    r = math.sqrt(x)  # noqa: F841 (ValueError for a negative x, after the first print only)
+    print("after")
+    return x
