@@ -39,8 +39,30 @@ def constructs(program: Program) -> set[str]:
         if isinstance(node, ast.Return) and (node.value is None or (isinstance(node.value, ast.Constant)
                                                                    and node.value.value is None)):
             found.add("return_none")
+        if isinstance(node, (ast.For, ast.While)) and node.orelse:
+            found.add("loop_else")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("enumerate", "reversed"):
+            found.add(node.func.id)
+        if isinstance(node, ast.Call) and node.keywords:
+            found.add("keyword_call")
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Tuple):
+            found.add("tuple_unpacking")
+        if isinstance(node, (ast.Lambda, ast.FunctionDef)) and node is not func:
+            found.add("closure")
+        if isinstance(node, ast.Nonlocal):
+            found.add("nonlocal")
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            found.add("chained_compare")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            found.add("power")
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, (ast.Slice, ast.UnaryOp)):
+            found.add("slice_or_negative_index")
+        if isinstance(node, ast.Constant) and isinstance(node.value, float) and node.value * 4 != int(node.value * 4):
+            found.add("inexact_float")
     if not isinstance(func.body[-1], ast.Return):
         found.add("may_fall_off")
+    if any(isinstance(a, (float, np.floating)) and not np.isfinite(a) for a in program.args):
+        found.add("non_finite_arg")
     for a in program.args:
         found.add("arg " + (type(a).__name__ if not isinstance(a, np.ndarray) else f"ndarray[{a.dtype.name}]"))
     return found

@@ -11,9 +11,12 @@ The rules that make plain Python and the graph *have to* agree:
 - termination: loops run over `range(n)` (n <= 4) or a vector's rows, or a `while` with a
   fresh counter compared with a small bound;
 - no error in plain Python: indices are taken modulo the length; lists start non-empty;
-- exact floats: arrays and constants are multiples of 1/4, values are kept small with
-  `np.clip`, scaled only by 0.5, 2 or -1, so results do not depend on summation order
-  more than numpy's own kernels do (the graph runs the same kernels);
+- floats: values are kept small with `np.clip`. Most programs use constants that are
+  multiples of 1/4 and scale only by 0.5, 2 or -1; the others (`inexact`) also use 0.1,
+  1/3, 1e-3, divisions by 3 or by a computed value, np.sqrt / np.exp / np.log / np.tanh, and
+  arguments that are not multiples of 1/4 or hold a nan or an infinity: the graph runs
+  numpy's own kernels in the program's order, so it must give the same bits (the
+  differential compares with rtol 1e-9, and prints compare every digit);
 - one dtype per variable on every path: a float32 vector is never combined with an int
   tensor in a way that would make it float64 on some paths only (that is a user error in
   graph code: the graph refuses or promotes, see test_random_array_programs).
@@ -37,6 +40,7 @@ from .random_programs import Program, module_source
 VEC, SCAL, INT = "vec", "scal", "int"
 
 _CONSTS = [0.0, 0.25, 0.5, 1.0, 1.5, -0.5, -1.0, 2.0, 3.0]
+_INEXACT = [0.1, 1 / 3, 1e-3, -0.7, 0.3, 2.2]
 MIN_LINES, MAX_LINES = 5, 30
 CLIP = 8.0
 
@@ -59,8 +63,11 @@ class _Gen:
         self.length = r.choice([2, 3, 3, 4, 5])
         self.np_dtype = r.choice([np.float64, np.float64, np.float32])
         self.dtype_name = np.dtype(self.np_dtype).name
-        x = np.array([r.choice(_CONSTS + [-2.0, 1.25]) for _ in range(self.length)], dtype=self.np_dtype)
-        y = np.array([r.choice(_CONSTS + [-0.25, 0.75]) for _ in range(self.length)], dtype=self.np_dtype)
+        self.inexact = r.random() < 0.5
+        x = np.array([self.arg_item(_CONSTS + [-2.0, 1.25]) for _ in range(self.length)], dtype=self.np_dtype)
+        y = np.array([self.arg_item(_CONSTS + [-0.25, 0.75]) for _ in range(self.length)], dtype=self.np_dtype)
+        if self.inexact and r.random() < 0.1:  # nan and infinities through comparisons, reductions, np.where
+            x[r.randrange(self.length)] = r.choice([np.nan, np.inf, -np.inf])
         n = np.int64(r.randint(0, 4))
         scope = {"x": VEC, "y": VEC, "n": INT}
         self.budget = r.randint(4, 10)
@@ -96,6 +103,8 @@ class _Gen:
             choices += ["append"] * 3
         if depth == 0 and not self.lists:
             choices += ["list"]
+        if self.rng.random() < 0.3:
+            choices += ["print"]
         what = what or r.choice(choices)
         if what == "assign":
             self.assign(scope, indent)
@@ -140,6 +149,11 @@ class _Gen:
             self.names += 1
             self.lists.append(name)
             self.emit(indent, f"{name} = [{self.held_expr(scope, 0)}]")
+        elif what == "print":  # numpy's str of arrays and scalars, as the graph's Print formats them
+            v, a = self.vec_atom(scope), self.scal_expr(scope, 1)
+            self.emit(indent, r.choice([f"print('P{self.names}:', {v}, {a})", f"print(f'P{self.names}: {{{a}:.4f}} {{{v}}}')",
+                                        f"print(f'P{self.names}: {{{v}[0]!r}} {{{a}}}')"]))
+            self.names += 1
         elif what == "append":
             self.emit(indent, f"{r.choice(self.lists)}.append({self.held_expr(scope, 1)})")
 
@@ -201,9 +215,13 @@ class _Gen:
                     self.fresh.add(name)
         scope[name] = kind
 
+    def arg_item(self, exact: list) -> float:
+        r = self.rng
+        return r.choice(exact) if not self.inexact or r.random() < 0.5 else round(r.uniform(-3, 3), r.choice([1, 3, 7]))
+
     # -- expressions ------------------------------------------------------------------------
     def const(self) -> str:
-        return repr(self.rng.choice(_CONSTS))
+        return repr(self.rng.choice(_CONSTS + (_INEXACT if self.inexact else [])))
 
     def vec_atom(self, scope: dict) -> str:
         return self.rng.choice([n for n, k in scope.items() if k == VEC])
@@ -221,7 +239,12 @@ class _Gen:
                                 f"max({v})", f"min({v})", f"sum({v})",
                                 f"{v}[({self.int_expr(scope)}) % {self.length}]", f"np.dot({v}, {w}) * 0.25",
                                 f"np.mean({v})", f"{v}[-1]", f"{v}[0]", f"np.var({v})", f"np.std({w}) * 0.5",
-                                f"np.sum(np.floor({v} * 0.5))"])
+                                f"np.sum(np.floor({v} * 0.5))",
+                                # slices with steps and negative bounds (never empty: length >= 2)
+                                f"np.sum({v}[::2])", f"{v}[-2:].mean()", f"{v}[1::2].max()", f"{v}[::-1][0]",
+                                f"np.min({v}[:-1])", f"{v}[-2]"]
+                               + ([f"np.mean({v}) / 3", f"np.sum(np.sqrt(np.abs({v})))", f"np.max({v}) * 0.1",
+                                   f"np.prod(np.tanh({v}))"] if self.inexact else []))
 
     def int_expr(self, scope: dict) -> str:
         ints = [n for n, k in scope.items() if k == INT]
@@ -240,7 +263,9 @@ class _Gen:
             f"np.minimum({a}, {self.const()})", f"np.where({a} > {self.const()}, {a}, {b})",
             f"np.clip({a}, -1.0, 2.0)", f"{a} + {self.scal_atom(scope)}", f"{a} * 2.0",
             f"({a})[::-1]", f"np.where({a} < {b}, {self.const()}, {a})",
-        ])
+        ] + ([f"{a} * 0.1", f"{a} / 3", f"{a} + 1e-3", f"np.sqrt(np.abs({a}))", f"np.exp(-np.abs({a}))",
+              f"np.log(np.abs({a}) + 1.0)", f"np.tanh({a})", f"{a} / (np.abs({b}) + 1.0)", f"{a} * (1 / 3)",
+              f"{a} ** 2", f"np.abs({a}) ** 0.5"] if self.inexact else []))
 
     def scal_expr(self, scope: dict, depth: int) -> str:
         r = self.rng
@@ -248,7 +273,10 @@ class _Gen:
             return self.scal_atom(scope)
         a = self.scal_expr(scope, depth + 1)
         return r.choice([f"{a} + {self.scal_expr(scope, depth + 1)}", f"{a} * 0.5", f"-{a}", f"{a} - {self.const()}",
-                         f"abs({a})", f"max({a}, {self.scal_atom(scope)})", f"min({a}, {self.scal_atom(scope)})"])
+                         f"abs({a})", f"max({a}, {self.scal_atom(scope)})", f"min({a}, {self.scal_atom(scope)})"]
+                        + ([f"{a} / 3", f"{a} * 0.1", f"np.sqrt(abs({a}) + 0.1)", f"np.exp(-abs({a}))",
+                            f"{a} / (abs({self.scal_atom(scope)}) + 1.0)", f"np.maximum({a}, {self.scal_atom(scope)})"]
+                           if self.inexact else []))
 
     def condition(self, scope: dict) -> str:
         r = self.rng

@@ -3,21 +3,34 @@
 `generate(seed)` returns a `Program`: the text of a module (`import numpy as np` and one
 `def f(...)`) and the arguments to call `f` with. The programs use what a user writes in
 AutoGraph code: nested if/elif/else, while and for loops (over `range` with tensor or Python
-bounds, and over numpy arrays), break/continue/return at any depth, conditional expressions,
-and/or/not (also on plain values), tuple returns, augmented assignment and print.
+bounds, `reversed(range(...))`, numpy arrays, their slices with steps, `reversed` and
+`enumerate(..., start=k)`), for/else and while/else with `break`, break/continue/return at any
+depth, conditional expressions (nested too), chained comparisons, and/or/not (also on plain
+values), tuple returns and tuple assignment (`a, b = b, a + b`), augmented assignment, print,
+`**`, `//` and `%` of either sign, math and numpy functions, and closures: a lambda or nested
+function reading a local that later statements change, sometimes counting calls by `nonlocal`.
 
 The rules below exist so that plain Python and the graph *must* agree, and any disagreement is a
 converter bug rather than noise:
 
 - termination: a `while` loop has a fresh counter incremented by the first statement of its body
   and compared with a small bound in its condition; `range` bounds are small; steps are constants.
-- no error in plain Python: divisors and moduli are positive constants; every variable read is
-  defined on every path reaching it; int magnitudes stay far below 2**31 (loop-carried values are
-  wrapped with `% 97` when they could grow) and `_within_limits` rejects the rare program that
-  still overflows, before it is handed out.
-- exact floats: float constants are multiples of 1/4 and floats are only scaled by 0.5, 2, -1 or
-  divided by 2 or 4, so results do not depend on evaluation order; floats are never compared with
-  == or !=.
+- no error in plain Python: a divisor is a nonzero constant or `abs(e) + 1` (either sign); every
+  variable read is defined on every path reaching it; int magnitudes stay far below 2**31
+  (loop-carried values are wrapped with `% 97` when they could grow) and `_within_limits` rejects
+  the rare program that still overflows, before it is handed out. A program with a nan or
+  infinite argument (8%) may raise Python's ValueError / OverflowError (`int(nan)`): that is
+  a result the converted program must match.
+- floats: most programs use constants that are not exact in binary (0.1, 1/3, 1e-3), divide by
+  3, 10, 0.1 or a computed value, and call math.exp / log / sqrt / hypot and `**` with
+  fractional or negative exponents on positive values: the graph must compute every float bit
+  for bit as Python does (results are compared with rtol 1e-9 and printed digits exactly, and
+  `<` on a value off by one ulp takes another branch). Floats are compared with == and !=
+  rarely. A quarter of the programs keep exact floats (multiples of 1/4, scaled by 0.5, 2, -1).
+- float32 programs (12%): float arguments are np.float32, met by Python numbers (numpy 2 keeps
+  float32), with exact floats only: a Python float on one path and a float32 on another is
+  one graph value of one dtype, rounded to float32 (an int-or-float-by-path case, left to the
+  joins' own tests).
 - one kind per variable: a name is int, float or bool on every path, every return has the same
   structure and kinds, and all integer arguments of one program share one numpy dtype (a graph
   variable has one dtype; a variable that is int64 on one path and int32 or float on another is a
@@ -28,7 +41,8 @@ converter bug rather than noise:
   raise exactly where Python does (a staged raise fails the run only on the path that raises).
 - returns: of values, and sometimes a bare `return` / `return None` (the call gives None on that
   path, as when the function falls off its end).
-- helpers: module-level functions (with an `if` or a loop with an early return) called from
+- helpers: module-level functions (with an `if` or a loop with an early return, or with a
+  default and a keyword-only parameter, called by position and by keyword) called from
   expressions; they return a number on every path, and are converted when `f` calls them.
 
 Deliberately left out: reading possibly-undefined variables, containers, recursion.
@@ -59,6 +73,10 @@ FLOAT_LIMIT = 2.0 ** 40
 
 _INT_LITERALS = [0, 1, 1, 2, 2, 3, 3, 4, 5, 7, -1, -2]
 _FLOAT_LITERALS = [0.0, 0.5, 1.5, 2.0, -0.5, 0.25, 3.0, -1.25, 1.0]
+# not exact in binary: results depend on rounding, so any difference in the order or the
+# precision of float operations between Python and the graph shows
+_INEXACT_LITERALS = [0.1, 0.3, -0.7, 1 / 3, 1e-3, 2.5e-2, 1.1, 2.2, -0.1, 0.9]
+_NON_FINITE = [float("nan"), float("inf"), float("-inf")]
 _LOCAL_NAMES = {INT: ["acc", "total", "s", "c", "d", "best", "cnt", "r"],
                 FLOAT: ["z", "w", "avg", "fsum", "h"],
                 BOOL: ["flag", "found", "ok", "done"]}
@@ -115,9 +133,11 @@ class Program:
 def value_source(v) -> str:
     """Python source that rebuilds an argument value (numpy dtype included)."""
     if isinstance(v, np.ndarray):
-        return f"np.array({v.tolist()!r}, dtype=np.{v.dtype.name})"
+        return f"np.array([{', '.join(value_source(x) for x in v.tolist())}], dtype=np.{v.dtype.name})"
     if isinstance(v, np.generic):
-        return f"np.{v.dtype.name}({v.item()!r})"
+        return f"np.{v.dtype.name}({value_source(v.item())})"
+    if isinstance(v, float) and not np.isfinite(v):
+        return f"float('{v!r}')"  # nan, inf, -inf: no Python literal
     return repr(v)
 
 
@@ -177,15 +197,24 @@ class _Generator:
     labels: int = 0
     counters: int = 0
     helpers: dict = field(default_factory=dict)    # kind -> (name, source)
+    lambdas: dict = field(default_factory=dict)    # kind -> (name, captured local, source)
 
     # -- the function ---------------------------------------------------------------------
     def function(self) -> tuple[str, tuple]:
         r = self.rng
         self.int_dtype = np.int64 if r.random() < 0.75 else np.int32
+        # float32 programs: float32 tensors with Python numbers (numpy 2's weak promotion).
+        # Their floats stay exact (a Python float joined with a float32 on another path is
+        # rounded to float32, the int-or-float-by-path class; see the module docstring)
+        self.float_dtype = np.float32 if r.random() < 0.12 else np.float64
+        self.exact = self.float_dtype is np.float32 or r.random() < 0.25
+        self.non_finite = r.random() < 0.08  # a float argument is nan or an infinity
         self.budget = r.randint(3, 10)
         scope, params, args = self.parameters()
         self.ret_kinds = [r.choice([INT, INT, FLOAT, BOOL]) for _ in range(r.choice([1, 1, 1, 2, 2, 3]))]
         self.fall_off = r.random() < 0.12
+        if r.random() < 0.25:
+            scope = self.closure(scope)
         end = self.block(scope, _Ctx(), 1, min_stmts=max(3, self.budget // 2))
         if end is not None and not self.fall_off:
             self.emit(1, self.return_stmt(end, _Ctx()))
@@ -211,7 +240,9 @@ class _Generator:
                 if elem == INT:
                     value = np.array([r.randint(-3, 6) for _ in range(size)], dtype=self.int_dtype)
                 else:
-                    value = np.array([r.randint(-12, 24) / 4 for _ in range(size)], dtype=np.float64)
+                    items = [r.randint(-12, 24) / 4 if self.exact or r.random() < 0.5 else round(r.uniform(-3, 6), 3)
+                             for _ in range(size)]
+                    value = np.array(items, dtype=self.float_dtype)
                 self.arrays[name] = elem
                 self.kinds[name] = "array"
                 self.tensor_params.append(name)
@@ -224,7 +255,12 @@ class _Generator:
                 bound = 9
             else:
                 py = r.randint(-12, 24) / 4
-                value = np.float64(py) if tensor else py
+                if not self.exact and r.random() < 0.3:
+                    py = round(r.uniform(-3, 6), r.choice([1, 2, 6]))
+                if self.non_finite and not any(isinstance(a, (float, np.floating)) and not np.isfinite(a)
+                                               for a in args):
+                    py = r.choice(_NON_FINITE)
+                value = self.float_dtype(py) if tensor else py
                 bound = 6
             if tensor:
                 self.tensor_params.insert(0, name)
@@ -283,6 +319,7 @@ class _Generator:
             "while": 2 if loops else 0,
             "print": 0.8,
             "cond_jump": 1.5 if ctx.loop_depth else 0.3,
+            "unpack": 1.2 if len(mutable) >= 1 else 0,
             "raise": 0.08,
             "assert": 0.08,
         }
@@ -293,6 +330,8 @@ class _Generator:
             else:
                 name = r.choice([n for n in mutable if kind == "assign" or scope[n].kind != BOOL])
             return self.assign(scope, ctx, indent, name=name, augmented=kind == "aug")
+        if kind == "unpack":
+            return self.unpack(scope, ctx, indent)
         if kind == "if":
             return self.if_stmt(scope, ctx, indent)
         if kind == "for":
@@ -375,6 +414,45 @@ class _Generator:
         c = r.choice([0.5, 2.0, -1.0]) if op == "*=" else r.choice([2, 4])
         return f"{name} {op} {c}", _E("", old.bound * (abs(c) if op == "*=" else 1), False, old.tensor)
 
+    def unpack(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        """`a, b = b, a + b` (a step of Fibonacci's), `a, b = b, a` (a swap) or two values
+        at once: every value on the right is computed before any name is bound."""
+        r = self.rng
+        limit = LOOP_LIMIT if ctx.loop_depth else STRAIGHT_LIMIT
+        kind = r.choice([INT, INT, FLOAT])
+        names = [n for n, v in scope.items() if v.assignable and v.kind == kind]
+        if len(names) < 2 or r.random() < 0.3:
+            names = names[:1] + [self.new_name(kind)] if names else [self.new_name(kind), self.new_name(kind)]
+            if names[0] == names[1]:
+                names[1] = self.new_name(kind, _TEMP_NAMES)
+        a, b = r.sample(names, 2) if len(names) > 2 else names
+        if a in scope and b in scope and r.random() < 0.6:
+            if r.random() < 0.5:
+                rhs = [_E(b, scope[b].bound, scope[b].tainted, scope[b].tensor),
+                       _E(a, scope[a].bound, scope[a].tainted, scope[a].tensor)]
+            else:
+                second = _join(f"{a} + {b}", scope[a].bound + scope[b].bound, _E(a, 0, scope[a].tainted, scope[a].tensor),
+                               _E(b, 0, scope[b].tainted, scope[b].tensor))
+                if second.bound > limit:
+                    second = _join(f"({second.text}) % {97 if kind == INT else 64.0}", 97, second)
+                rhs = [_E(b, scope[b].bound, scope[b].tainted, scope[b].tensor), second]
+        else:
+            rhs = []
+            for _ in range(2):
+                e = self.expr(kind, scope, r.choice([0, 1, 2]))
+                if e.bound > limit:
+                    e = _join(f"({e.text}) % {97 if kind == INT else 64.0}", 97, e)
+                rhs.append(e)
+        self.emit(indent, f"{a}, {b} = {rhs[0].text}, {rhs[1].text}")
+        scope = dict(scope)
+        for name, e in zip((a, b), rhs):
+            for names_ in self.assigned:
+                names_.add(name)
+            old = scope.get(name)
+            scope[name] = _Var(kind, e.tensor or ctx.staged, e.bound,
+                               e.tainted or (old is not None and (old.tainted or name in ctx.carried)))
+        return scope
+
     def wrapped(self, name: str, aug_text: str, kind: str) -> tuple[str, float]:
         """`v op= e` whose growth could overflow, as `v = (v op e) % M`."""
         _, op, rhs = aug_text.split(" ", 2)
@@ -417,23 +495,39 @@ class _Generator:
             self.emit(indent, self.print_stmt(joined, must=[tail[0]]))
         return joined
 
-    def loop_body(self, scope: dict, ctx: _Ctx, indent: int, staged: bool, prelude=None) -> dict:
-        """The body of a loop; returns the scope after the loop (what was defined before it)."""
+    def loop_body(self, scope: dict, ctx: _Ctx, indent: int, staged: bool, prelude=()) -> dict:
+        """The body of a loop, sometimes with an `else` (run when the loop ends without
+        `break`; the body then gets an `if ...: break`); returns the scope after the loop
+        (what was defined before it)."""
+        r = self.rng
         inner_scope = {n: (dataclasses.replace(v, bound=max(v.bound, LOOP_LIMIT), tainted=True) if v.assignable else v)
                        for n, v in scope.items()}
-        if prelude is not None:
-            name, var = prelude
+        for name, var in prelude:
             inner_scope[name] = var
         inner = _Ctx(ctx.depth + 1, ctx.loop_depth + 1, ctx.staged or staged,
                      frozenset(n for n, v in scope.items() if v.assignable))
+        with_else = r.random() < 0.2
         self.assigned.append(set())
-        self.block(inner_scope, inner, indent + 1, min_stmts=self.rng.choice([1, 2, 2, 3]), jump_ok=True)
+        end = self.block(inner_scope, inner, indent + 1, min_stmts=r.choice([1, 2, 2, 3]), jump_ok=not with_else)
+        if with_else:
+            self.emit(indent + 1, f"if {self.condition(end if end is not None else inner_scope).text}:")
+            self.emit(indent + 2, "break")
         changed = self.assigned.pop()
         after = {}
         for name, var in scope.items():
             if name in changed:
                 var = dataclasses.replace(var, tensor=var.tensor or staged or ctx.staged, bound=max(var.bound, LOOP_LIMIT))
             after[name] = var
+        if with_else:
+            self.emit(indent, "else:")
+            orelse = self.block(after, dataclasses.replace(ctx, depth=ctx.depth + 1, staged=ctx.staged or staged),
+                                indent + 1, jump_ok=True)
+            if orelse is not None:  # the names defined before the loop, as either way out leaves them
+                for name, var in after.items():
+                    if name in orelse:
+                        o = orelse[name]
+                        after[name] = dataclasses.replace(var, tensor=var.tensor or o.tensor, bound=max(var.bound, o.bound),
+                                                          tainted=var.tainted or o.tainted)
         return after
 
     def int_bound_atom(self, scope: dict) -> _E:
@@ -460,7 +554,7 @@ class _Generator:
     def for_range(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
         r = self.rng
         target = self.loop_target(scope, ["i", "j", "t"])
-        form = r.choice(["stop", "stop", "start_stop", "step", "down"])
+        form = r.choice(["stop", "stop", "start_stop", "step", "down", "reversed"])
         a, b = self.int_bound_atom(scope), self.int_bound_atom(scope)
         if form == "stop":
             args, b = a.text, a
@@ -468,15 +562,19 @@ class _Generator:
             args = f"{b.text}, {a.text}" if r.random() < 0.5 else f"{r.randint(-2, 3)}, {a.text}"
         elif form == "step":
             args, b = f"{r.randint(-2, 2)}, {a.text}, {r.choice([2, 3])}", a
-        else:
+        elif form == "down":
             lo = r.choice(["-1", "0", "1", b.text])
             args = f"{a.text}, {lo}, {r.choice([-1, -1, -2])}"
+        else:
+            inner = a.text if r.random() < 0.6 else f"{r.randint(-2, 2)}, {a.text}"
+            args, b = f"range({inner})", a
         staged = a.tensor or b.tensor
         predefine = r.random() < 0.1
         if predefine:
             self.emit(indent, f"{target} = -1")
-        self.emit(indent, f"for {target} in range({args}):")
-        after = self.loop_body(scope, ctx, indent, staged, prelude=(target, _Var(INT, staged, 12, assignable=False)))
+        self.emit(indent, f"for {target} in reversed({args}):" if form == "reversed" else
+                  f"for {target} in range({args}):")
+        after = self.loop_body(scope, ctx, indent, staged, prelude=[(target, _Var(INT, staged, 12, assignable=False))])
         if predefine:
             after[target] = _Var(INT, staged, 12, assignable=False)
         return after
@@ -485,8 +583,18 @@ class _Generator:
         name = self.rng.choice(list(self.arrays))
         kind = self.arrays[name]
         target = self.loop_target(scope, ["v", "e"] if kind == INT else ["xv", "fe"], kind)
-        self.emit(indent, f"for {target} in {name}:")
-        return self.loop_body(scope, ctx, indent, True, prelude=(target, _Var(kind, True, 6, assignable=False)))
+        r = self.rng
+        over = r.choice([name] * 4 + [f"{name}[::-1]", f"{name}[1:]", f"{name}[::2]", f"{name}[-2:]",
+                                      f"reversed({name})"])
+        prelude = [(target, _Var(kind, True, 6, assignable=False))]
+        if r.random() < 0.25:  # with the index, counted from 0 or another start
+            index = self.loop_target(scope, ["i", "j", "t"])
+            start = r.choice(["", "", ", 1", f", start={r.randint(-2, 3)}", ", -1"])
+            self.emit(indent, f"for {index}, {target} in enumerate({over}{start}):")
+            prelude.append((index, _Var(INT, True, 12, assignable=False)))
+        else:
+            self.emit(indent, f"for {target} in {over}:")
+        return self.loop_body(scope, ctx, indent, True, prelude=prelude)
 
     def loop_target(self, scope: dict, names: list, kind: str = INT) -> str:
         for name in names:
@@ -514,7 +622,7 @@ class _Generator:
         self.emit(indent + 1, f"{k} += 1")
         counter = _Var(INT, staged, 12, assignable=False)
         scope = dict(scope, **{k: dataclasses.replace(counter, tensor=False)})
-        after = self.loop_body(scope, ctx, indent, staged, prelude=(k, counter))
+        after = self.loop_body(scope, ctx, indent, staged, prelude=[(k, counter)])
         after[k] = counter
         return after
 
@@ -567,7 +675,7 @@ class _Generator:
             v = r.choice(_INT_LITERALS)
             return _E(str(v), abs(v))
         if kind == FLOAT:
-            v = r.choice(_FLOAT_LITERALS)
+            v = r.choice(_FLOAT_LITERALS if self.exact or r.random() < 0.5 else _INEXACT_LITERALS)
             return _E(repr(v), abs(v))
         return _E(r.choice(["True", "False"]), 1)
 
@@ -588,15 +696,76 @@ class _Generator:
             return self.atom(kind, scope, prefer_tensor)
         r = self.rng
         sub = lambda k=kind: self.expr(k, scope, depth - 1, prefer_tensor)  # noqa: E731
+        inexact = kind == FLOAT and not self.exact
         forms = {"atom": 3, "addsub": 3, "scale": 1.5, "mul": 0.6, "div": 1, "mod": 1 if kind == INT else 0.3,
-                 "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.09, "convert": 0.4,
+                 "neg": 0.3, "abs": 0.4, "minmax": 0.5, "ifexp": 0.8, "andor": 0.15, "convert": 0.4,
                  "len": 0.3 if kind == INT and self.arrays else 0, "math": 0.35,
                  # (a Python int times a numpy bool is an int64: int32 programs would mix dtypes)
                  "boolnum": 0.3 if kind == FLOAT or self.int_dtype is np.int64 else 0,
-                 "bits": 0.4 if kind == INT else 0, "divmod": 0.15 if kind == INT else 0, "call": 0.35}
+                 "bits": 0.4 if kind == INT else 0, "divmod": 0.15 if kind == INT else 0, "call": 0.35,
+                 "inexact": 0.8 if inexact else 0, "pow": 0.3 if kind == INT or inexact else 0,
+                 # np.maximum of two Python numbers is an np.int64 / np.float64: not in int32 or float32 programs
+                 "np_minmax": 0.25 if (self.int_dtype if kind == INT else self.float_dtype) in (np.int64, np.float64)
+                 else 0,
+                 "ifexp2": 0.2, "kwcall": 0.25, "lambda": 0.5 if kind in self.lambdas else 0,
+                 "item": 0.3 if any(k == kind for k in self.arrays.values()) else 0}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
         if form == "atom":
             return self.atom(kind, scope, prefer_tensor)
+        if form == "inexact":  # math functions and divisions whose results are rounded
+            a = sub()
+            fn = r.choice(["exp", "exp2", "log", "sqrt", "hypot", "div_var", "div_const", "np_sqrt", "np_exp",
+                           "log10"])
+            if fn == "exp":
+                return _join(f"math.exp(-abs({a.text}))", 1, a)
+            if fn == "exp2":
+                return _join(f"math.exp({a.text} % 3.0)", 21, a)
+            if fn == "np_exp":
+                return _join(f"np.exp(-abs({a.text}))", 1, a)
+            if fn == "log":
+                return _join(f"math.log(abs({a.text}) + {r.choice(['1.0', '0.5', '1e-3'])})", a.bound + 7, a)
+            if fn == "log10":
+                return _join(f"math.log10(abs({a.text}) + 1.0)", a.bound, a)
+            if fn in ("sqrt", "np_sqrt"):
+                return _join(f"{'math' if fn == 'sqrt' else 'np'}.sqrt(abs({a.text}) + 0.1)", a.bound + 1, a)
+            b = sub()
+            if fn == "hypot":
+                return _join(f"math.hypot({a.text}, {b.text})", a.bound + b.bound, a, b)
+            if fn == "div_var":
+                return _join(f"({a.text} / (abs({b.text}) + {r.choice(['1.0', '0.5', '3'])}))", 2 * a.bound, a, b)
+            c = r.choice(["3", "10", "0.1", "7.0", "1.5", "3.0"])
+            return _join(f"({a.text} / {c})", a.bound / float(c), a)
+        if form == "pow":
+            a = sub()
+            if kind == INT:
+                e = _join(f"({a.text} ** 2)" if r.random() < 0.7 else f"(({a.text}) % 5) ** 3", a.bound ** 2, a)
+                return _join(f"({e.text} % 97)", 97, e) if e.bound > 1000 else e
+            form = r.choice(["half", "neg", "neg_half", "three_halves", "square"])
+            if form == "half":
+                return _join(f"(abs({a.text}) ** 0.5)", a.bound + 1, a)
+            if form == "neg":
+                return _join(f"((abs({a.text}) + 1.0) ** -1)", 1, a)
+            if form == "neg_half":
+                return _join(f"((abs({a.text}) + 0.5) ** -0.5)", 2, a)
+            if form == "three_halves":
+                return _join(f"(abs({a.text}) ** 1.5)", (a.bound + 1) ** 1.5, a)
+            return _join(f"({a.text} ** 2)", a.bound ** 2, a)
+        if form == "np_minmax":
+            a, b = sub(), sub()
+            return _join(f"np.{r.choice(['maximum', 'minimum'])}({a.text}, {b.text})", max(a.bound, b.bound), a, b)
+        if form == "ifexp2":  # a nested conditional expression, right-associated as written
+            c1, c2 = self.bool_expr(scope, depth - 1), self.bool_expr(scope, depth - 1)
+            a, b, c = sub(), sub(), sub()
+            return _join(f"({a.text} if {c1.text} else {b.text} if {c2.text} else {c.text})",
+                         max(a.bound, b.bound, c.bound), a, b, c, c1, c2)
+        if form == "kwcall":
+            return self.kw_call(kind, sub())
+        if form == "lambda":
+            a = sub()
+            name, cap = self.lambdas[kind]
+            return _join(f"{name}({a.text})", 2 * a.bound + scope[cap].bound if cap in scope else 2 * a.bound + 12, a)
+        if form == "item":
+            return self.item(kind, scope)
         if form == "call":
             a = sub()
             return _join(f"{self.helper(kind)}({a.text})", 2 * a.bound + 20, a)
@@ -621,10 +790,12 @@ class _Generator:
         if form == "math":
             if kind == INT:
                 f = self.expr(FLOAT, scope, depth - 1, prefer_tensor)
-                fn = r.choice(["math.floor", "math.ceil", "math.trunc", "round"])
+                # (math.trunc of an np.float32 is a TypeError: float32 defines no __trunc__)
+                fn = r.choice(["math.floor", "math.ceil", "round"] + (["math.trunc"] if self.float_dtype is np.float64
+                                                                      else []))
                 return _join(f"{fn}({f.text})", f.bound + 1, f)
             a = sub()
-            fn = r.choice(["sqrt", "fabs", "round1", "floor_f"])
+            fn = r.choice(["fabs", "round1", "floor_f"] + ([] if self.float_dtype is np.float32 else ["sqrt"]))
             if fn == "sqrt":
                 return _join(f"math.sqrt(abs({a.text}))", max(a.bound, 1.0), a)
             if fn == "round1":
@@ -637,8 +808,9 @@ class _Generator:
             return _join(f"({a.text} {r.choice('+-')} {b.text})", a.bound + b.bound, a, b)
         if form == "scale":
             a = sub()
-            c = r.choice([2, 3, -1]) if kind == INT else r.choice([0.5, 2.0, -1.0])
-            return _join(f"({a.text} * {c})" if r.random() < 0.7 else f"({c} * {a.text})", a.bound * abs(c), a)
+            c = r.choice([2, 3, -1]) if kind == INT else r.choice([0.5, 2.0, -1.0] + ([] if self.exact else
+                                                                                     [0.1, 1.5, 1 / 3, -0.3, 0.9]))
+            return _join(f"({a.text} * {c!r})" if r.random() < 0.7 else f"({c!r} * {a.text})", a.bound * abs(c), a)
         if form == "mul":
             a, b = sub(), sub()
             e = _join(f"({a.text} * {b.text})", a.bound * b.bound, a, b)
@@ -647,13 +819,22 @@ class _Generator:
             return e
         if form == "div":
             a = sub()
-            c = r.choice([2, 3, 4]) if kind == INT else r.choice([2, 4])
+            if kind == INT and r.random() < 0.3:  # a divisor computed at run time, of either sign
+                b = sub()
+                d = f"(abs({b.text}) + 1)" if r.random() < 0.6 else f"-(abs({b.text}) + 2)"
+                return _join(f"({a.text} // {d})", a.bound + 1, a, b)
+            c = r.choice([2, 3, 4, -2, -3]) if kind == INT else r.choice([2, 4] + ([] if self.exact else [3, 0.1, -2.5]))
             op = "//" if kind == INT else r.choice(["/", "/", "//"])
-            return _join(f"({a.text} {op} {c})", a.bound / c + 1, a)
+            return _join(f"({a.text} {op} {c})", a.bound / abs(c) + 1, a)
         if form == "mod":
             a = sub()
-            c = r.choice([2, 3, 5, 7, 97]) if kind == INT else r.choice([2.0, 4.0])
-            return _join(f"({a.text} % {c})", c, a)
+            if kind == INT and r.random() < 0.3:
+                b = sub()
+                d = f"(abs({b.text}) + 1)" if r.random() < 0.6 else f"-(abs({b.text}) + 2)"
+                return _join(f"({a.text} % {d})", b.bound + 2, a, b)
+            c = r.choice([2, 3, 5, 7, 97, -2, -5]) if kind == INT else r.choice([2.0, 4.0] + ([] if self.exact else
+                                                                                             [0.3, -0.7, 1.1]))
+            return _join(f"({a.text} % {c})", abs(c), a)
         if form == "neg":
             a = sub()
             return _join(f"(-{a.text})", a.bound, a)
@@ -672,12 +853,84 @@ class _Generator:
         if form == "convert":
             if kind == FLOAT:
                 a = self.expr(INT, scope, depth - 1, prefer_tensor)
-                return _join(f"float({a.text})" if r.random() < 0.5 else f"({a.text} * 0.5)", a.bound, a)
+                if r.random() < 0.5 or self.float_dtype is np.float32:
+                    return _join(f"float({a.text})", a.bound, a)
+                return _join(f"({a.text} * {0.5 if self.exact else r.choice([0.5, 0.1, 1 / 3])!r})", a.bound, a)
             if self.int_dtype is np.int64:  # int(x) is an int64 tensor: it would clash with int32 arguments
                 a = self.expr(FLOAT, scope, depth - 1, prefer_tensor)
                 return _join(f"int({a.text})", a.bound, a)
             return self.atom(kind, scope, prefer_tensor)
         return _E(f"len({r.choice(list(self.arrays))})", 5)
+
+    def closure(self, scope: dict) -> dict:
+        """A lambda or nested function reading a local that later statements may change (it
+        reads the value at the call, not at the definition), sometimes counting its calls
+        through `nonlocal`."""
+        r = self.rng
+        kind = r.choice([INT, INT, FLOAT])
+        cap = self.new_name(kind)
+        lit = self.literal(kind)
+        self.emit(1, f"{cap} = {lit.text}")
+        scope = dict(scope, **{cap: _Var(kind, False, lit.bound)})
+        body = r.choice(["v + {c}", "v * 2 - {c}", "(v - {c}) % 7"] if kind == INT else
+                        ["v * 0.5 + {c}", "abs(v - {c})", "v - {c} * 2.0"]).format(c=cap)
+        name = "g" if kind == INT else "gf"
+        if r.random() < 0.5:
+            self.emit(1, f"{name} = lambda v: {body}")
+        else:
+            counter = None
+            if r.random() < 0.5:
+                counter = self.new_name(INT)
+                self.emit(1, f"{counter} = 0")
+                scope[counter] = _Var(INT, False, LOOP_LIMIT)
+            self.emit(1, f"def {name}(v):")
+            if counter is not None:
+                self.emit(2, f"nonlocal {counter}")
+                self.emit(2, f"{counter} += 1")
+            self.emit(2, f"return {body}")
+        self.lambdas[kind] = (name, cap)
+        return scope
+
+    def kw_call(self, kind: str, a: _E) -> _E:
+        """A call of a module-level helper with a default and a keyword-only parameter, by
+        position, by keyword, or with the defaults."""
+        r = self.rng
+        key = "kw_" + kind
+        if key not in self.helpers:
+            name = f"hk{len(self.helpers)}"
+            if kind == INT:
+                b, scale = r.choice([0, 1, 2, -1]), r.choice([2, 3, -1])
+            else:
+                b = r.choice([0.5, 0.0, -1.5] + ([] if self.exact else [0.1]))
+                scale = r.choice([0.5, 2.0] + ([] if self.exact else [0.1, 1 / 3]))
+            self.helpers[key] = (name, f"def {name}(a, b={b!r}, *, scale={scale!r}):\n    if a > b:\n"
+                                       f"        return (a - b) * scale\n    return a + scale\n")
+        name = self.helpers[key][0]
+        c = self.literal(kind)
+        d = self.literal(kind)
+        text, bound = r.choice([(f"{name}({a.text})", 0), (f"{name}({a.text}, {c.text})", c.bound),
+                                (f"{name}({a.text}, scale={d.text})", 0), (f"{name}(b={c.text}, a={a.text})", c.bound),
+                                (f"{name}({a.text}, b={c.text}, scale={d.text})", c.bound)])
+        return _join(text, (a.bound + max(bound, 2)) * max(d.bound, 3) + 3, a)
+
+    def item(self, kind: str, scope: dict) -> _E:
+        """An item of an array argument by a negative or computed index, or the sum of a
+        slice with a step (guarded where the array may be too short)."""
+        r = self.rng
+        name = r.choice([n for n, k in self.arrays.items() if k == kind])
+        zero = "0" if kind == INT else "0.0"
+        form = r.choice(["last", "first", "second_last", "middle", "sum_step", "sum_rev"])
+        if form == "last":
+            return _E(f"({name}[-1] if len({name}) > 0 else {zero})", 6, tensor=True)
+        if form == "first":
+            return _E(f"({name}[0] if len({name}) else {zero})", 6, tensor=True)
+        if form == "second_last":
+            return _E(f"({name}[-2] if len({name}) > 1 else {zero})", 6, tensor=True)
+        if form == "middle":
+            return _E(f"({name}[len({name}) // 2] if len({name}) else {zero})", 6, tensor=True)
+        if form == "sum_step":
+            return _E(f"sum({name}[{r.choice(['::2', '1::2', '::-2', '-2:', ':-1'])}], {zero})", 30, tensor=True)
+        return _E(f"sum({name}[::-1], {zero})", 30, tensor=True)
 
     def helper(self, kind: str) -> str:
         """The name of a module-level function of one `kind` argument giving that kind (made
@@ -701,7 +954,7 @@ class _Generator:
     def bool_expr(self, scope: dict, depth: int) -> _E:
         r = self.rng
         forms = {"compare": 5, "var": 1 if any(v.kind == BOOL for v in scope.values()) else 0,
-                 "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.3, "literal": 0.1,
+                 "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.6, "literal": 0.1,
                  "in": 0.3, "anyall": 0.2 if depth > 0 else 0}
         form = r.choices(list(forms), weights=list(forms.values()))[0]
         if form == "in":  # membership in a tuple, list or set of int literals: element by element
@@ -732,10 +985,16 @@ class _Generator:
             a = self.atom(lk, scope, prefer_tensor=True, literal_ok=False)
         b = self.expr(rk, scope, d) if r.random() < 0.6 else self.literal(rk)
         exact = lk == INT and rk == INT
-        ops = ["<", "<=", ">", ">=", "==", "!="] if exact else ["<", "<=", ">", ">="]
+        # floats compared for equality only where they are exact or rounded the same way on
+        # both sides (the graph must compute every float bit for bit as Python does)
+        ops = ["<", "<=", ">", ">=", "==", "!="] if exact else ["<", "<=", ">", ">="] + (["==", "!="] if r.random() < 0.1 else [])
         if form == "chain":
-            c = self.literal(INT)
-            return _join(f"({c.text} {r.choice(['<', '<='])} {a.text} {r.choice(['<', '<='])} {b.text})", 1, a, b)
+            if r.random() < 0.5:
+                c = self.literal(INT)
+                return _join(f"({c.text} {r.choice(['<', '<='])} {a.text} {r.choice(['<', '<='])} {b.text})", 1, a, b)
+            c = self.expr(r.choice(kinds), scope, d)  # a < b <= c: b is computed once
+            ops3 = [r.choice(["<", "<=", ">", ">=", "!="]) for _ in range(2)]
+            return _join(f"({a.text} {ops3[0]} {b.text} {ops3[1]} {c.text})", 1, a, b, c)
         return _join(f"({a.text} {r.choice(ops)} {b.text})", 1, a, b)
 
     def condition(self, scope: dict) -> _E:
@@ -786,6 +1045,8 @@ def _within_limits(program: Program, max_lines: int = 200_000) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
+            if has_non_finite(program.args):  # numpy warns of nan made from inf; Python floats do not
+                warnings.filterwarnings("ignore", "invalid value", RuntimeWarning)
             sys.settrace(check)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
@@ -799,13 +1060,25 @@ def _within_limits(program: Program, max_lines: int = 200_000) -> bool:
 
 
 def raised_by_program(fn, args):
-    """Call the program; the exceptions of its own `raise` / `assert` are a result too."""
+    """Call the program; the exceptions of its own `raise` / `assert` are a result too, and
+    so are Python's errors on a nan or infinite argument (`int(nan)` raises ValueError,
+    `math.floor(inf)` OverflowError: the converted program must raise them too)."""
     try:
         return fn(*args)
     except (ValueError, AssertionError) as e:
         if str(e)[:1] in ("E", "A") and str(e)[1:].isdigit():
             return None
+        if isinstance(e, ValueError) and has_non_finite(args):
+            return None
         raise
+    except OverflowError:
+        if has_non_finite(args):
+            return None
+        raise
+
+
+def has_non_finite(args) -> bool:
+    return any(isinstance(a, (float, np.floating)) and not np.isfinite(a) for a in args)
 
 
 def _check_value(value):
@@ -818,5 +1091,5 @@ def _check_value(value):
         if abs(int(value)) > INT_LIMIT:
             raise _Rejected("int out of range")
     elif isinstance(value, (float, np.floating)):
-        if not abs(float(value)) < FLOAT_LIMIT:
+        if np.isfinite(value) and not abs(float(value)) < FLOAT_LIMIT:
             raise _Rejected("float out of range")

@@ -34,7 +34,8 @@ def test_the_programs_stage_what_they_are_about(outcomes):
     assert staged["cond"] >= 0.4 * len(outcomes), staged
     assert staged["loop"] >= 0.3 * len(outcomes), staged
     sources = [rap.generate(s).source for s in range(100)]
-    for feature in ("np.sum(", "np.where(", ".append(", "np.stack(", "for e", "np.dot(", "np.argmax("):
+    for feature in ("np.sum(", "np.where(", ".append(", "np.stack(", "for e", "np.dot(", "np.argmax(", "print(",
+                    "* 0.1", "np.sqrt(", "[::2]", "[-2:]"):
         assert sum(feature in src for src in sources) >= 5, feature
     float32 = sum(rap.generate(s).args[0].dtype == np.float32 for s in range(100))
     assert 15 <= float32 <= 60
