@@ -26,9 +26,10 @@ from executor import Session
 from executor.session import jit_passes
 from graphcore import passes, source_info
 from graphcore.ops.logging_ops import FormattedString
+from graphcore.ops.python_type_ops import as_type
 
 from .errors import StagingError, UndefinedValueError
-from .operators import effects, exceptions, maybe_defined
+from .operators import effects, exceptions, maybe_defined, path_types
 from .operators.staged_lists import StagedList
 from .operators.staging import TruthOnly
 from .conversion import plain_function
@@ -182,7 +183,7 @@ class ConcreteFunction:
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
                  returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local"):
+                 devices=None, engine: str = "local", kinds=None):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -190,6 +191,9 @@ class ConcreteFunction:
         self._token = token
         # a bool tensor, false in a run where the function fell off its end (result None)
         self._returned = returned
+        # per fetch: None, or the Python type code (path_types) of a value whose type depends on
+        # the path: a code, or an int32 tensor fetched beside it
+        self._kinds = list(kinds) if kinds is not None else [None] * len(fetches)
         self.name = name
         self._session: Session | None = None
         self._lock = threading.Lock()
@@ -202,7 +206,8 @@ class ConcreteFunction:
         self.optimize_report: "passes.OptimizeReport | None" = None
 
     def _all_fetches(self) -> list:
-        return list(self._fetches) + [t for t in (self._token, self._returned) if t is not None]
+        return (list(self._fetches) + [k for k in self._kinds if isinstance(k, gc.Tensor)]
+                + [t for t in (self._token, self._returned) if t is not None])
 
     def optimize(self, passes_to_run=None, force: bool = False) -> "passes.OptimizeReport | None":
         """Optimize the graph in place (graphcore.passes) for what a call fetches: the
@@ -238,6 +243,7 @@ class ConcreteFunction:
             return _ListOutput(new(v.stacked)) if isinstance(v, _ListOutput) else v
 
         self._fetches = [new(t) for t in self._fetches]
+        self._kinds = [new(k) for k in self._kinds]
         self._token, self._returned = new(self._token), new(self._returned)
         self.structured_outputs = _pack(self.structured_outputs, [new(v) for v in _flatten(self.structured_outputs)])
     @property
@@ -273,6 +279,8 @@ class ConcreteFunction:
             raise
         if self._returned is not None and not bool(values[-1]):
             return None
+        if any(k is not None for k in self._kinds):
+            values = self._as_python_types(list(values))
         if isinstance(self.structured_outputs, gc.Tensor):  # one tensor returned
             return values[0]
         values = list(values)[:len(self._fetches)]
@@ -281,6 +289,17 @@ class ConcreteFunction:
         out = [next(it) if isinstance(v, gc.Tensor) else list(next(it)) if isinstance(v, _ListOutput) else v
                for v in flat]
         return _pack(self.structured_outputs, out)
+
+    def _as_python_types(self, values: list) -> list:
+        """The returned values whose Python type depends on the path, as the type this run's
+        path gave them (the int 0, not 0.0: path_types)."""
+        n = len(self._fetches)
+        tags = iter(values[n:])
+        for i, k in enumerate(self._kinds):
+            if k is not None:
+                code = next(tags) if isinstance(k, gc.Tensor) else k
+                values[i] = as_type(values[i], code, "the returned value")
+        return values
 
     def __call__(self, *input_values):
         """Run the graph with one value per graph input, in order."""
@@ -544,9 +563,10 @@ class Function:
             token = chain.token if chain.effects else None
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
+            kinds = [path_types.returned_kind(t) for t in fetches]
         return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
                                 optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
-                             devices=self.devices, engine=self.engine)
+                                devices=self.devices, engine=self.engine, kinds=kinds)
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())

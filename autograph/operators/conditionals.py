@@ -30,10 +30,10 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from . import effects, exceptions, maybe_defined
-from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_path_typed, is_python_number,
-                      is_special, is_tensor, is_value, is_weak, join_dtypes, location, mark_path_typed, mark_weak,
-                      natural_dtype, quoted, rollback, same_python_value, to_tensor, truth, zeros)
+from . import effects, exceptions, maybe_defined, path_types
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
+                      is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
+                      same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, adds_keys
@@ -76,9 +76,11 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
 
 
 # A plan entry per output variable:
-#   ("t", dtype, fill, flagged)  a cond output; `fill` is the shape of the zeros a branch
-#                                that leaves it unassigned gives; `flagged`: it carries
-#                                a defined flag
+#   ("t", dtype, fill, flagged, kinds)  a cond output; `fill` is the shape of the zeros a
+#                                branch that leaves it unassigned gives; `flagged`: it
+#                                carries a defined flag; `kinds`: None, or the kinds of a
+#                                value whose Python type depends on the branch (path_types;
+#                                a tag output where there are several)
 #   ("py", value)                the same Python value after both branches
 #   ("undef",)                   undefined after the if (an error only if read)
 #   ("partial", value)           the returned value: `value` (a Python value) where a path
@@ -109,6 +111,20 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
                 f"{location(line)}: {quoted(name)} is {describe(a)} in the if branch but {describe(b)} in the else "
                 "branch of a condition on a tensor; both branches must give it a tensor (or the same Python value).")
     return plan
+
+
+def _with_kinds(plan, kinds, weak) -> list:
+    """The plan with each cond output's kinds: the union of what the branches give it,
+    where that is not simply the kind of the output's dtype (path_types)."""
+    out = []
+    for i, e in enumerate(plan):
+        if e[0] != "t":
+            out.append(e)
+            continue
+        k = path_types.union(side[i] for side in kinds)
+        nat = path_types.natural_of(e[1], all(side[i] for side in weak))
+        out.append(e + (k if path_types.tracked(k, nat) else None,))
+    return out
 
 
 def _partly_returned(a, b) -> bool:
@@ -191,20 +207,24 @@ def _list_handle(entry, v):
     return lst
 
 
-def _branch_outputs(plan, vals) -> list:
-    """The cond outputs of one branch: the values, then the defined flags."""
-    values, flags = [], []
-    for entry, v in zip(plan, vals):
+def _branch_outputs(plan, vals, names, line) -> list:
+    """The cond outputs of one branch: the values, then the defined flags, then the tags of
+    the values whose Python type depends on the branch (path_types)."""
+    values, flags, tags = [], [], []
+    for name, entry, v in zip(names, plan, vals):
         if entry[0] == "list":
             values.append(_list_handle(entry, v))
             continue
         if entry[0] != "t":
             continue
         unset = is_undefined(v) or returned_none(v)
-        values.append(zeros(entry[2], entry[1]) if unset else to_tensor(v, entry[1]))
+        values.append(zeros(entry[2], entry[1]) if unset else
+                      path_types.stored(v, to_tensor(v, entry[1]), name, line, "if"))
         if entry[3]:
             flags.append(gc.constant(False) if returned_none(v) else maybe_defined.flag_of(v))
-    return values + flags
+        if path_types.needs_tag(entry[4]):
+            tags.append(path_types.side_tag(None if unset else v, entry[4]))
+    return values + flags + tags
 
 
 def _appended(template, value) -> bool:
@@ -216,7 +236,8 @@ def _appended(template, value) -> bool:
 
 def _fits(plan, provisional) -> bool:
     """Whether the true branch's provisional outputs already match the plan."""
-    return all(e[0] == "t" and not e[3] and is_tensor(v) and v.dtype == e[1] for e, v in zip(plan, provisional))
+    return all(e[0] == "t" and not e[3] and not path_types.needs_tag(e[4]) and is_tensor(v) and v.dtype == e[1]
+               for e, v in zip(plan, provisional))
 
 
 def _with_value(fn: Callable, state: FlatState, index: int, value) -> Callable:
@@ -242,7 +263,7 @@ class _Branches:
         self.true_vals: list = []
         self.provisional: list = []
         self.weak: list = []  # per branch traced: which outputs are weak (or unassigned) there
-        self.python_typed: list = []  # per branch: Python number (True), numpy (False), unassigned (None)
+        self.kinds: list = []  # per branch traced: the outputs' kinds there (path_types; None: unassigned)
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():
@@ -257,7 +278,7 @@ class _Branches:
             unset = [is_undefined(v) or (is_special(name) and returned_none(v)) for name, v in
                      zip(self.state.names, vals)]
             self.weak.append([is_weak(v) or u for v, u in zip(vals, unset)])
-            self.python_typed.append([None if u else is_weak(v) or is_path_typed(v) for v, u in zip(vals, unset)])
+            self.kinds.append([None if u else path_types.kinds_of(v) for v, u in zip(vals, unset)])
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
@@ -269,13 +290,14 @@ class _Branches:
                 learnt = self.state.learn(self.true_vals, vals, keep_whole=self.whole_lists)
                 if learnt is not None:
                     raise Replan(("state", learnt))
-                plan = _branch_plan(self.state.names, self.true_vals, vals, self.line)
+                plan = _with_kinds(_branch_plan(self.state.names, self.true_vals, vals, self.line), self.kinds,
+                                   self.weak)
                 can_chain = self.outer is not None and self.outer.token is not None
                 wants_token = can_chain and not self.use_token and self.effects > 0
                 if wants_token or not _fits(plan, self.provisional):
                     raise Replan((plan, self.use_token or wants_token))
                 self.plan = plan
-            return _branch_outputs(self.plan, vals) + tail
+            return _branch_outputs(self.plan, vals, self.state.names, self.line) + tail
         return run
 
 
@@ -352,9 +374,9 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     n_values = sum(1 for e in plan if e[0] in ("t", "list"))
     weak = [all(w) for w in zip(*branches.weak)]
     mark_weak(outs[:n_values], [w and e[0] == "t" for w, e in zip(weak, plan) if e[0] in ("t", "list")])
-    mixed = [len({t for t in ts if t is not None}) > 1 for ts in zip(*branches.python_typed)]
-    mark_path_typed(outs[:n_values], [m for m, e in zip(mixed, plan) if e[0] in ("t", "list")])
+    n_flags = sum(1 for e in plan if e[0] == "t" and e[3])
     flags = iter(outs[n_values:])
+    tags = iter(outs[n_values + n_flags:])
     values = iter(outs[:n_values])
     result = []
     for name, entry, before in zip(state.names, plan, init):
@@ -362,6 +384,8 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
             result.append(StagedList(next(values), entry[1], entry[2]))
         elif entry[0] == "t":
             v = next(values)
+            tag = next(tags) if path_types.needs_tag(entry[4]) else None
+            path_types.register_join(v, entry[4], tag, name, line)
             result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
         elif entry[0] == "py":
             result.append(entry[1])

@@ -88,6 +88,19 @@ def check(test, exc: BaseException) -> None:
     _stage_failure(test, f"{type(exc).__name__}: {exc}", exc)
 
 
+def guard_value(value, test, exc: BaseException):
+    """`value` (a tensor), valid only once an Assert of `test` passed: where the graph
+    computes the value and the test is false, the run fails with `exc`. A check of the value
+    itself rather than a step of the program: it runs where the value is computed, outside
+    the chain of effects (prints keep their order among themselves)."""
+    g = value.graph
+    op = gc.Assert(test, [], message=f"{type(exc).__name__}: {exc}", name="exact_check")
+    with _lock:
+        _staged.setdefault(g, {})[op.name] = exc
+    with g.control_dependencies([op]):
+        return gc.identity(value)
+
+
 def stage_exception(exc: BaseException) -> None:
     """`exc`, raised while tracing a graph branch or loop body, happens when that path runs."""
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)

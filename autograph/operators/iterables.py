@@ -9,6 +9,7 @@ not GraphIterables: their loops run as Python.
 from __future__ import annotations
 
 import builtins
+import operator
 
 import numpy as np
 
@@ -16,7 +17,7 @@ import graphcore as gc
 from graphcore.ops.array_ops import constant_value
 from graphcore.errors import StagingError
 
-from . import exceptions
+from . import exceptions, path_types
 from .staging import is_number, is_tensor, to_tensor
 
 
@@ -182,9 +183,20 @@ def reversed_(value):
 
 
 def range_(*args):
-    """`range`: with any tensor argument, a graph loop's iterable."""
+    """`range`: with any tensor argument, a graph loop's iterable (of integers: a float is
+    Python's TypeError, a value that is an int on some paths only a refusal)."""
     if not builtins.any(is_tensor(a) for a in args):
         return builtins.range(*args)
+    for a in args:
+        if not is_tensor(a):
+            operator.index(a)  # Python's TypeError for a float
+            continue
+        path_types.refuse_mixed(a, path_types.INTS | path_types.BOOLS, "range() of",
+                                "Convert it with int(...) first.")
+        kinds = path_types.kinds_of(a)
+        if a.dtype.is_floating and isinstance(kinds, frozenset) and kinds <= path_types.FLOATS:
+            name = path_types.TYPE_NAMES[min(kinds)].replace("np.", "numpy.")
+            raise TypeError(f"'{name}' object cannot be interpreted as an integer")
     if len(args) == 1:
         return TensorRange(0, args[0], 1)
     if len(args) == 2:

@@ -29,14 +29,13 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from . import effects, exceptions, maybe_defined
+from . import effects, exceptions, maybe_defined, path_types
 from .augmented import InPlaceAliasError
 from .conditionals import if_stmt
 from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
-                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_path_typed,
-                      mark_weak, natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
+                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
@@ -256,10 +255,14 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
         state = _open_containers(get_state, set_state, names, init, after, line)
         plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
         use_token = can_chain and n_effects > 0
+        kinds = {i: k for i, k in enumerate(map(path_types.kinds_of, state.flatten(after)))
+                 if plan[i][0] == "t" and isinstance(k, frozenset)}  # what the dry run's body gives them
     strong: set[int] = set()  # variables weak before the loop that the body makes strongly typed
-    for _ in range(3 + 3 * len(plan)):
+    if all(is_tensor(v) for v in init):
+        kinds = {}
+    for _ in range(3 + 5 * len(plan)):
         mark = checkpoint()
-        loop = _Loop(test, body, state, plan, use_token, line, strong)
+        loop = _Loop(test, body, state, plan, use_token, line, strong, kinds)
         try:
             loop.build()
         except BaseException as e:
@@ -279,10 +282,13 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
                     new = [(e[0], e[1], e[2], True) if e[0] == "t" else e for e in new]
                 plan[i:i + 1] = new
                 strong = {j + len(new) - 1 if j > i else j for j in strong}
+                kinds = {j + len(new) - 1 if j > i else j: k for j, k in kinds.items() if j != i}
             elif r.plan[0] == "partial":  # the real body returns None where the dry run did not return
                 plan[r.plan[1]] = ("py", r.plan[2])
             elif r.plan[0] == "strong":
                 strong.add(r.plan[1])
+            elif r.plan[0] == "kinds":  # the body gives a variable a Python type it did not have (path_types)
+                kinds[r.plan[1]] = r.plan[2]
             elif r.plan[0] == "promote":  # a tensor the dry run left alone changes in the real body
                 i = r.plan[1]
                 plan[i] = ("t", plan[i][1].dtype, None, False)
@@ -303,9 +309,14 @@ class _Loop:
     """Builds one graph while loop for a plan: loop variables are the planned values, then
     the defined flags, then the effect token (if any)."""
 
-    def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int, strong: set[int]):
+    def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int, strong: set[int],
+                 kinds: dict):
         self.test, self.body, self.state, self.plan = test, body, state, plan
         self.strong = strong
+        self.learnt = kinds  # variable -> kinds the body was seen to give it (path_types)
+        self.kinds: dict = {}  # variable -> its kinds, where they are not its dtype's (set by build)
+        self.all_kinds: dict = {}  # variable -> its kinds (set by build)
+        self.tagged: list = []  # variables whose kind is known only at run time: a tag loop variable each
         self.weak: set[int] = set()  # loop variables weak before the loop, kept weak by the body
         self.use_token, self.line = use_token, line
         self.carried = [i for i, e in enumerate(plan) if e[0] in ("t", "list")]
@@ -328,11 +339,16 @@ class _Loop:
             elif is_undefined(v) or isinstance(v, PartialReturn):  # (PartialReturn: None returned before)
                 values.append(zeros(entry[2], entry[1]))
             else:
-                values.append(to_tensor(v, entry[1]))
+                values.append(path_types.stored(v, to_tensor(v, entry[1]), self.state.names[i], self.line, "loop"))
             names.append(f"'{self.state.names[i]}'")
         for i in self.flagged:
             values.append(maybe_defined.flag_of(init[i]))
             names.append(f"whether '{self.state.names[i]}' is defined")
+        for i in self.tagged:
+            v = init[i]
+            values.append(path_types.side_tag(None if is_undefined(v) or isinstance(v, PartialReturn) else v,
+                                              self.kinds[i]))
+            names.append(f"the Python type of '{self.state.names[i]}'")
         if self.use_token:
             values.append(effects.current().token)
             names.append("the side-effect token")
@@ -344,11 +360,13 @@ class _Loop:
     def _assemble(self, vals) -> tuple:
         """The state (flat) for loop variable values `vals`."""
         mark_weak([vals[k] for k, i in enumerate(self.carried) if i in self.weak], [True] * len(self.weak))
-        # weak before the loop, strong after an iteration: a Python number until the first one runs
-        mark_path_typed(vals, [i in self.strong and is_weak(self.init[i]) for i in self.carried])
         out = []
         slot = {i: k for k, i in enumerate(self.carried)}
         flag = {i: len(self.carried) + k for k, i in enumerate(self.flagged)}
+        tag = {i: len(self.carried) + len(self.flagged) + k for k, i in enumerate(self.tagged)}
+        for i, k in self.kinds.items():  # (weak before the loop, strong after an iteration: an int, then a float)
+            path_types.register_join(vals[slot[i]], k, vals[tag[i]] if i in tag else None, self.state.names[i],
+                                     self.line)
         for i, (name, entry) in enumerate(zip(self.state.names, self.plan)):
             if i in slot and entry[0] == "list":
                 out.append(StagedList(vals[slot[i]], entry[1], entry[2]))
@@ -367,7 +385,7 @@ class _Loop:
         from a dry run on the values before the loop, where a test on a Python number may
         have taken a path the real body (on loop variables) does not: a value the real
         body gives that the plan did not expect replans the loop (`Replan`)."""
-        new, flags = [], []
+        new, flags, tags = [], [], {}
         for i, (name, entry, v) in enumerate(zip(self.state.names, self.plan, after)):
             kind = entry[0]
             if kind == "t":
@@ -377,6 +395,8 @@ class _Loop:
                         raise Replan(("retype", i, entry[1], True, fill))
                     new.append(zeros(fill, entry[1]))
                     flags.append(maybe_defined.flag_of(v if v is not None else Undefined(name)))
+                    if i in self.tagged:
+                        tags[i] = path_types.side_tag(None, self.kinds[i])
                     continue
                 if is_undefined(v):
                     raise StagingError(f"{location(self.line)}: '{name}' becomes undefined inside the loop")
@@ -387,9 +407,12 @@ class _Loop:
                     self._check_kind(i, name, entry, v)
                 if i in self.weak and not is_weak(v):
                     raise Replan(("strong", i))
-                new.append(to_tensor(v, entry[1]))  # a weak value takes the planned dtype
-                if entry[3]:
+                self._check_kinds(i, v)
+                new.append(path_types.stored(v, to_tensor(v, entry[1]), name, self.line, "loop"))  # a weak value
+                if entry[3]:                                                                 # takes the dtype
                     flags.append(maybe_defined.flag_of(v))
+                if i in self.tagged:
+                    tags[i] = path_types.side_tag(v, self.kinds[i])
             elif kind == "list":
                 if not isinstance(v, StagedList):
                     raise StagingError(f"{location(self.line)}: '{name}' is a list appended to in a loop on a tensor "
@@ -421,7 +444,18 @@ class _Loop:
                 raise StagingError(f"{location(self.line)}: '{name}' is {describe(entry[1])} that changes inside a "
                                    "loop on a tensor; only tensors, Python numbers and containers of them can "
                                    "change in a graph loop.")
-        return new + flags
+        return new + flags + [tags[i] for i in self.tagged]
+
+    def _check_kinds(self, i: int, v) -> None:
+        """Replan when the body gives variable i a Python type the plan did not expect (the
+        kinds only grow, so this settles; see path_types)."""
+        got = path_types.kinds_of(v)
+        planned = self.all_kinds.get(i)
+        if isinstance(got, path_types.Untracked):
+            if not isinstance(planned, path_types.Untracked):
+                raise Replan(("kinds", i, got))
+        elif got is not None and not isinstance(planned, path_types.Untracked) and not got <= (planned or got):
+            raise Replan(("kinds", i, planned | got))
 
     def _check_kind(self, i: int, name: str, entry, v) -> None:
         """The body gives loop variable i a value of another dtype than planned: fine if
@@ -444,11 +478,22 @@ class _Loop:
         self.weak = {i for i in self.carried if self.plan[i][0] == "t" and i not in self.strong
                      and (is_weak(init[i]) or is_undefined(init[i])
                           or (is_special(self.state.names[i]) and returned_none(init[i])))}
+        self.kinds, self.all_kinds = {}, {}
+        for i in self.carried:
+            entry = self.plan[i]
+            if entry[0] != "t":
+                continue
+            natural = path_types.natural_of(entry[1], i in self.weak)
+            k = path_types.union([self.learnt.get(i), path_types.kinds_of(init[i])])
+            self.all_kinds[i] = k if k is not None else frozenset({natural}) if natural is not None else None
+            if path_types.tracked(k, natural):
+                self.kinds[i] = k
+        self.tagged = [i for i in self.carried if path_types.needs_tag(self.kinds.get(i))]
         loop_init, var_names = self._initial(init)
         n_vars = len(loop_init)
         can_chain = effects.current() is not None and effects.current().token is not None
 
-        token_at = len(self.carried) + len(self.flagged)
+        token_at = len(self.carried) + len(self.flagged) + len(self.tagged)
         test_token = []  # the token after the test's effects (a guarded read, a print in the test)
 
         def cond_fn(*vals):
@@ -488,4 +533,4 @@ class _Loop:
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
         state.set(self._assemble(outs))
         if self.use_token:
-            self.token_out = outs[len(self.carried) + len(self.flagged)]
+            self.token_out = outs[len(self.carried) + len(self.flagged) + len(self.tagged)]

@@ -13,7 +13,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.ops.python_math_ops import python_to_numpy_op
 
-from . import exceptions
+from . import exceptions, path_types
 from .staged_lists import StagedList
 from .staging import is_tensor, mark_copy, to_tensor
 
@@ -32,7 +32,7 @@ def _scalar_type_overload(T):
         else:  # a numpy value: a cast (numpy's astype: wrap-around, nan to int with a warning)
             out = gc.cast(x, dtype) if x.dtype != dtype else gc.identity(x)
         out.weak = False
-        return out
+        return path_types.anchor(out)  # this type on every path, whatever x's was
     overload.__name__ = f"{T.__name__}_"
     overload.__doc__ = f"np.{T.__name__}(x) of a graph tensor, as numpy converts it."
     return overload

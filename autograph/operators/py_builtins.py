@@ -9,12 +9,13 @@ import builtins
 import numpy as np
 
 import graphcore as gc
+from graphcore.errors import StagingError
 from graphcore.ops.array_ops import int_of_float
 
-from . import effects, math_functions, numpy_types
+from . import effects, math_functions, numpy_types, path_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor, is_weak, python_value, truth
+from .staging import is_tensor, is_weak, location, python_value, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
@@ -97,6 +98,7 @@ def _minmax(args, kwargs, name: str, py):
                 f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for elementwise values, or np.{name}(a) for "
                 f"the {'largest' if name == 'max' else 'smallest'} element of one array")
     wins = gc.greater if name == "max" else gc.less
+    steps = []  # (condition, operand) of each pick: the winner keeps its own Python type (path_types)
     if key is not None:  # Python compares key(a) and keeps the operand; the key runs on tensors
         key = OVERLOADS.get(key, key)
         out, best = args[0], key(args[0])
@@ -104,14 +106,19 @@ def _minmax(args, kwargs, name: str, py):
             k = key(a)
             better = wins(k, best)
             out, best = gc.where(better, a, out), gc.where(better, k, best)
-        return _python_typed_like(out, args)
+            steps.append((better, a))
+        return path_types.chosen(_python_typed_like(out, args), args[0], steps)
     out = args[0]
     for a in args[1:]:
         if kinds == {"bool"}:  # bools: the or / and of them is the value Python keeps
             out = (gc.logical_or if name == "max" else gc.logical_and)(out, a)
         else:
-            out = gc.where(wins(a, out), a, out)
-    return _python_typed_like(out, args)
+            better = wins(a, out)
+            out = gc.where(better, a, out)
+            steps.append((better, a))
+    if not steps:
+        return _python_typed_like(out, args)
+    return path_types.chosen(_python_typed_like(out, args), args[0], steps)
 
 
 def _python_typed_like(out, args):
@@ -214,6 +221,9 @@ def isinstance_(obj, classinfo):
     int64 array an np.ndarray), not for the Tensor object; refused when tracing cannot know."""
     if not is_tensor(obj) or builtins.isinstance(obj, classinfo):
         return builtins.isinstance(obj, classinfo)
+    if path_types.depends(obj) and obj.shape.rank == 0:  # a type that depends on the path: the tag decides
+        out = path_types.answer(obj, lambda v: builtins.isinstance(v, classinfo), "isinstance() of")
+        return out if builtins.isinstance(out, builtins.bool) else python_value(out)
     answers = {builtins.isinstance(v, classinfo) for v in _stands_for(obj)}
     if builtins.len(answers) != 1:
         raise TypeError(f"isinstance() of the graph tensor {obj.name} ({obj.dtype}, shape {obj.shape}): whether its "
@@ -226,6 +236,8 @@ def type_(*args):
     """`type(x)` of a graph tensor: the type of the value it stands for (np.float64, np.ndarray, int)."""
     if builtins.len(args) != 1 or not is_tensor(args[0]):
         return builtins.type(*args)
+    if path_types.depends(args[0]) and args[0].shape.rank == 0:
+        return path_types.python_type(args[0])
     types = {builtins.type(v) for v in _stands_for(args[0])}
     if builtins.len(types) != 1:
         raise TypeError(f"type() of the graph tensor {args[0].name} ({args[0].dtype}, shape {args[0].shape}): "
@@ -241,7 +253,8 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
     g = gc.get_default_graph()
     if g is None or file is not None:
         return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
-    values = [container_text(v) if holds_tensor(v) else v for v in values]  # `print([x])`: the items' values
+    values = [container_text(v) if holds_tensor(v) else  # `print([x])`: the items' values
+              path_types.shown(v, "printing")[0] if is_tensor(v) else v for v in values]  # (as its path's type)
     with g.control_dependencies(effects.dependencies()):
         op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n")
     effects.record(op)
@@ -257,3 +270,25 @@ OVERLOADS = {
 }
 OVERLOADS.update(math_functions.OVERLOADS)
 OVERLOADS.update(numpy_types.OVERLOADS)
+
+
+def round_(number, ndigits=None):
+    """`round(x, n)` keeps x's type, also where it depends on the path (path_types); refused
+    where that path's rounding is not the graph's (a Python float rounds its exact decimal
+    value, numpy scales first: round(2.675, 2) is 2.67 and np.round gives 2.68)."""
+    if ndigits is None or not path_types.depends(number):
+        return math_functions.round_(number, ndigits)
+    kinds = path_types.kinds_of(number)
+    python_rounding = number.weak  # the rounding the graph does: Python's for a weak value, else numpy's
+    numpy_floats = {path_types.NP_FLOAT32, path_types.NP_FLOAT64}
+    if isinstance(kinds, frozenset) and ((path_types.PY_FLOAT in kinds and not python_rounding)
+                                         or (kinds & numpy_floats and python_rounding)):
+        raise StagingError(
+            f"{location(0)}: round(x, n) of a value that is {path_types.describe_kinds(kinds)} depending on the path "
+            f"the run takes: Python rounds a Python float by its exact decimal value and numpy scales first "
+            f"(round(2.675, 2) is 2.67 for one and 2.68 for the other), so the graph cannot round it as Python does "
+            f"on every path. Convert it first: float(x) or np.float64(x).")
+    return path_types.same_kind(math_functions.round_(number, ndigits), number)
+
+
+OVERLOADS[builtins.round] = round_

@@ -15,7 +15,7 @@ from graphcore import source_info
 from graphcore.errors import StagingError
 from graphcore.ops._helpers import is_python_number, is_weak, join_kinds
 
-from . import effects
+from . import effects, path_types
 from .variables import PartialReturn, Undefined, UndefinedReturnValue
 
 
@@ -93,10 +93,12 @@ def python_value(t):
     `any()` give): weakly typed, so that it takes the dtype of the numpy values it meets and
     prints as Python prints (True, not np.True_). A new tensor when `t` is not weak already:
     `t` may be the argument itself (int() of an int64 casts nothing), another variable's
-    value, whose own type must not change."""
-    if is_tensor(t) and not t.weak:
+    value, whose own type must not change; and when `t`'s type depends on the path
+    (`float(r)` of an int-or-float r is a float on every path: an anchor, see path_types)."""
+    if is_tensor(t) and (not t.weak or path_types.depends(t)):
         t = gc.identity(t)
         t.weak = True
+        path_types.anchor(t)
     return t
 
 
@@ -146,22 +148,6 @@ def mark_weak(tensors, weak) -> None:
     for t, w in zip(tensors, weak):
         if is_tensor(t):
             t.weak = bool(w)
-
-
-# Tensors whose Python type depends on the path: a Python float on one path, an np.float64 on
-# another (a weak and a strong value joined by an `if` or a loop). Their values agree; their
-# repr does not (1.5 vs np.float64(1.5)). Keyed by id, as Tensor's == builds an op.
-_PATH_TYPED: "weakref.WeakValueDictionary[int, gc.Tensor]" = weakref.WeakValueDictionary()
-
-
-def mark_path_typed(tensors, mixed) -> None:
-    for t, m in zip(tensors, mixed):
-        if m and is_tensor(t):
-            _PATH_TYPED[id(t)] = t
-
-
-def is_path_typed(t) -> bool:
-    return _PATH_TYPED.get(id(t)) is t
 
 
 # Arrays the program copied (`x.copy()`, `np.copy(x)`): in numpy no other name shares them,

@@ -10,11 +10,11 @@ import builtins
 import re
 import string
 
-from graphcore.errors import StagingError
 from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.logging_ops import FormattedString, format_value
 
-from .staging import is_path_typed, is_tensor, is_weak, location
+from . import path_types
+from .staging import is_tensor
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conversion
 
@@ -113,13 +113,8 @@ def _piece(value, conversion: str, spec: str):
     """One formatted field: text now for a Python value, a FormattedString piece for a tensor."""
     if not is_tensor(value):
         return format_value(value, conversion, spec)
-    if conversion in ("r", "a") and is_path_typed(value):
-        raise StagingError(
-            f"{location(0)}: repr() of a value that is a Python number on one path and a numpy scalar on another "
-            f"(a variable given a Python number, then a numpy value in an `if` or a loop on a tensor): Python shows "
-            f"the two differently (1.5 and np.float64(1.5)), and a graph value has one type. Format it with str() "
-            f"or a format spec, or give it one type on every path (float(x), np.float64(1.5))")
-    return (value, conversion, spec, is_weak(value))
+    shown, python_number = path_types.shown(value, "formatting")  # a value whose type depends on the path:
+    return (shown, conversion, spec, python_number)                # as the type this run's path gave it
 
 
 def _joined(pieces):
@@ -196,6 +191,18 @@ def percent_format(template, values):
     return _joined([p for p in pieces if p != ""])
 
 
+def _refuse_float(value, kind: str) -> None:
+    """`%x` / `%o` / `%c` of a float: Python's TypeError (for a value that is a float on some
+    paths only, a refusal that says so)."""
+    path_types.refuse_mixed(value, path_types.INTS | path_types.BOOLS, f"`%{kind}` formatting of",
+                            "Convert it with int(...) first.")
+    kinds = path_types.kinds_of(value)
+    if isinstance(kinds, frozenset) and kinds <= path_types.FLOATS:
+        name = path_types.TYPE_NAMES[min(kinds)].replace("np.", "numpy.")
+        raise TypeError("%c requires int or char" if kind == "c" else
+                        f"%{kind} format: an integer is required, not {name}")
+
+
 def _percent_field(value, flags: str, width: str, precision, kind: str):
     if holds_tensor(value) and kind in "rs" and not width and precision is None:
         return _field(value, kind, "")
@@ -210,6 +217,8 @@ def _percent_field(value, flags: str, width: str, precision, kind: str):
             else ""
         return _field(value, kind, spec)
     if kind in "diouxXc":
+        if kind in "oxXc":  # of a float, Python's TypeError
+            _refuse_float(value, kind)
         if value.dtype.is_floating:  # `%d` of a float: its int(), as Python's % gives
             value = int_of_float(value)
             value.weak = True

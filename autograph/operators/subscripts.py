@@ -7,6 +7,7 @@ import numpy as np
 
 import graphcore as gc
 
+from . import path_types
 from .augmented import has_tensor
 from .staging import is_array_value, is_number, is_tensor
 
@@ -19,6 +20,10 @@ def getitem(container, key):
     """`container[key]`; a numpy array or a list / tuple of numbers of one kind indexed by a
     graph tensor is indexed as a graph constant (same values, numpy's and Python's negative
     indices, IndexError out of range)."""
+    for k in (key if isinstance(key, tuple) else (key,)):  # an int on some paths, a float on others
+        if is_tensor(k):
+            path_types.refuse_mixed(k, path_types.INTS | path_types.BOOLS, "indexing with",
+                                    "Convert it with int(...) first.")
     if is_tensor(container) or not has_tensor(key):
         return container[key]
     if is_array_value(container):

@@ -770,11 +770,34 @@ def _numpy_bool_arithmetic(op_type: str, x: Tensor, y: Tensor, name=None):
                     "one first, e.g. (x > 0).astype(np.int64)")
 
 
+# An observer of the operators on graph values, set by a layer above (autograph follows
+# the Python type of values whose type depends on the path a run takes). It is called with
+# the op type and the operands as the program wrote them (`r + 1` and `r + 1.0` differ there,
+# not after the 1 became a constant of r's dtype), before the op is built: it may refuse
+# (raise), or return a function that is given the result and returns it (or a tensor that
+# stands for it).
+_operand_observer = None
+
+
+def set_operand_observer(fn) -> None:
+    """Install `fn(op_type, x, y_or_None) -> None | (result -> result)` (None removes it)."""
+    global _operand_observer
+    _operand_observer = fn
+
+
+def _observed(op_type: str, x, y):
+    observer = _operand_observer
+    if observer is None or not (isinstance(x, Tensor) or isinstance(y, Tensor)):
+        return None
+    return observer(op_type, x, y)
+
+
 def _binary_fn(op, name_, arithmetic=False):
     python = op.type in _PYTHON_OPERATORS
     arithmetic = arithmetic or op.type in _PYTHON_BOOL_OPS
 
     def fn(x, y, name=None):
+        after = _observed(op.type, x, y)
         weak = arithmetic and _python_valued(x) and _python_valued(y)
         x, y = weak_binary(op.type, x, y)
         if (arithmetic and isinstance(x, Tensor) and x.dtype.is_bool and op.type not in _PYTHON_BOOL_OPS
@@ -788,7 +811,7 @@ def _binary_fn(op, name_, arithmetic=False):
             out = op(x, y, name=name)
         if weak and isinstance(out, Tensor):
             out.weak = True
-        return out
+        return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type} with numpy broadcasting (builds an op, or runs now on concrete values)."
     return fn
@@ -825,18 +848,20 @@ def _bitwise_fn(op, logical, name_):
     shift_weak = op is left_shift_op  # two Python ints: Python's `<<` (no wrap-around beyond int64)
 
     def fn(x, y, name=None):
+        after = _observed(op.type, x, y)
         weak = is_weak(x) and is_weak(y)
         x, y = weak_binary(op.type, x, y)
         if not isinstance(x, Tensor):
             return op.kernel(x, y)
         if logical is not None and x.dtype.is_bool:
-            return logical(x, y, name=name)
-        if weak and shift_weak and x.shape.dims == () and y.shape.dims == ():
+            out = logical(x, y, name=name)
+        elif weak and shift_weak and x.shape.dims == () and y.shape.dims == ():
             out = python_arith_op(x, y, op=op.type, name=name or op.type)
+            out.weak = weak
         else:
             out = op(x, y, name=name)
-        out.weak = weak
-        return out
+            out.weak = weak
+        return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type} of integers (numpy's semantics; bools as numpy treats them)."
     return fn
@@ -844,12 +869,14 @@ def _bitwise_fn(op, logical, name_):
 
 def invert(x, name=None):
     """`~x`: logical not of a bool, bitwise not of an integer (numpy's semantics)."""
+    after = _observed("Invert", x, None)
     if isinstance(x, Tensor) and x.dtype.is_bool:
-        return logical_not_op(x, name=name)
-    out = invert_op(x, name=name)
-    if isinstance(x, Tensor) and isinstance(out, Tensor):
-        out.weak = x.weak
-    return out
+        out = logical_not_op(x, name=name)
+    else:
+        out = invert_op(x, name=name)
+        if isinstance(x, Tensor) and isinstance(out, Tensor):
+            out.weak = x.weak
+    return out if after is None else after(out)
 
 
 bitwise_and = _bitwise_fn(bitwise_and_op, logical_and_op, "bitwise_and")
@@ -861,10 +888,11 @@ right_shift = _bitwise_fn(right_shift_op, None, "right_shift")
 
 def _unary_fn(op, name_, keeps_weak=False):
     def fn(x, name=None):
+        after = _observed(op.type, x, None)
         out = op(x, name=name)
         if keeps_weak and isinstance(x, Tensor) and isinstance(out, Tensor):
             out.weak = x.weak  # -k and abs(k) of a Python number are Python numbers
-        return out
+        return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type}."
     return fn
