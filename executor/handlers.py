@@ -39,13 +39,14 @@ to the pool). Part of the handler of the Add `a + b` of a fibonacci loop:
         state._cleanup(frame, it.iter_id)
     return ran                                    # the nodes run (stats.nodes)
 
-Handlers come in tiers, by how often a node has run from the queue. A node of a while frame
-runs the generic handler of its kind (wrapped so it counts itself done) for its first
-QUICK_AFTER runs; then a quick handler (quick_handler: closures over its slots, kernel and
-out-edges, made in microseconds, no source of its own, no consumer run inside it) until
-COMPILE_AFTER runs; then its generated handler. A node of the root frame, which runs once
-per run, keeps the generic one: a graph without long loops never pays for compiling source
-(nor does a run's memory peak), and a loop run a few hundred times pays only for closures. Only
+Handlers come in tiers, by how often a node has run. A node of a while frame runs the
+generic handler of its kind (wrapped so it counts itself done) for its first QUICK_AFTER
+runs; then a quick handler (quick_handler: its slots, kernel and out-edges bound in
+closures over code shared by every node of the same shape, made in microseconds; the
+consumers it fires in its iteration run inside it, by their runners) until COMPILE_AFTER
+runs; then its generated handler. A node of the root frame, which runs once per run, keeps
+the generic one: a graph without long loops never pays for compiling source (nor does a
+run's memory peak), and a loop run a few hundred times pays only for closures. Only
 ExecutorState uses these; TracedExecutorState runs the generic handlers, which record
 every step. Kinds generated: ops, Switch, Merge, NextIteration; the others (Enter, Exit,
 feeds, _Send/_Recv, the deadline token) keep the generic handler.
@@ -61,13 +62,15 @@ import numpy as np
 
 from .scalar_kernels import _rule, scalar_source
 
-# Runs of a node (from the ready queue) before its handler is generated (plan.NodeItem.runs
-# counts them): compiling a handler costs about as much as running a node a thousand times,
-# so a node that runs fewer times never pays for it (AUTOGRAPH_HANDLERS_AFTER sets it: 1
-# generates every handler of a loop after its first run, as the tests do).
+# Runs of a node (from the ready queue or inside a quick handler) before its handler is
+# generated (plan.NodeItem.runs counts them): compiling a handler costs about as much as
+# running a node a thousand times, so a node that runs fewer times never pays for it
+# (AUTOGRAPH_HANDLERS_AFTER sets it: 1 generates every handler of a loop after its first
+# run, as the tests do).
 COMPILE_AFTER = int(os.environ.get("AUTOGRAPH_HANDLERS_AFTER", "") or 1000)
-# Runs before a node gets its quick handler: making one costs a few microseconds and saves
-# about a third of what dispatching a node costs, so it pays back within some tens of runs
+# Runs before a node gets its quick handler: making one costs a few microseconds (and, once
+# per process, compiling the code of each new shape of node: about 0.1 ms) and saves about
+# half of what dispatching a node costs, so it pays back within some tens of runs
 # (AUTOGRAPH_QUICK_HANDLERS_AFTER sets it).
 QUICK_AFTER = int(os.environ.get("AUTOGRAPH_QUICK_HANDLERS_AFTER", "") or 100)
 
@@ -537,11 +540,11 @@ def _factory(head: tuple, kinds: tuple):
                "    return GENERIC(state, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
                "value = inputs[S]", "inputs[S] = None"]
     body = ["ran = 0" if name == "deliver" else "ran = 1"]
-    if name == "switch":
-        body += ["if pred:", "    ran += DF(state, frame, it, value)"]
-        body += ["    " + line for line in _edge_lines(kinds, "")] + ["else:"]
-        body += ["    " + line for line in _edge_lines(head[1], "F")]
-        body += ["    ran += DT(state, frame, it, value)"]
+    if name == "switch":  # (an output without consumers gets no dead token: a loop's counter's Switch)
+        true = (["ran += DF(state, frame, it, value)"] if head[1] else []) + _edge_lines(kinds, "")
+        false = _edge_lines(head[1], "F") + (["ran += DT(state, frame, it, value)"] if kinds else [])
+        body += ["if pred:"] + ["    " + line for line in true or ["pass"]]
+        body += ["else:"] + ["    " + line for line in false or ["pass"]]
     else:
         body += _edge_lines(kinds, "")
     if name == "merge handler":  # executor._node_done, inline

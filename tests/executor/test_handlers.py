@@ -394,3 +394,114 @@ def test_a_handler_too_long_inlines_less_or_none_or_is_generic(handlers_at_once,
     sizes = [it.fast.source.count("\n") for it in plan.items if getattr(it.fast, "source", None)]
     assert all(size <= limit for size in sizes)
     assert bool(sizes) == (limit > 5)
+
+
+# -- the quick tier: consumers run inside the handlers (runners) -------------------------------
+
+@pytest.fixture
+def quick_only(monkeypatch):
+    """Every node of a loop gets its quick handler after its first run, and never a generated one."""
+    monkeypatch.setattr(executor.handlers, "QUICK_AFTER", 1)
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 10**9)
+
+
+def _counting_pops(s):
+    """Wrap the handler of every loop node of the session's plan so that its live runs from the
+    queue are counted (by node name) in the dict returned (dead, as at a loop's end, a node
+    is always queued)."""
+    plan = next(iter(s._plans.values()))
+    pops = {}
+    for item in plan.items:
+        if item.frame is not plan.root:
+            def counting(state, node, own=item.fast):
+                if not node.is_dead:
+                    pops[node.item.name] = pops.get(node.item.name, 0) + 1
+                return own(state, node)
+            item.fast = counting
+    return pops
+
+
+@pytest.mark.parametrize("build, value, iterations", [(_fib, 60, 59), (_collatz, 27, 111), (_nested, 12, 12)])
+def test_quick_handlers_run_the_consumers_they_fire_inside_them(quick_only, build, value, iterations):
+    g, n, r = build()
+    s = Session(g, num_threads=1)
+    trace = []
+    want = s.run(r, {n: value}, trace=trace)
+    assert s.run(r, {n: value}) == want and _loop_tiers(s) == {"quick", "generic"}  # (Enter, Exit: generic)
+    pops = _counting_pops(s)
+    assert s.run(r, {n: value}) == want
+    assert s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")  # the same nodes run
+    plan = next(iter(s._plans.values()))
+    # each iteration of the outermost loop starts from its Merges (runners stay in their
+    # iteration); the rest of it ran inside their handlers, except what a dead token or an
+    # inner loop's Enter and Exit queue
+    loop_merges = {it.name for it in plan.items if it.kind == 2 and it.merge_back and it.frame.parent is plan.root}
+    assert loop_merges and all(pops[name] >= iterations for name in loop_merges)
+    assert sum(pops.values()) < s.last_stats.nodes / 2
+
+
+def test_runners_nest_at_most_quick_max_depth_deep(quick_only):
+    """A chain longer than QUICK_MAX_DEPTH runs in pieces: the consumer past the depth is queued."""
+    chain = 3 * executor.handlers.QUICK_MAX_DEPTH + 2
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(i):
+            x = i
+            for k in range(chain):
+                x = gc.negative(x, name=f"neg{k}")
+            return x + 1 if chain % 2 == 0 else -x + 1
+        r = gc.while_loop(lambda i: i < n, body, [0])
+    s = Session(g, num_threads=1)
+    trace = []
+    assert s.run(r, {n: 20}, trace=trace) == 20 and s.run(r, {n: 20}) == 20
+    pops = _counting_pops(s)
+    assert s.run(r, {n: 20}) == 20 and s.last_stats.nodes == sum(1 for e in trace if e["event"] == "run")
+    negs = {name: k for name, k in pops.items() if name.startswith("while/neg")}
+    assert 2 <= len(negs) <= chain // executor.handlers.QUICK_MAX_DEPTH + 1  # a few pieces, not one per node
+
+
+def test_nodes_run_inside_quick_handlers_count_their_runs_and_get_generated_handlers_when_queued(monkeypatch):
+    """A node the quick handlers run inside them counts those runs: when another node's generated
+    handler leaves it to the queue, it gets its own generated handler as soon as it is popped
+    past COMPILE_AFTER runs, not a thousand pops later."""
+    monkeypatch.setattr(executor.handlers, "QUICK_AFTER", 1)
+    monkeypatch.setattr(executor.handlers, "COMPILE_AFTER", 10**9)
+    g, n, r = _fib()
+    s = Session(g, num_threads=1)
+    assert s.run(r, {n: 200}) == s.run(r, {n: 200}, trace=[])
+    plan = next(iter(s._plans.values()))
+    loop = [it for it in plan.items if it.frame is not plan.root and it.kind in (0, 1, 2, 5)]
+    assert all(it.runs >= 199 for it in loop)  # (Merges popped, the rest run inside their handlers)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_scalar_operators_in_quick_handlers_give_numpys_values(quick_only, raw_kernels, dtype):
+    """a + b, a - b and a < b of integer scalars written out in runners: numpy's values and
+    dtypes, wrapped around on overflow as numpy's ufunc does (by the op's own kernel)."""
+    info = np.iinfo(dtype)
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        a = gc.placeholder(gc.as_dtype(dtype), [], name="a")
+        d = gc.placeholder(gc.as_dtype(dtype), [], name="d")
+        r = gc.while_loop(lambda i, x, y: i < n, lambda i, x, y: (i + 1, x + d, y - d), [np.int64(0), a, a])
+    s = Session(g, num_threads=1)
+    for a0, d0 in [(dtype(0), dtype(1)), (dtype(info.max - 3), dtype(1)), (dtype(info.min // 2), dtype(info.max // 3))]:
+        want = s.run(r, {n: 12, a: a0, d: d0}, trace=[])
+        with np.errstate(all="raise"):
+            got = s.run(r, {n: 12, a: a0, d: d0})
+        assert got == want and _types(got) == _types(want) and type(got[1]) is dtype
+    assert "quick" in _loop_tiers(s)
+    sources = [m.source for key, m in executor.handlers._QUICK_CODE.items() if key[0][0] == "slots" and len(key[0]) > 2]
+    assert any(" + a1) if type(a0) is T" in src for src in sources)  # (the operator, written out)
+
+
+def test_quick_handlers_share_their_code_across_plans_of_the_same_shape(quick_only):
+    g, n, r = _fib()
+    Session(g, num_threads=1).run(r, {n: 30})
+    shapes = len(executor.handlers._QUICK_CODE)
+    g2, n2, r2 = _fib()
+    assert Session(g2, num_threads=1).run(r2, {n2: 30}) == [832040, 1346269, 30]
+    assert len(executor.handlers._QUICK_CODE) == shapes  # (compiled once per shape in a process)
