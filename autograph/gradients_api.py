@@ -23,6 +23,7 @@ import graphcore as gc
 from .conversion import is_convertible, plain_function
 from .errors import SourceNotFoundError
 from .function import Function
+from .operators import path_types
 from .transpiler import convert
 
 
@@ -97,8 +98,8 @@ def value_and_grad(f, argnums=0):
             if not isinstance(x, gc.Tensor):
                 grads.append(None)
                 continue
-            gx = next(found)
-            grads.append(gx if gx is not None else gc.zeros_like(x))
+            gx = next(found)  # (of x's type, whatever the Python types of the values it went through)
+            grads.append(path_types.anchor(gx if gx is not None else gc.zeros_like(x)))
         return out, (grads[0] if single else tuple(grads))
 
     traced.__signature__ = sig

@@ -170,7 +170,7 @@ _SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//"
 _RECOMPUTED = {"Add": math_ops.add_op, "Sub": math_ops.sub_op, "Mul": math_ops.mul_op,
                "RealDiv": math_ops.realdiv_op, "FloorDiv": math_ops.floordiv_op, "Mod": math_ops.mod_op,
                "Pow": math_ops.pow_op, "Maximum": math_ops.maximum_op, "Minimum": math_ops.minimum_op}
-# unary ops that keep an exact int exact in a float (|result| <= |operand|, or checked below 2**53)
+# unary ops that keep an exact int exact (|result| <= |operand|)
 _EXACT_UNARY = frozenset({"Neg", "Abs", "Sign", "Floor", "Ceil", "Invert"})
 
 # ops that pass their first input through (an outer value captured into a cond or loop)
@@ -466,8 +466,8 @@ def _check_result(op_type, out, x, y, results, tag, found: Typed):
     refusal = (f"{_where()}: `{symbol}` on {_origin(found)} may give {_a(describe_kinds(narrow))}, which the graph "
                f"cannot compute exactly in {out.dtype} (the type it has on other paths). {_advice(narrow, out.dtype)}")
     if y is None:
-        if op_type in _EXACT_UNARY and all(k in INTS for k in narrow) and out.dtype.is_floating:
-            return out  # exact on exact ints
+        if op_type in _EXACT_UNARY and all(k in INTS for k in narrow):
+            return out  # exact on exact ints (but for -(-2**31) in an int32, where numpy wraps too)
         if op_type == "Square" and all(k in INTS for k in narrow) and out.dtype.is_floating:
             mask = None if len(results) == 1 else _is(tag, set(narrow))
             return _guard(out, _small(out, mask), message)

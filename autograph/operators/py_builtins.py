@@ -292,3 +292,12 @@ def round_(number, ndigits=None):
 
 
 OVERLOADS[builtins.round] = round_
+
+
+def gradients_(ys, xs, *args, **kwargs):
+    """gc.gradients in converted code: a gradient has its x's type, whatever the Python types
+    of the values it went through (path_types would call it untracked otherwise)."""
+    return [path_types.anchor(g) for g in gc.gradients(ys, xs, *args, **kwargs)]
+
+
+OVERLOADS[gc.gradients] = gradients_
