@@ -25,6 +25,7 @@ import itertools
 import operator
 import re
 import threading
+from bisect import bisect_left
 from typing import Any, Callable, Iterable, Sequence
 
 
@@ -129,7 +130,7 @@ class Operation:
     """
 
     __slots__ = ("graph", "type", "name", "inputs", "outputs", "attrs", "control_inputs", "device",
-                 "ctx", "source", "op_def", "_id", "_control_outputs", "__weakref__")
+                 "ctx", "source", "op_def", "_id", "_order", "_control_outputs", "__weakref__")
 
     def __init__(self, graph, op_def, name, inputs, output_specs, attrs, control_inputs, device, ctx, source):
         self.graph = graph
@@ -143,6 +144,7 @@ class Operation:
         self.ctx = ctx
         self.source = source
         self._id = graph._next_op_id()
+        self._order = 0  # its place in the graph's order as a number (Graph._place sets it)
         self._control_outputs: list[Operation] = []
         self.outputs = tuple(Tensor(self, i, d, as_shape(s)) for i, (d, s) in enumerate(output_specs))
 
@@ -209,20 +211,21 @@ def install(**functions: Callable) -> None:
     _installed.update(functions)
 
 
-def _index_near(ops: list, op, hint: int) -> int:
-    """`ops.index(op)`, looked for near `hint` first, then after it, then before it: a pass
-    inserts before ops it walks to in the graph's order (or against it), so the next anchor
-    is usually a little after (or before) the last one, and a search from the start would
-    compare it with every op before it."""
-    lo = hint - 64 if hint > 64 else 0
-    try:
-        return ops.index(op, lo, hint + 64)
-    except ValueError:
-        pass
-    try:
-        return ops.index(op, hint + 64)
-    except ValueError:
-        return ops.index(op, 0, lo)
+# Every op of a graph carries a number, `_order`, that grows along the graph's order: an op
+# made at the end gets the last one's plus _GAP, an op inserted before another the middle of
+# its neighbours' (all are numbered anew, in steps of _GAP, when two neighbours leave no room).
+# So "does a stand before b" is `a._order < b._order`, and an op's place is found by bisection,
+# without a walk of the list or a table of every op's index (passes ask both often).
+_GAP = 1 << 32
+_order_of = operator.attrgetter("_order")
+
+
+def _index_of(ops: list, op) -> int:
+    """`ops.index(op)` (ops: a graph's list, in order), by bisection on the numbers."""
+    i = bisect_left(ops, op._order, key=_order_of)
+    if i < len(ops) and ops[i] is op:
+        return i
+    return ops.index(op)  # (an op not in the list: list.index's ValueError)
 
 
 class _Same:
@@ -252,7 +255,6 @@ class Graph:
         self._op_count = 0  # ids of ops, never reused (ops may be removed)
         self._insert_before: Operation | None = None  # None: new ops go at the end
         self._insert_index = 0  # where the anchor was last seen (checked before it is trusted)
-        self._insert_hint = 0  # the anchor's place after the latest insertion: where the next block looks first
         self._inserted_id = -1  # the latest id of an op placed before the end (for rollback)
         self._source = None  # the source line of ops created inside an insertion
 
@@ -445,15 +447,23 @@ class Graph:
     def _place(self, op: Operation) -> None:
         """Put a new op at the end of the graph's order, or before the insertion anchor."""
         anchor = self._insert_before
-        if anchor is None:
-            self._ops.append(op)
-            return
         ops = self._ops
+        if anchor is None:
+            if ops:
+                op._order = ops[-1]._order + _GAP
+            ops.append(op)
+            return
         i = self._insert_index
         if i >= len(ops) or ops[i] is not anchor:
-            i = _index_near(ops, anchor, i)
+            i = _index_of(ops, anchor)
         ops.insert(i, op)
-        self._insert_index = self._insert_hint = i + 1
+        hi = anchor._order
+        lo = ops[i - 1]._order if i else hi - 2 * _GAP
+        if hi - lo >= 2:
+            op._order = (lo + hi) >> 1
+        else:  # no room left between the two: number every op anew (in C)
+            list(map(setattr, ops, itertools.repeat("_order"), range(0, len(ops) * _GAP, _GAP)))
+        self._insert_index = i + 1
         self._inserted_id = op._id
 
     def checkpoint(self) -> int:
@@ -850,10 +860,10 @@ class _Insertion:
                 anchor = like
             else:
                 ops = g._ops
-                i = ops.index(like)
+                i = _index_of(ops, like)
                 anchor = ops[i + 1] if i + 1 < len(ops) else None
         self.saved = (g._insert_before, g._insert_index, g._source, g._scope, g._ctx, g._control_deps, g._device)
-        g._insert_before, g._insert_index = anchor, g._insert_hint
+        g._insert_before = anchor
         g._source = like.source
         name = like.name
         g._scope = name.rpartition("/")[0] + "/" if "/" in name else ""

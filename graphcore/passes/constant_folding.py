@@ -100,7 +100,7 @@ def run(graph: Graph, state: PassState) -> int:
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     ops = graph.get_operations()
-    position = Positions(ops)
+    position = Positions(graph)
     for op in state.walk(not_of_types(ops, NEVER)):  # (SHAPE_ONLY and NEVER have no type in common)
         if op.type in SHAPE_ONLY:
             pass

@@ -26,6 +26,7 @@ from .state import PassState
 
 FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
 _type = attrgetter("type")
+_order_of = attrgetter("_order")
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -35,7 +36,6 @@ def run(graph: Graph, state: PassState) -> int:
     # (what makes an op fusible never changes; its type is looked at in C)
     candidates = list(filter(_fusible_typed, compress(ops, map(FUSIBLE.__contains__, map(_type, ops)))))
     fusible = set(map(id, candidates))
-    order = None
     taken: set[int] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     fused = 0
@@ -45,9 +45,7 @@ def run(graph: Graph, state: PassState) -> int:
         members = _grow(root, protected, state, taken, fusible)
         if len(members) < 2:
             continue
-        if order is None:
-            order = {id(op): k for k, op in enumerate(ops)}
-        members.sort(key=lambda op: order[id(op)])
+        members.sort(key=_order_of)  # the graph's order
         if _fuse(graph, state, root, members):
             taken.update(id(m) for m in members)
             replaced.extend(members)

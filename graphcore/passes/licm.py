@@ -40,7 +40,7 @@ def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
     ops = graph.get_operations()
-    position = Positions(ops)
+    position = Positions(graph)
     for op in state.walk(of_types(ops, SAFE)):
         ctx = op.ctx
         if ctx is None or not ctx.is_while:

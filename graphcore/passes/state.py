@@ -191,27 +191,22 @@ def not_of_types(ops: list, types) -> list:
 
 
 class Positions:
-    """`positions(op)`: `op`'s index in `ops` (a pass's copy of the graph's order; len(ops) for
-    an op not in it, such as one made since). The first two look-ups search the list; a third
-    numbers every op once, as each search compares the op with every op before it (a pass
-    asks a few positions, or one or two per candidate of a big graph)."""
+    """`positions(op)`: a number that orders ops as the graph did when this was made (an op
+    made since, or of another graph, comes after every op): the op's `_order`, which the graph
+    keeps growing along its order, so nothing is searched or numbered here."""
 
-    __slots__ = ("ops", "index", "asked")
+    __slots__ = ("graph", "made")
 
-    def __init__(self, ops: list):
-        self.ops, self.index, self.asked = ops, None, 0
+    def __init__(self, graph: Graph):
+        self.graph, self.made = graph, graph.checkpoint()
 
-    def __call__(self, op: Operation) -> int:
-        index = self.index
-        if index is None:
-            self.asked += 1
-            if self.asked <= 2:
-                try:
-                    return self.ops.index(op)
-                except ValueError:
-                    return len(self.ops)
-            index = self.index = {id(o): k for k, o in enumerate(self.ops)}  # (the list keeps the ids theirs)
-        return index.get(id(op), len(self.ops))
+    def __call__(self, op: Operation) -> float:
+        if op._id < self.made and op.graph is self.graph:
+            return op._order
+        return _LAST
+
+
+_LAST = float("inf")
 
 
 def spread(op: Operation, visit: set[int]) -> None:

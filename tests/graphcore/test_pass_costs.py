@@ -159,14 +159,13 @@ def _chain(n):
     return g
 
 
-@pytest.mark.parametrize("hint", [0, 5, 60, 150, 299, 400])
-def test_an_insertion_finds_its_anchor_wherever_the_last_one_was(hint):
+def test_an_insertion_finds_its_anchor_by_the_graphs_numbers():
     ops = _chain(200).get_operations()
     assert len(ops) > 200
     for k in (0, 3, 70, 149, 150, 151, 199, len(ops) - 1):
-        assert graph_module._index_near(ops, ops[k], hint) == k
+        assert graph_module._index_of(ops, ops[k]) == k
     with pytest.raises(ValueError):
-        graph_module._index_near(ops, object(), hint)
+        graph_module._index_of(ops[:50], ops[100])
 
 
 def test_ops_inserted_far_before_and_after_the_last_insertion_stand_before_their_anchors():
@@ -179,11 +178,31 @@ def test_ops_inserted_far_before_and_after_the_last_insertion_stand_before_their
         assert ops.index(c.op) == ops.index(anchor) - 1
 
 
-def test_positions_are_list_index_however_many_are_asked():
-    ops = _chain(20).get_operations()
-    position = state_module.Positions(ops)
+def test_positions_order_ops_as_the_graph_did():
+    g = _chain(20)
+    anchors = g.get_operations()
+    with g.inserting_before(anchors[5]):
+        gc.constant(3.0)
+    ops = g.get_operations()
+    position = state_module.Positions(g)
+    with g.inserting_before(ops[0]):  # made after the positions: after every op
+        late = gc.constant(4.0).op
     stranger = _chain(1).get_operations()[-1]
-    for k in [5, 0, len(ops) - 1, 7, 7, 30]:  # the first two searched, the rest numbered
-        assert position(ops[k]) == k
-    assert position(stranger) == len(ops)
-    assert state_module.Positions(ops)(stranger) == len(ops)
+    for a, b in zip(ops, ops[1:]):
+        assert position(a) < position(b)
+    assert position(late) > position(ops[-1]) and position(stranger) > position(ops[-1])
+
+
+def test_many_insertions_at_one_place_keep_the_graphs_numbers_in_order():
+    """Each insertion before the same op halves the room between its neighbours' numbers: past
+    32 of them every op is numbered anew, in order."""
+    g = _chain(30)
+    anchor = g.get_operations()[10]
+    made = []
+    for _ in range(100):
+        with g.inserting_before(anchor):
+            made.append(gc.constant(1.0).op)
+    ops = g.get_operations()
+    assert ops[10:110] == made and ops[110] is anchor
+    numbers = [op._order for op in ops]
+    assert numbers == sorted(set(numbers))
