@@ -10,6 +10,8 @@ also emitted as the call it is, so the lists pass does not rebind that name as a
 Requires activity (the function's BODY_SCOPE: its params and modified names)."""
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from ..pyct import anno, parser, templates
@@ -113,8 +115,19 @@ class SideEffectTransformer(Converter):
             return node
         obj = call.func.value
         root = _root(obj)
-        if root is None or root.id in self.local:
+        if root is None:
             return node
+        if root.id in self.local:
+            if call.func.attr == "append":  # (the lists pass makes it state; list_append refuses other objects)
+                return node
+            # the function's own container: a change graph control flow cannot carry is refused there
+            note = templates.replace("ag__.python_side_effect(what, None, line, obj)",
+                                     what=templates.const(parser.unparse(call.func).strip() + "(...)"),
+                                     line=templates.const(self.lineno(node)), obj=copy.deepcopy(obj))
+            for n in gast.walk(note[0]):
+                if isinstance(n, gast.Name):
+                    n.ctx = gast.Load()
+            return self.mark(note, node) + [node]
         out = self._noted(node, [call.func], what=parser.unparse(call.func).strip() + "(...)")
         if isinstance(obj, gast.Name) and obj.id not in self.params:
             # keep `seen.append(v)` a call on the global / closure list (see module docstring)

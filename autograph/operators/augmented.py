@@ -13,7 +13,9 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
+from .data_structures import InPlaceAliasError, on_graph_path, originals, refuse_if_aliased
 from .side_effects import SideEffectWarning
+from .staged_lists import StagedList
 from .staging import is_copy, is_tensor, location
 
 _INPLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
@@ -24,11 +26,6 @@ _BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operato
            "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift}
 
 
-class InPlaceAliasError(StagingError):
-    """An in-place change to an array that another variable names: numpy changes both,
-    the graph would change one."""
-
-
 def augmented(current, value, op: str, name: str, param: bool, line: int, held_at: int = 0,
               iterated_at: int = 0):
     """`current op= value` for the variable `name` (`param`: one of the function's
@@ -36,6 +33,12 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
     into a container or an object (0: nowhere); `iterated_at`: the line of an enclosing
     `for ... in name` (0: none)."""
     array_meets_tensor = isinstance(current, np.ndarray) and is_tensor(value)
+    if isinstance(current, StagedList) and op == "+" and isinstance(value, (list, tuple)):
+        for v in value:  # `acc += [v]` on a list a graph loop appends to: an append per item
+            current = current.appended(v)
+        return current
+    if isinstance(current, list) and on_graph_path():  # in place: every other name for the list sees it
+        refuse_if_aliased(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1))
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
     if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
@@ -170,6 +173,7 @@ def _other_name_for(value, name: str, frame) -> str | None:
     `x.reshape(...)`, `x.T` share x's memory in numpy."""
     tensor = is_tensor(value)
     same = _origins(value) if tensor else None
+    same_arrays = originals(value) if not tensor else ()  # (in a branch's trace, a copy of the user's array)
     generated = frame.f_code.co_filename
     while frame is not None:
         if frame.f_code.co_filename == generated:
@@ -178,7 +182,7 @@ def _other_name_for(value, name: str, frame) -> str | None:
                     continue
                 if tensor and is_tensor(v) and not same.isdisjoint(_origins(v)):
                     return other
-                if not tensor and isinstance(v, np.ndarray) and np.may_share_memory(v, value):
+                if not tensor and isinstance(v, np.ndarray) and any(np.may_share_memory(v, o) for o in same_arrays):
                     return other
         frame = frame.f_back
     return None

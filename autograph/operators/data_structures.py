@@ -1,36 +1,121 @@
 """Python data structures in converted code: `list.append` that also works on a staged
 tensor list inside a graph loop, and the item snapshots that carry containers whose items
-are assigned through graph control flow."""
+are assigned through graph control flow.
+
+A list appended to inside a loop or `if` on a tensor becomes that statement's state, a new
+value after it: a second name for the same list (`alias = acc`) or a container holding it
+(`d = {"vals": acc}`) would see the appends in Python and keep the old list in the graph,
+so such an append is refused (`refuse_if_aliased`)."""
 from __future__ import annotations
+
+import sys
+from collections import OrderedDict
 
 import numpy as np
 
 import graphcore as gc
+from graphcore.errors import StagingError
 
 from .staged_lists import StagedList
-from .staging import is_tensor, same_python_value
+from .staging import in_dry_run, is_tensor, location, same_python_value
 
 
-def list_append(target, value):
-    """`target.append(value)`; returns the list (a new tensor list when staged)."""
+class InPlaceAliasError(StagingError):
+    """An in-place change to an array or a list that another variable names: Python changes
+    both, the graph would change one (a loop's dry run lets it through, as the real body's
+    first iteration would raise it too)."""
+
+
+class AliasedListError(InPlaceAliasError):
+    """A list that graph control flow appends to is also reachable under another name."""
+
+
+def on_graph_path() -> bool:
+    """Whether the code running is traced inside a loop or `if` on a tensor (or is a loop
+    body's dry run, traced once before the loop to plan it)."""
+    g = gc.get_default_graph()
+    return g is not None and (g.control_flow_context is not None or in_dry_run())
+
+
+def list_append(target, value, name: str | None = None, line: int = 0, held_at: int = 0):
+    """`target.append(value)`; returns the list (a new tensor list when staged). `name`,
+    `line`, `held_at`: the variable, the user's line, a line that puts the list into a
+    container (0: none), for the refusal of appends another name would see."""
     if isinstance(target, StagedList):
         return target.appended(value)
     if is_tensor(target) and target.dtype == gc.variant:
         return gc.tensor_list_push_back(target, value)
+    if name is not None and on_graph_path():
+        if not isinstance(target, list):  # a deque, an array.array...: no graph value for it
+            raise StagingError(
+                f"{location(line)}: `{name}.append(...)` on a {type(target).__name__} inside a loop or `if` on a "
+                "tensor: the graph carries lists only, so the append would happen once, while the graph is built. "
+                f"Make '{name}' a list.")
+        refuse_if_aliased(target, name, f"`{name}.append(...)`", line, held_at, sys._getframe(1))
     target.append(value)
     return target
+
+
+def refuse_if_aliased(target: list, name: str, what: str, line: int, held_at: int, frame) -> None:
+    """Refuse changing the list `target` (variable `name`) inside graph control flow when
+    another variable of the converted function names it, or the function puts it into a
+    container (line `held_at`): Python's other names see the change, the graph's do not."""
+    same = originals(target)
+    generated = frame.f_code.co_filename
+    while frame is not None:
+        if frame.f_code.co_filename == generated:
+            for other, v in frame.f_locals.items():
+                if other != name and not other.startswith("ag__") and not other.endswith("_") and \
+                        any(v is o for o in same):
+                    raise AliasedListError(
+                        f"{location(line)}: {what} inside a loop or `if` on a tensor changes the list that '{other}' "
+                        f"also names, so in Python '{other}' sees the change; in the graph the list is a value of the "
+                        f"loop or branch, and '{other}' would keep the old one. Use one name for the list (or "
+                        f"assign `{other} = {name}` after the loop or `if`).")
+        frame = frame.f_back
+    if held_at:
+        raise AliasedListError(
+            f"{location(line)}: {what} inside a loop or `if` on a tensor changes a list that line {held_at} puts into "
+            f"a list, dict or object, which in Python holds this very list and sees the change; in the graph the list "
+            f"is a value of the loop or branch, and the container would keep the old one. Put the list into the "
+            f"container after the loop or `if`.")
+
+
+# copies that control-flow traces work on -> what each copies (see copy_containers); lists
+# take no weak references, so the copies are held, the oldest let go past _MAX_COPIES
+_ORIGINALS: "OrderedDict[int, tuple]" = OrderedDict()
+_MAX_COPIES = 4096
+
+
+def _remember(copy, original):
+    _ORIGINALS[id(copy)] = (copy, original)
+    if len(_ORIGINALS) > _MAX_COPIES:
+        _ORIGINALS.popitem(last=False)
+    return copy
+
+
+def originals(value) -> list:
+    """`value`, and what it is a copy of (a branch's or a loop trace's copy of a list or a
+    numpy array), and so on back to the user's own object."""
+    out = [value]
+    while len(out) < 64:
+        entry = _ORIGINALS.get(id(out[-1]))
+        if entry is None or entry[0] is not out[-1]:
+            break
+        out.append(entry[1])
+    return out
 
 
 def copy_containers(values):
     """`values` with every list, dict and numpy array copied (deeply), so a trace that
     changes them in place (a loop's first trace, an `if`'s branches) leaves the originals as
-    they were."""
+    they were; each copy remembers its original (`originals`)."""
     if isinstance(values, np.ndarray):
-        return values.copy()
+        return _remember(values.copy(), values)
     if isinstance(values, list):
-        return [copy_containers(v) for v in values]
+        return _remember([copy_containers(v) for v in values], values)
     if isinstance(values, dict):
-        return {k: copy_containers(v) for k, v in values.items()}
+        return _remember({k: copy_containers(v) for k, v in values.items()}, values)
     if isinstance(values, tuple) and not hasattr(values, "_fields"):
         return tuple(copy_containers(v) for v in values)
     return values

@@ -2,9 +2,12 @@
 function is traced inside graph control flow, where it runs once while the graph is
 built instead of each time the graph runs (see converters/side_effects.py); refuses a
 call, inside its caller's loop or branch on a tensor, that changes an object passed in
-and does not hand that object back (the caller's loop state cannot see the change)."""
+and does not hand that object back (the caller's loop state cannot see the change); and
+refuses a change to one of the function's own containers that graph control flow cannot
+carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace.""" 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import threading
@@ -80,7 +83,42 @@ def check_call_result(call: _Call, result, fn_name: str) -> None:
             "`acc = push(acc, v)`, push ending with `return acc`).")
 
 
-def python_side_effect(what: str, passed_in: bool, line: int, obj=None) -> None:
+# methods whose change graph control flow carries as state (converters/lists.py, the items
+# of analysis/activity.ITEM_CHANGING_METHODS) on lists and dicts; any other change, and any
+# change to a set or a deque, cannot be carried
+CARRIED_METHODS = frozenset({"append", "pop", "popitem", "remove", "clear", "insert", "extend", "sort", "reverse",
+                             "update", "setdefault"})
+
+
+def _refuse_local_change(what: str, line: int, obj) -> None:
+    g = gc.get_default_graph()
+    if g is None or (g.control_flow_context is None and not _in_dry_run()):
+        return
+    method = what.split("(", 1)[0].rsplit(".", 1)[-1]  # 'acc.extend(...)' -> 'extend'
+    if method in CARRIED_METHODS and not isinstance(obj, (set, collections.deque)):
+        return  # (a list may be a StagedList by now)
+    where = source_info.user_location()
+    filename = os.path.basename(where.filename) if where is not None else "<unknown>"
+    raise StagingError(
+        f"{filename}:{line}: '{what}' changes a {type(obj).__name__} inside a loop or `if` on a tensor, which the "
+        "graph cannot carry as state: the change would happen once, while the graph is built (for both branches "
+        "of an `if`), not each time the graph runs. Collect the values in a list with .append (or a numpy array) "
+        "and make the set after the loop (e.g. `set(np.array(values).tolist())`).")
+
+
+def _in_dry_run() -> bool:
+    from .staging import in_dry_run  # noqa: PLC0415 (staging imports effects; keep this module light)
+
+    return in_dry_run()
+
+
+def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -> None:
+    """Note a statement that changes `obj` (`what`, at the user's `line`): an object from
+    outside (`passed_in`: a parameter's), after the statement; or, with `passed_in` None,
+    one of the function's own containers, before the statement (`_refuse_local_change`)."""
+    if passed_in is None:
+        _refuse_local_change(what, line, obj)
+        return
     g = gc.get_default_graph()
     if g is None or g.control_flow_context is None:
         return  # Python control flow, or the function's top level: runs as Python would

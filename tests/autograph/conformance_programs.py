@@ -492,3 +492,54 @@ def prints_around_sqrt(x):
     r = math.sqrt(x)  # noqa: F841 (ValueError for a negative x, after the first print only)
     print("after")
     return x
+
+
+# -- lists and arrays another name shares (hand-written probes): a loop or `if` on a tensor
+# makes the changed list a new value, which the other name would not see
+
+def appends_through_one_name(xs):
+    acc = []
+    alias = acc
+    for v in xs:
+        acc.append(v)  # alias saw 0 items
+    return len(alias)
+
+
+def appends_in_if_through_one_name(x):
+    acc = [1.0]
+    alias = acc
+    if x > 0:
+        acc += [x]  # alias saw 1 item
+    return len(alias)
+
+
+def appends_to_a_list_a_dict_holds(xs):
+    acc = []
+    d = {"vals": acc}
+    for v in xs:
+        acc.append(v)
+    return len(d["vals"])
+
+
+def changes_array_another_name_shares_in_if(x):
+    y = np.zeros(2)
+    z = y
+    if x > 0:
+        y += x  # z stayed zeros (the loop case was refused already)
+    return z
+
+
+def adds_to_a_set_in_loop(xs):
+    seen = set()
+    for v in xs:
+        seen.add(int(v))  # ran once, while tracing: 1 item
+    return len(seen)
+
+
+def list_plus_equals_and_extend_in_loop(xs):
+    acc = []
+    for v in xs:
+        acc += [v * 2]  # TypeError: StagedList += list
+        acc.extend([v, -v])  # refused: a Python list after an iteration
+    alias = acc
+    return len(alias), np.array(acc)

@@ -61,6 +61,7 @@ CASES = [
 ] + [(cp.nonlocal_in_while_helper, (F64(x),)) for x in (10.0, 0.5)
 ] + [(cp.closure_appends_to_outer_list, (np.array(xs),)) for xs in ([1.0, 2.0, 3.0], [])
 ] + [(f, (F64(x),)) for f in (cp.unused_floor, cp.prints_around_sqrt) for x in (np.nan, np.inf, -1.0, 2.5)
+] + [(cp.list_plus_equals_and_extend_in_loop, (np.array(xs),)) for xs in ([1.0, 2.5], [])
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
@@ -158,3 +159,21 @@ def test_a_loop_variable_that_starts_as_none_is_refused_with_advice():
     with pytest.raises(StagingError, match=r"'best' is a Python NoneType that changes inside a loop on a tensor.*"
                                            r"Start it with a number instead of None"):
         function(_best_from_none)(np.array([1.0, 3.0]))
+
+
+@pytest.mark.parametrize("f,arg,match", [
+    (cp.appends_through_one_name, np.array([1.0, 2.0]), r"`acc.append\(...\)` inside a loop or `if` on a tensor "
+                                                         r"changes the list that 'alias' also names"),
+    (cp.appends_in_if_through_one_name, F64(1.0), r"`acc \+= ...` .* changes the list that 'alias' also names"),
+    (cp.appends_to_a_list_a_dict_holds, np.array([1.0]), r"a list that line \d+ puts into a list, dict or object"),
+    (cp.changes_array_another_name_shares_in_if, F64(1.0), r"`y \+= ...` changes the array in place in numpy, and 'z' "
+                                                           r"shares its memory"),
+    (cp.adds_to_a_set_in_loop, np.array([1.0, 2.0, 1.0]), r"'seen.add\(...\)' changes a set inside a loop or `if` "
+                                                          r"on a tensor"),
+])
+def test_a_change_another_name_would_see_is_refused(f, arg, match):
+    """Python's other name (or container) sees the change; the graph's would keep the old
+    value: refused at trace time, naming the line (each gave a wrong value before)."""
+    with pytest.raises(StagingError, match=match) as e:
+        function(f)(arg)
+    assert "conformance_programs.py:" in str(e.value)
