@@ -48,6 +48,7 @@ class SideEffectTransformer(Converter):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.params: set[str] | None = None  # set on entering the converted function
+        self.passed: set[str] = set()  # params never rebound: their objects are the caller's
         self.local: set[str] = set()
 
     def visit_FunctionDef(self, node):
@@ -56,6 +57,7 @@ class SideEffectTransformer(Converter):
         scope = anno.getanno(node, anno.BODY_SCOPE)
         self.params = set(scope.params)
         self.local = {m for m in scope.modified if not is_composite(m)} - scope.globals - _declared_nonlocal(node)
+        self.passed = self.params - self.local  # `acc = list(acc)` makes acc the function's own (maybe)
         self.local -= self.params
         self.local.add("ag__")
         self.generic_visit(node)
@@ -91,7 +93,7 @@ class SideEffectTransformer(Converter):
                 obj = gast.Name(id=root.id, ctx=gast.Load(), annotation=None, type_comment=None)
                 notes += templates.replace("ag__.python_side_effect(what, passed_in, line, obj)",
                                            what=templates.const(text),
-                                           passed_in=templates.const(root.id in self.params),
+                                           passed_in=templates.const(root.id in self.passed),
                                            line=templates.const(self.lineno(node)),
                                            obj=obj if by_items else templates.const(None))
         return [node] + self.mark(notes, node)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import re
+import sys
 import threading
 import warnings
 import weakref
@@ -90,6 +92,19 @@ CARRIED_METHODS = frozenset({"append", "pop", "popitem", "remove", "clear", "ins
                              "update", "setdefault"})
 
 
+def _outside_the_trace(what: str, passed_in: bool, frame) -> str | None:
+    """Whose object a change outside any helper's own scope touches, when it is certainly
+    an object that lives beyond this trace: "an argument of the traced function" (no
+    converted call is active: the caller of the graph owns it) or "a global object" (not a
+    parameter, nor a closure variable, which may belong to a function traced right now)."""
+    root = re.match(r"[A-Za-z_][A-Za-z0-9_]*", what).group(0)
+    if passed_in:
+        return None if _calls.__dict__.get("stack") else "an argument of the traced function"
+    if frame is not None and root in frame.f_code.co_freevars:
+        return None
+    return "a global object"
+
+
 def _refuse_local_change(what: str, line: int, obj) -> None:
     g = gc.get_default_graph()
     if g is None or (g.control_flow_context is None and not _in_dry_run()):
@@ -127,6 +142,16 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
     stack = _calls.__dict__.get("stack")
     if passed_in and stack and g.control_flow_context is stack[-1].context:
         stack[-1].changes.append((what, line, filename, obj))  # in the caller's loop or branch: see check_call_result
+    else:
+        owner = _outside_the_trace(what, passed_in, sys._getframe(1))
+        if owner is not None:
+            raise StagingError(
+                f"{os.path.basename(filename)}:{line}: '{what}' changes {owner} inside a loop or `if` on a tensor. "
+                "The graph cannot change a Python object each time it runs: the change would happen once, while the "
+                "graph is built, and leave the object holding a graph tensor (a second call would start again from "
+                "the traced value). Keep the value in a local variable and return it (e.g. `count = self.count` "
+                "before the loop, `count += 1` in it, return count and assign it after the call), or keep it in a "
+                "graphcore.Variable.")
     seen = _warned.setdefault(g, set())
     if (filename, line, what) in seen:
         return
