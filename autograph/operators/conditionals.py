@@ -76,11 +76,12 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
 
 
 # A plan entry per output variable:
-#   ("t", dtype, fill, flagged, kinds)  a cond output; `fill` is the shape of the zeros a
-#                                branch that leaves it unassigned gives; `flagged`: it
-#                                carries a defined flag; `kinds`: None, or the kinds of a
-#                                value whose Python type depends on the branch (path_types;
-#                                a tag output where there are several)
+#   ("t", dtype, fill, flagged, kinds, tagged)  a cond output; `fill` is the shape of the
+#                                zeros a branch that leaves it unassigned gives; `flagged`:
+#                                it carries a defined flag; `kinds`: None, or the kinds of a
+#                                value whose Python type depends on the branch (path_types);
+#                                `tagged`: its tag is a cond output (a branch computes it;
+#                                else the tag is chosen after the cond from the branches')
 #   ("py", value)                the same Python value after both branches
 #   ("undef",)                   undefined after the if (an error only if read)
 #   ("partial", value)           the returned value: `value` (a Python value) where a path
@@ -113,9 +114,12 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
     return plan
 
 
-def _with_kinds(plan, kinds, weak) -> list:
+def _with_kinds(plan, kinds, weak, tags, outer, slots) -> list:
     """The plan with each cond output's kinds: the union of what the branches give it,
-    where that is not simply the kind of the output's dtype (path_types)."""
+    where that is not simply the kind of the output's dtype (path_types), and whether its
+    tag is a cond output: where a branch computes it (a tag known while tracing, or a
+    tensor from outside the if, is chosen by the predicate after the cond instead), and
+    where the provisional trace of the true branch gave one (`slots`: so that it fits)."""
     out = []
     for i, e in enumerate(plan):
         if e[0] != "t":
@@ -123,8 +127,18 @@ def _with_kinds(plan, kinds, weak) -> list:
             continue
         k = path_types.union(side[i] for side in kinds)
         nat = path_types.natural_of(e[1], all(side[i] for side in weak))
-        out.append(e + (k if path_types.tracked(k, nat) else None,))
+        k = k if path_types.tracked(k, nat) else None
+        inside = path_types.needs_tag(k) and any(not _outside(side[i], outer) for side in tags.values())
+        out.append(e + (k, inside or i in slots))
     return out
+
+
+def _outside(tag, outer) -> bool:
+    """Whether a side's tag is known outside the cond: a code, or a tensor of an enclosing context."""
+    if not is_tensor(tag):
+        return True
+    ctx = tag.op.ctx
+    return ctx is None or ctx.contains(outer)
 
 
 def _partly_returned(a, b) -> bool:
@@ -222,7 +236,7 @@ def _branch_outputs(plan, vals, names, line) -> list:
                       path_types.stored(v, to_tensor(v, entry[1]), name, line, "if"))
         if entry[3]:
             flags.append(gc.constant(False) if returned_none(v) else maybe_defined.flag_of(v))
-        if path_types.needs_tag(entry[4]):
+        if entry[5]:
             tags.append(path_types.side_tag(None if unset else v, entry[4]))
     return values + flags + tags
 
@@ -234,10 +248,10 @@ def _appended(template, value) -> bool:
     return isinstance(value, StagedList) or (isinstance(value, list) and len(value) > len(template))
 
 
-def _fits(plan, provisional) -> bool:
-    """Whether the true branch's provisional outputs already match the plan."""
-    return all(e[0] == "t" and not e[3] and not path_types.needs_tag(e[4]) and is_tensor(v) and v.dtype == e[1]
-               for e, v in zip(plan, provisional))
+def _fits(plan, provisional, slots) -> bool:
+    """Whether the true branch's provisional outputs (and tags, `slots`) already match the plan."""
+    return all(e[0] == "t" and not e[3] and e[5] == (i in slots) and is_tensor(v) and v.dtype == e[1]
+               for i, (e, v) in enumerate(zip(plan, provisional)))
 
 
 def _with_value(fn: Callable, state: FlatState, index: int, value) -> Callable:
@@ -264,6 +278,9 @@ class _Branches:
         self.provisional: list = []
         self.weak: list = []  # per branch traced: which outputs are weak (or unassigned) there
         self.kinds: list = []  # per branch traced: the outputs' kinds there (path_types; None: unassigned)
+        self.tags: dict = {}  # taken (True / False) -> the outputs' tags there (a code or a tensor; None: unset)
+        self.slots: frozenset = frozenset()  # outputs the provisional true branch gave a tag for
+        self.outer_ctx = gc.get_default_graph().control_flow_context
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():
@@ -279,24 +296,36 @@ class _Branches:
                      zip(self.state.names, vals)]
             self.weak.append([is_weak(v) or u for v, u in zip(vals, unset)])
             self.kinds.append([None if u else path_types.kinds_of(v) for v, u in zip(vals, unset)])
+            self.tags[taken] = [None if u else path_types.tag_of(v) for v, u in zip(vals, unset)]
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
             if self.plan is None and taken:
                 self.true_vals = vals
                 self.provisional = [gc.constant(v) if is_python_number(v) else v.handle if isinstance(v, StagedList)
                                     else v for v in vals]
-                return self.provisional + tail
+                # where types depend on paths, a tag for each number, in case the plan needs it as an output
+                # (an if in this branch computes it): else the plan would not fit and both branches be traced
+                # again, nested ifs again in each (unused tags are pruned)
+                tagged = path_types.active() and [i for i, k in enumerate(self.kinds[-1]) if isinstance(k, frozenset)]
+                self.slots = frozenset(tagged or ())
+                tags = [path_types.side_tag(vals[i], None) for i in sorted(self.slots)]
+                return self.provisional + tags + tail
             if self.plan is None:
                 learnt = self.state.learn(self.true_vals, vals, keep_whole=self.whole_lists)
                 if learnt is not None:
                     raise Replan(("state", learnt))
                 plan = _with_kinds(_branch_plan(self.state.names, self.true_vals, vals, self.line), self.kinds,
-                                   self.weak)
+                                   self.weak, self.tags, self.outer_ctx, self.slots)
                 can_chain = self.outer is not None and self.outer.token is not None
                 wants_token = can_chain and not self.use_token and self.effects > 0
-                if wants_token or not _fits(plan, self.provisional):
+                if wants_token or not _fits(plan, self.provisional, self.slots):
                     raise Replan((plan, self.use_token or wants_token))
                 self.plan = plan
+            inside = [i for i, e in enumerate(self.plan) if e[0] == "t" and path_types.needs_tag(e[4]) and not e[5]
+                      and not _outside(self.tags[taken][i], self.outer_ctx)]
+            if inside:  # a tag this trace computes in the branch: a cond output after all
+                raise Replan(([e[:5] + (True,) if i in inside else e for i, e in enumerate(self.plan)],
+                              self.use_token))
             return _branch_outputs(self.plan, vals, self.state.names, self.line) + tail
         return run
 
@@ -379,12 +408,16 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     tags = iter(outs[n_values + n_flags:])
     values = iter(outs[:n_values])
     result = []
-    for name, entry, before in zip(state.names, plan, init):
+    for index, (name, entry, before) in enumerate(zip(state.names, plan, init)):
         if entry[0] == "list":
             result.append(StagedList(next(values), entry[1], entry[2]))
         elif entry[0] == "t":
             v = next(values)
-            tag = next(tags) if path_types.needs_tag(entry[4]) else None
+            tag = None
+            if entry[5]:
+                tag = next(tags)
+            elif path_types.needs_tag(entry[4]):  # chosen by the predicate from the branches' tags
+                tag = path_types.chosen_tag(cond, branches.tags[True][index], branches.tags[False][index], entry[4])
             path_types.register_join(v, entry[4], tag, name, line)
             result.append(maybe_defined.mark(v, next(flags), name, line) if entry[3] else v)
         elif entry[0] == "py":

@@ -35,7 +35,8 @@ from .conditionals import if_stmt
 from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
-                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak, natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
+                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
+                      natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none

@@ -269,13 +269,22 @@ def info(t) -> "Typed | None":
         if op.type in _TRANSPARENT:
             memo[id(u)] = (u, found[0] if found else None)
             continue
-        source = next((f for f in found if f is not None), None)
+        # an op outside the tables: its result's type is its own unless an input's kinds differ
+        # in dtype (an int held in a float64), not only in being Python's or numpy's
+        source = next((f for x, f in zip(inputs, found) if f is not None and _mixed_dtypes(f, x)), None)
         if source is None:
             memo[id(u)] = (u, None)
         else:
             reason = f"{op.type} (at {op.location()})"
             memo[id(u)] = (u, Typed(Untracked(reason, source.name, source.line), None, source.name, source.line))
     return _entry(t)[1]
+
+
+def _mixed_dtypes(found: Typed, t) -> bool:
+    """Whether some kind `t` may have is of another dtype than `t` (or untracked)."""
+    if isinstance(found.kinds, Untracked):
+        return True
+    return any(TYPE_DTYPES[k] != t.dtype for k in found.kinds)
 
 
 def kinds_of(v) -> "frozenset | Untracked | None":
@@ -320,6 +329,10 @@ def shown_name(name: str) -> str:
     if name.startswith("retval_"):
         return "the returned value"
     return f"'{name}'"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _plain(name: str) -> str:
@@ -375,7 +388,7 @@ def _observe(op_type: str, x, y):
             f"{_where()}: `**` of {_origin(found[0])}, an int on some paths, to a power that may be negative: "
             f"Python gives a float for an int to a negative power (and numpy raises), so the type would be decided "
             f"by the value. Write float({_plain(found[0].name)}) ** ..., or an exponent known to be >= 0.")
-    return lambda out: _derived(op_type, out, x, y, kx, ky, results, found[0])
+    return lambda out: _derived(op_type, out, x, y, pairs, results, found[0])
 
 
 def _non_negative(y) -> bool:
@@ -386,13 +399,15 @@ def _non_negative(y) -> bool:
 
 
 def _refuse_error(op_type, x, y, pairs, found: Typed):
-    failing = sorted({a for (a, b), r in pairs.items() if r == _ERROR})
+    """Python raises for some of the kinds the path-typed operand may have (and not others)."""
+    side = 0 if info(x) is not None else 1  # the operand whose type depends on the path
+    failing = sorted({pair[side] for pair, r in pairs.items() if r == _ERROR})
     symbol = _SYMBOLS.get(op_type, op_type)
     raise StagingError(
-        f"{_where()}: `{symbol}` on {_origin(found)}: it is {describe_kinds(kinds_of(x) or ())} depending on the "
-        f"path, and Python raises TypeError for `{symbol}` when {'it' if y is None else 'the operand'} is a "
-        f"{describe_kinds(failing)}, so the graph cannot do what Python does on every path. Make the type "
-        f"explicit first: int({_plain(found.name)}) or float({_plain(found.name)}).")
+        f"{_where()}: `{symbol}` on {_origin(found)}: it is {describe_kinds(kinds_of((x, y)[side]) or ())} "
+        f"depending on the path, and Python raises TypeError for `{symbol}` of {_a(describe_kinds(failing))}, so the "
+        f"graph cannot do what Python does on every path. Make the type explicit first: int({_plain(found.name)}) "
+        f"or float({_plain(found.name)}).")
 
 
 def _register_result(out, typed: "Typed | None"):
@@ -401,15 +416,21 @@ def _register_result(out, typed: "Typed | None"):
     return out
 
 
-def _derived(op_type, out, x, y, kx, ky, results, found: Typed):
+def _derived(op_type, out, x, y, pairs, results, found: Typed):
     """Register an operator's result with its kinds (its tag built now, in the context the
-    op is in), after the check that an int kind it may have is held exactly."""
+    op is in), after the check that an int kind it may have is held exactly. Where the
+    result's kind is an operand's (r + 1 of an int or np.int64 r), so is its tag: the same
+    tensor, no op (and an if whose branch computes `r = r + 1` chooses the tag outside)."""
     if not isinstance(out, gc.Tensor):
         return out
     _building.on = True
     try:
         if len(results) == 1:
             tag = next(iter(results))
+        elif all(r == a for (a, _), r in pairs.items()):
+            tag = tag_of(x)
+        elif y is not None and all(r == b for (_, b), r in pairs.items()):
+            tag = tag_of(y)
         else:
             tag = _lookup(op_type, x, y)
         out = _check_result(op_type, out, x, y, results, tag, found)
@@ -460,11 +481,12 @@ def _check_result(op_type, out, x, y, results, tag, found: Typed):
     if not narrow:
         return out
     symbol = _SYMBOLS.get(op_type, op_type)
+    advice = _advice(narrow, out.dtype, _capital(shown_name(found.name)))
     message = (f"{_where()}: `{symbol}` on {_origin(found)} gives {_a(describe_kinds(narrow))} on this run, which "
                f"Python computes exactly, but the graph computes it in {out.dtype} (the type it has on other paths), "
-               f"which does not hold this value exactly. {_advice(narrow, out.dtype)}")
+               f"which does not hold this value exactly. {advice}")
     refusal = (f"{_where()}: `{symbol}` on {_origin(found)} may give {_a(describe_kinds(narrow))}, which the graph "
-               f"cannot compute exactly in {out.dtype} (the type it has on other paths). {_advice(narrow, out.dtype)}")
+               f"cannot compute exactly in {out.dtype} (the type it has on other paths). {advice}")
     if y is None:
         if op_type in _EXACT_UNARY and all(k in INTS for k in narrow):
             return out  # exact on exact ints (but for -(-2**31) in an int32, where numpy wraps too)
@@ -543,8 +565,26 @@ def side_tag(v, kinds) -> gc.Tensor:
     """The tag a join's side contributes: its own, or (unassigned) any of the join's kinds."""
     tag = tag_of(v) if v is not None else None
     if tag is None:
-        tag = min(kinds)
+        tag = min(kinds) if isinstance(kinds, frozenset) else 0
     return tag_tensor(tag)
+
+
+def active(graph=None) -> bool:
+    """Whether the graph being built has values whose type depends on the path."""
+    g = graph if graph is not None else gc.get_default_graph()
+    return g is not None and bool(_registry.get(g))
+
+
+def chosen_tag(pred, tag_true, tag_false, kinds):
+    """The tag of an if's output whose branches' tags are known outside it (codes, or
+    tensors from before the if): chosen by the predicate, after the cond."""
+    tag_true = tag_false if tag_true is None else tag_true
+    tag_false = tag_true if tag_false is None else tag_false
+    if tag_true is None:
+        return min(kinds)
+    if not isinstance(tag_true, gc.Tensor) and not isinstance(tag_false, gc.Tensor) and tag_true == tag_false:
+        return tag_true
+    return gc.where(pred, tag_tensor(tag_true), tag_tensor(tag_false))
 
 
 def stored(v, converted, name: str, line: int, where: str):
@@ -559,13 +599,12 @@ def stored(v, converted, name: str, line: int, where: str):
     if not narrow:
         return converted
     what = shown_name(name)
-    Name = what[0].upper() + what[1:]  # noqa: N806
 
     def message(value=None) -> str:
         shown = f"the {describe_kinds(narrow)} {value!r}" if value is not None else f"{_a(describe_kinds(narrow))}"
         return (f"{_where()}: {what} is {shown} on this path of the {where} at line {line}, but the graph holds it "
                 f"as {converted.dtype} (its type on another path), which cannot hold that value exactly: the graph "
-                f"would round what Python keeps exact. {_advice(narrow, converted.dtype, Name)}")
+                f"would round what Python keeps exact. {_advice(narrow, converted.dtype, _capital(what))}")
     _building.on = True
     try:
         if not isinstance(v, gc.Tensor):

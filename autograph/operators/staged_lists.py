@@ -24,8 +24,11 @@ import numpy as np
 
 import graphcore as gc
 
+from graphcore.errors import StagingError
+
+from . import path_types
 from .iterables import GraphIterable
-from .staging import is_tensor, to_tensor
+from .staging import is_tensor, location, to_tensor
 
 
 class StagedList(GraphIterable):
@@ -38,10 +41,19 @@ class StagedList(GraphIterable):
 
     # -- what a list can do in the graph ---------------------------------------------------
     def appended(self, value) -> "StagedList":
-        v = to_tensor(value, self.dtype)
-        if v.dtype != self.dtype:
-            raise TypeError(f"appending a {v.dtype} value to a list of {self.dtype} values built in a graph loop; "
+        """The list with `value` appended. A numpy value of another dtype is refused (a cast
+        would change it: a float appended to a list that began with the int 0 was truncated);
+        a Python number (weak) takes the list's dtype, as it would in a numpy array."""
+        if is_tensor(value) and value.dtype != self.dtype and not value.weak:
+            if path_types.depends(value):
+                raise StagingError(
+                    f"{location(0)}: appending a value whose Python type depends on the path the run takes (an int "
+                    f"on one path and a float on another, say) to a list built in a graph loop, whose elements have "
+                    f"one dtype ({self.dtype} from the first append): Python's list would hold both types. Append "
+                    f"float(...) or int(...) of it.")
+            raise TypeError(f"appending a {value.dtype} value to a list of {self.dtype} values built in a graph loop; "
                             f"convert it with .astype(...) so every element has one dtype")
+        v = to_tensor(value, self.dtype)
         return StagedList(gc.tensor_list_push_back(self.handle, v, element_dtype=self.dtype), self.dtype, self.shape)
 
     def length(self):

@@ -451,7 +451,8 @@ def test_type_of_an_int_or_a_float_is_refused_with_isinstance_as_advice():
 
 
 def test_an_op_outside_the_type_rules_is_refused_where_its_result_shows():
-    refused(untracked, np.int64(1), match=r"printing a value computed by Fill .*float\(\.\.\.\) or int", line_of="print(y)")
+    refused(untracked, np.int64(1), match=r"printing a value computed by Fill .*float\(\.\.\.\) or int",
+            line_of="print(y)")
 
 
 def test_a_power_that_may_be_negative_of_a_value_that_may_be_an_int_is_refused():
