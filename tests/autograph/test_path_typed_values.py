@@ -539,6 +539,59 @@ def test_abs_and_minus_of_a_python_int_or_an_int32(n):  # (found by autograph fu
     agrees(abs_of_int_or_int32, n, np.int32(8))
 
 
+def appends_running_total(x):
+    total = 0
+    acc = []
+    for v in x:
+        acc.append(total)
+        total += v
+    return np.array(acc)
+
+
+def appends_float_of_total(x):
+    total = 0
+    acc = []
+    for v in x:
+        acc.append(float(total))
+        total += v
+    return acc, np.array(acc)
+
+
+def test_appending_a_value_that_is_an_int_then_floats_to_a_graph_list_is_refused():
+    # (the list took int64 from the first append and truncated the floats after it)
+    refused(appends_running_total, np.array([1.5, 2.0]), match="appending a value whose Python type depends",
+            line_of="acc.append(total)")
+    agrees(appends_float_of_total, np.array([1.5, 2.0]), same=_same_kind_nested)
+
+
+def _same_kind_nested(a, b):
+    assert len(a) == len(b)
+    assert [value_kind(v) for v in a[0]] == [value_kind(v) for v in b[0]] and a[0] == b[0]
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[1].dtype == b[1].dtype
+
+
+def nested_ifs_in_loops(n, x, xs):  # (autograph fuzz seed 740: each nested if was traced again per level)
+    r = -2
+    for i, xv in enumerate(xs[::-1], 1):
+        r = max(np.minimum(n, i), min(i, r))
+        for j in range(0, 6, 2):
+            if x <= 3:
+                continue
+            if i > -0.5:
+                r -= j
+            elif x < -0.5:
+                break
+            else:
+                r = (3 + r) % 97
+        return x * 2.0, abs(xv), r
+
+
+def test_nested_ifs_over_a_path_typed_value_are_traced_once_per_plan():
+    for x in (np.float32(-0.5), np.float32(4.0)):
+        agrees(nested_ifs_in_loops, np.int64(1), x, np.array([0.25, -0.5, 5.25], dtype=np.float32))
+
+
 def test_the_common_sum_loop_carries_one_small_tag_and_no_checks():
     graph = autograph.function(int_float_join).get_concrete_function(np.array([1.0])).graph
     types = [op.type for op in graph.get_operations()]
