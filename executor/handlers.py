@@ -87,10 +87,10 @@ def first_runs(state, node) -> None:
     item.runs += 1
     if item.frame is None or item.frame.parent is None:  # once per run: not worth compiling
         item.fast = generic_handler(item.kind)
-    elif item.runs >= COMPILE_AFTER:  # (it may have run that often inside quick handlers)
+    elif item.runs >= COMPILE_AFTER and not node.is_dead:  # (it may have run that often inside quick handlers)
         item.fast = build_handler(item)
     elif item.runs >= QUICK_AFTER:
-        item.fast = quick_handler(item)
+        item.fast = _quick_when_run if _quick_maker(item) else generic_handler(item.kind)
     if not GENERIC[item.kind](state, node):
         it = node.iteration  # state._node_done, inline (a call is a tenth of what a node costs here)
         n = it.outstanding_ops - 1
@@ -98,6 +98,28 @@ def first_runs(state, node) -> None:
         if not n and not it.outstanding_frame_count:
             state._cleanup(node.frame, it.iter_id)
     return 1
+
+
+def _quick_when_run(state, node):
+    """A node's handler once it has run QUICK_AFTER times: its quick handler (or, past
+    COMPILE_AFTER, its generated one), made when it is next run live from the queue, which
+    replaces this one. Most nodes of a loop never are again: the quick handlers of the
+    others run them inside them, by their runners, and queue them only dead."""
+    item = node.item
+    if node.is_dead:  # (a loop's last iteration, a branch not taken: not worth making it for)
+        if not GENERIC[item.kind](state, node):
+            it = node.iteration  # state._node_done, inline
+            n = it.outstanding_ops - 1
+            it.outstanding_ops = n
+            if not n and not it.outstanding_frame_count:
+                state._cleanup(node.frame, it.iter_id)
+        return 1
+    item.fast = handler = build_handler(item) if item.runs >= COMPILE_AFTER else quick_handler(item)
+    return handler(state, node)
+
+
+_quick_when_run.tier = "generic"  # (until it is replaced)
+_quick_when_run.source = None
 
 
 def generic_handler(kind: int):
@@ -155,12 +177,15 @@ def build_handler(item):
 # input, a Merge's first live one, or the last input of an op or Switch, none dead) runs
 # inside the delivery, by its runner, instead of being queued, popped, and counted in and out
 # of its iteration's outstanding ops (that round trip was about half of what a node cost on
-# this tier). Runners stay in their iteration (a NextIteration's value goes to the next
-# iteration's Merge through the queue: each iteration starts from its Merges, popped, the same
-# nodes every iteration, which later get generated handlers) and nest at most QUICK_MAX_DEPTH
-# deep (one Python frame each). What is rare or may not run inline (a dead token, a heavy op,
-# an Exit or Enter, control edges out, several outputs) is queued as before.
-QUICK_MAX_DEPTH = 8
+# this tier). Runners stay in their iteration: a NextIteration's value goes to the next
+# iteration's Merge through the queue, so each iteration starts from its Merges, popped (the
+# same nodes every iteration, which later get generated handlers). They nest at most
+# QUICK_BLOCK deep (one Python frame each): a node's level is the longest path to it from
+# the start of its iteration (frame_levels), and a consumer runs inside its producer only
+# when both are in the same block of QUICK_BLOCK levels, so a chain of runners climbs at most
+# that many levels before the next consumer is queued. What is rare or may not run inline (a
+# dead token, a heavy op, an Exit or Enter, control edges out, several outputs) is queued.
+QUICK_BLOCK = 16
 
 
 def quick_handler(item):
@@ -174,21 +199,22 @@ def quick_handler(item):
     goes to the generic code, so the rules of execution stay written once. Kinds: ops,
     Switch, Merge, NextIteration; the others keep the generic handler."""
     from . import plan as P  # noqa: PLC0415 (plan imports this module)
-    kind = item.kind
-    if kind == P.NORMAL and item.op is not None and callable(item.kernel):
-        make = _quick_op
-    elif kind == P.SWITCH:
-        make = _quick_switch
-    elif kind == P.MERGE:
-        make = _quick_merge
-    elif kind == P.NEXT_ITERATION:
-        make = _quick_next_iteration
-    else:
-        return generic_handler(kind)
-    handler = make(P, item, generic_handler(kind), COMPILE_AFTER)
+    make = _quick_maker(item)
+    if make is None:
+        return generic_handler(item.kind)
+    handler = make(P, item, generic_handler(item.kind), COMPILE_AFTER)
     handler.source = None
     handler.tier = "quick"
     return handler
+
+
+def _quick_maker(item):
+    """What makes the quick handler of a node of this kind, or None (it keeps the generic one)."""
+    from . import plan as P  # noqa: PLC0415 (plan imports this module)
+    kind = item.kind
+    if kind == P.NORMAL and item.op is not None and callable(item.kernel):
+        return _quick_op
+    return {P.SWITCH: _quick_switch, P.MERGE: _quick_merge, P.NEXT_ITERATION: _quick_next_iteration}.get(kind)
 
 
 def promote(item, node) -> None:
@@ -196,7 +222,9 @@ def promote(item, node) -> None:
     another node of its frame got one in this iteration: that one's handler may run this
     node inside it from the next iteration on, and then this one is never built. So only the
     nodes still run from the queue are compiled, one more per iteration (in the order they
-    run), rather than every node of the loop at once (most of which end up inlined)."""
+    run), rather than every node of the loop at once (most of which end up inlined). Only a
+    node run live from the queue is promoted: one queued only dead (at its loop's end, as
+    are the nodes the others run inside them while live) would not repay its compiling."""
     info = item.frame
     tag = (id(node.frame), node.iteration.iter_id)
     if info.promoted_in != tag:
@@ -209,16 +237,18 @@ def _quick_op(P, item, generic, full_after):
     s, n, kernel = item.input_start, item.num_inputs, item.kernel
     heavy, blas = not item.cheap, item.uses_blas
     if item.single_output and not item.control_edges:
-        deliver = _deliverer(P, item, item.out_edges[0], 1)
+        deliver = _deliverer(P, item, item.out_edges[0])
     else:
         deliver = None  # (several outputs or control edges: _propagate_op_outputs)
 
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
+        if node.is_dead:  # (rare, never promoted for: see promote)
+            return generic(state, node)
         if r >= full_after:
             promote(item, node)
-        if node.is_dead or heavy and state.pool is not None and not (blas and state.blas_spreads):
+        if heavy and state.pool is not None and not (blas and state.blas_spreads):
             return generic(state, node)
         it = node.iteration
         inputs = it.inputs
@@ -255,17 +285,17 @@ def _quick_switch(P, item, generic, full_after):
     """executor._run_switch (of a loop: no switch_preds to note) for one Switch."""
     s = item.input_start
     out_false, out_true = item.out_edges
-    live_false, live_true = _deliverer(P, item, out_false, 1), _deliverer(P, item, out_true, 1)
+    live_false, live_true = _deliverer(P, item, out_false), _deliverer(P, item, out_true)
     dead_false, dead_true = _dead_deliverer(P, item, out_false), _dead_deliverer(P, item, out_true)
     controls = bool(item.control_edges)
 
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r >= full_after:
-            promote(item, node)
         if node.is_dead:
             return generic(state, node)
+        if r >= full_after:
+            promote(item, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
@@ -292,21 +322,21 @@ def _quick_merge(P, item, generic, full_after):
     s = item.input_start
     out_value, out_index = item.out_edges
     if not out_index and not item.control_edges:
-        kinds, bound = _edge_kinds(P, out_value, 1)
+        kinds, bound = _edge_kinds(P, item, out_value)
         if kinds is not None:
             return _factory(("merge handler",), kinds)(*bound, ITEM=item, S=s, GENERIC=generic, FULL=full_after,
                                                        PROMOTE=promote)
-    value_to = _deliverer(P, item, out_value, 1)
-    index_to = _deliverer(P, item, out_index, 1) if out_index else None
+    value_to = _deliverer(P, item, out_value)
+    index_to = _deliverer(P, item, out_index) if out_index else None
     controls = bool(item.control_edges)
 
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r >= full_after:
-            promote(item, node)
         if node.is_dead:
             return generic(state, node)
+        if r >= full_after:
+            promote(item, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
@@ -328,19 +358,19 @@ def _quick_merge(P, item, generic, full_after):
 def _quick_next_iteration(P, item, generic, full_after):
     """executor._run_next_iteration for one NextIteration (not traced: no "deferred" event)."""
     s = item.input_start
-    deliver = _deliverer(P, item, item.out_edges[0], QUICK_MAX_DEPTH + 1)  # (the next iteration: queued)
+    deliver = _deliverer(P, item, item.out_edges[0])
 
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if r >= full_after:
-            promote(item, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
         value = inputs[s]
         inputs[s] = None
         if not node.is_dead:
+            if r >= full_after:
+                promote(item, node)
             k = it.iter_id + 1
             if k <= frame.iteration_count:
                 deliver(state, frame, frame.iterations[k], value)
@@ -356,87 +386,88 @@ def _quick_next_iteration(P, item, generic, full_after):
     return handler
 
 
-def _runner(P, dst, kind: int, depth: int):
-    """The runner of the consumer `dst` at `depth` (made once per node, edge kind and depth:
-    NodeItem.runners), reached by an edge of `kind`; None if it is queued instead. It counts
-    the node's runs as its handler would. A "value" runner, run(state, frame, it, value), takes
-    the arrival that fires it as its argument (a consumer with that single input, or a Merge);
-    a "slots" runner, run(state, frame, it), reads every input from its slots (an op or
-    Switch whose last input just arrived). Each returns the nodes it ran (itself and the
-    consumers it ran in turn)."""
-    if depth > QUICK_MAX_DEPTH or dst.control_edges:
-        return None
-    runners = dst.runners
-    if runners is None:
-        runners = dst.runners = {}
-    key = (kind, depth)
-    if key in runners:
-        return runners[key]
-    run = None
+def frame_levels(P, info) -> list:
+    """Per node of a frame (by local id, plan.FrameInfo.levels once made): the longest path to
+    it from the start of its iteration (its Merges, and nodes with no producer in the frame),
+    a NextIteration's edges (into the next iteration) left out; None for a node on a cycle
+    without one (not in a valid graph), which no runner reaches."""
+    if info.levels is not None:
+        return info.levels
+    nodes = info.nodes
+    producers = [0] * len(nodes)
+    consumers = [[] for _ in nodes]
+    for u in nodes:
+        if u.kind == P.NEXT_ITERATION:
+            continue
+        for edges in (*u.out_edges, u.control_edges):
+            for dst, lid, _, _, _ in edges:
+                if dst is not None and dst.frame is info:
+                    consumers[u.local_id].append(lid)
+                    producers[lid] += 1
+    levels = [0] * len(nodes)
+    ready = [k for k, c in enumerate(producers) if not c]
+    while ready:
+        u = ready.pop()
+        for v in consumers[u]:
+            levels[v] = max(levels[v], levels[u] + 1)
+            producers[v] -= 1
+            if not producers[v]:
+                ready.append(v)
+    info.levels = [None if c else lv for lv, c in zip(levels, producers)]
+    return info.levels
+
+
+def _runner(P, dst, kind: int):
+    """The runner of the consumer `dst` (made once: NodeItem.runner), reached by an edge of
+    `kind`; None if it is queued instead. It counts the node's runs as its handler would. A
+    "value" runner, run(state, frame, it, value), takes the arrival that fires it as its
+    argument (a consumer with that single input, or a Merge); a "slots" runner,
+    run(state, frame, it), reads every input from its slots (an op or Switch whose last input
+    just arrived). Each returns the nodes it ran (itself and the consumers it ran in turn)."""
+    run = dst.runner
+    if run is not None:
+        return run or None
     single = dst.pending_init == 1  # (no control input either)
-    if kind == P.TO_MERGE:
+    if dst.control_edges:
+        pass
+    elif kind == P.TO_MERGE:
         if dst.kind == P.MERGE and single and not dst.out_edges[1]:
-            run = _compiled_runner(P, dst, ("merge",), depth)
+            run = _compiled_runner(P, dst, ("merge",))
     elif kind == P.TO_OP:
         if dst.kind == P.NEXT_ITERATION:
             if single:
-                run = _compiled_runner(P, dst, ("next",), QUICK_MAX_DEPTH)  # (the next iteration: queued)
+                run = _compiled_runner(P, dst, ("next",))
         elif dst.kind == P.SWITCH:
             if not single and dst.frame.parent is not None:  # (a root Switch notes its predicate)
-                run = _switch_runner(P, dst, depth)
+                run = _switch_runner(P, dst)
         elif (dst.kind == P.NORMAL and dst.op is not None and dst.cheap and callable(dst.kernel)
               and dst.single_output):
             if single and dst.num_inputs == 1:
                 if _Source.is_identity(dst):
-                    run = _compiled_runner(P, dst, ("identity",), depth)
+                    run = _compiled_runner(P, dst, ("identity",))
                 else:
-                    run = _compiled_runner(P, dst, ("value",), depth, K=dst.kernel, LID=dst.local_id)
+                    run = _compiled_runner(P, dst, ("value",), K=dst.kernel, LID=dst.local_id)
             elif not single:
-                scalar = _scalar_expression(dst) if dst.num_inputs == 2 else None
-                if scalar is not None:
-                    expr, consts = scalar
-                    run = _compiled_runner(P, dst, ("slots", 2, expr), depth, LID=dst.local_id, S=dst.input_start,
-                                           **consts)
-                else:
-                    run = _compiled_runner(P, dst, ("slots", dst.num_inputs), depth, K=dst.kernel,
-                                           LID=dst.local_id, S=dst.input_start)
-    runners[key] = run
+                run = _compiled_runner(P, dst, ("slots", dst.num_inputs), K=dst.kernel, LID=dst.local_id,
+                                       S=dst.input_start)
+    dst.runner = run or False
     return run
 
 
-def _scalar_expression(item):
-    """(the expression of scalar_kernels' operator on a0, a1, with its guard, the values it
-    names) for an op whose kernel is one (as the generated handlers write it), or None."""
-    op, k = item.op, item.kernel
-    if getattr(k, "__module__", "") != "executor.scalar_kernels" or op.attrs:
-        return None
-    dtypes = [x.dtype.np_dtype for x in op.inputs]
-    src = scalar_source(op.type, dtypes, ["a0", "a1"], "K", "T")
-    if src is None:
-        return None
-    expr, T = src
-    consts = {"K": op.op_def.kernel, "T": T, "LOW": None, "HIGH": None}
-    bound = _rule(op.type, dtypes)[3]
-    if bound is not None:  # bounds as numpy scalars: compared faster
-        expr = expr.replace(f"{-bound} < ", "LOW < ").replace(f" < {bound}", " < HIGH")
-        consts.update(LOW=T(-bound), HIGH=T(bound))
-    return expr, consts
-
-
-def _compiled_runner(P, item, head: tuple, depth: int, **params):
+def _compiled_runner(P, item, head: tuple, **params):
     """A runner of `item` whose output goes along its first output's edges, made by the
     factory of its head and edge kinds (_factory)."""
-    kinds, bound = _edge_kinds(P, item.out_edges[0], depth + 1)
+    kinds, bound = _edge_kinds(P, item, item.out_edges[0])
     if kinds is None:
         return None
     return _factory(head, kinds)(*bound, ITEM=item, **params)
 
 
-def _switch_runner(P, item, depth):
+def _switch_runner(P, item):
     """executor._run_switch of a live Switch of a loop whose inputs both arrived."""
     out_false, out_true = item.out_edges
-    kinds_false, bound_false = _edge_kinds(P, out_false, depth + 1)
-    kinds_true, bound_true = _edge_kinds(P, out_true, depth + 1)
+    kinds_false, bound_false = _edge_kinds(P, item, out_false)
+    kinds_true, bound_true = _edge_kinds(P, item, out_true)
     if kinds_false is None or kinds_true is None:
         return None
     return _factory(("switch", kinds_false), kinds_true)(
@@ -444,13 +475,12 @@ def _switch_runner(P, item, depth):
         DT=_dead_deliverer(P, item, out_true))
 
 
-def _deliverer(P, item, edges, depth: int):
+def _deliverer(P, item, edges):
     """`deliver(state, frame, it, value)`: a live `value` along `edges` (one output of `item`)
     as ExecutorState._activate_nodes delivers it, written out edge by edge (_factory), the
-    consumers it fires run by their runners at `depth` where they have one; returns how many
-    nodes ran so. An edge of another kind (none in practice) leaves the delivery to
-    _activate_nodes."""
-    kinds, bound = _edge_kinds(P, edges, depth)
+    consumers it fires run by their runners where they have one; returns how many nodes ran
+    so. An edge of another kind (none in practice) leaves the delivery to _activate_nodes."""
+    kinds, bound = _edge_kinds(P, item, edges)
     if kinds is None:
         def deliver_generic(state, frame, it, value):
             state._activate_nodes(item, edges, frame, it, value, False)
@@ -459,12 +489,22 @@ def _deliverer(P, item, edges, depth: int):
     return _factory(("deliver",), kinds)(*bound, ITEM=item)
 
 
-def _edge_kinds(P, edges, depth: int):
-    """(the kinds of `edges` as _factory names them, the values bound per edge: local id, slot,
-    index, runner at `depth`), or (None, None) for edges _factory does not write out."""
+def _edge_kinds(P, item, edges):
+    """(the kinds of `edges`, an output of `item`, as _factory names them, the values bound per
+    edge: local id, slot, index, runner), or (None, None) for edges _factory does not write
+    out. A consumer has a runner only in the same block of levels as `item` (frame_levels),
+    never in the next iteration (a NextIteration's consumer)."""
+    levels = frame_levels(P, item.frame) if item.frame.parent is not None else None
+    block = levels[item.local_id] if levels is not None and item.kind != P.NEXT_ITERATION else None
+    if block is not None:
+        block //= QUICK_BLOCK
     kinds, bound = [], []
     for dst, lid, slot, kind, index in edges:
-        run = _runner(P, dst, kind, depth) if kind in (P.TO_OP, P.TO_MERGE) else None
+        run = None
+        if block is not None and kind in (P.TO_OP, P.TO_MERGE) and dst.frame is item.frame:
+            level = levels[lid]
+            if level is not None and level // QUICK_BLOCK == block:
+                run = _runner(P, dst, kind)
         if kind == P.TO_OP:  # "one": the consumer's only input (the arrival fires it); "op": it may wait
             kinds.append(("one" if dst.pending_init == 1 else "op") + (">" if run else ""))
         elif kind == P.TO_MERGE:
@@ -497,7 +537,6 @@ def _factory(head: tuple, kinds: tuple):
       value          an op given its only input (K its kernel) } along the edges
       next           a NextIteration: the edges in iteration n+1 (started now, or deferred)
       slots, n       an op whose n inputs arrived (slots from S), none dead: a slots runner
-      slots, 2, e    the same, the kernel written as the expression e (_scalar_expression)
       switch, kf     a Switch (a slots runner): true, the dead token along DF and the value along
                      the kinds of this key; false, the value along the edges of kinds kf, then
                      the dead token along DT
@@ -520,9 +559,9 @@ def _factory(head: tuple, kinds: tuple):
         pre += ["try:", "    value = K(value)", "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)"]
     elif name == "slots":
         n = head[1]
-        params += ["K", "LID", "S"] + (["T", "LOW", "HIGH"] if len(head) > 2 else [])
+        params += ["K", "LID", "S"]
         slots = [f"inputs[S + {k}]" if k else "inputs[S]" for k in range(n)]
-        call = head[2] if len(head) > 2 else f"K({', '.join(f'a{k}' for k in range(n))})"
+        call = f"K({', '.join(f'a{k}' for k in range(n))})"
         pre += ["inputs = it.inputs"] + [f"a{k} = {slot}" for k, slot in enumerate(slots)]
         pre += [" = ".join(slots) + " = None", "try:", f"    value = {call}",
                 "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)"]
@@ -536,8 +575,8 @@ def _factory(head: tuple, kinds: tuple):
         pre += ["inputs = it.inputs", "value = inputs[S]", "pred = inputs[S + 1]", "inputs[S] = inputs[S + 1] = None"]
     elif name == "merge handler":
         params += ["S", "GENERIC", "FULL", "PROMOTE"]
-        pre = ["r = ITEM.runs + 1", "ITEM.runs = r", "if r >= FULL:", "    PROMOTE(ITEM, node)", "if node.is_dead:",
-               "    return GENERIC(state, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
+        pre = ["r = ITEM.runs + 1", "ITEM.runs = r", "if node.is_dead:", "    return GENERIC(state, node)",
+               "if r >= FULL:", "    PROMOTE(ITEM, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
                "value = inputs[S]", "inputs[S] = None"]
     body = ["ran = 0" if name == "deliver" else "ran = 1"]
     if name == "switch":  # (an output without consumers gets no dead token: a loop's counter's Switch)
@@ -559,7 +598,7 @@ def _factory(head: tuple, kinds: tuple):
     source = (f"def make({', '.join(params)}):\n    def run({args}):\n"
               + "".join(f"        {line}\n" for line in pre + loads + body) + "    return run\n")
     env: dict = {}
-    label = " ".join(map(str, head[:2])) + ": " + (" ".join(kinds) or "nothing")
+    label = " ".join(map(str, head)) + ": " + (" ".join(kinds) or "nothing")
     exec(compile(source, f"<quick {label}>", "exec"), env)  # noqa: S102 (our own source)
     make = _QUICK_CODE[key] = env["make"]
     make.source = source

@@ -43,7 +43,7 @@ class NodeItem:
     __slots__ = ("id", "op", "name", "kind", "kernel", "num_outputs", "num_inputs", "input_start", "local_id",
                  "pending_init", "out_edges", "control_edges", "frame", "child_frame", "is_constant_enter",
                  "cheap", "merge_fwd", "merge_back", "fetch_slots", "feed_index", "single_output", "num_controls",
-                 "uses_blas", "cost_ns", "fast", "runs", "runners")
+                 "uses_blas", "cost_ns", "fast", "runs", "runner")
 
     def __init__(self, id_: int, op: Operation | None, name: str, kind: int):
         self.id = id_
@@ -72,7 +72,7 @@ class NodeItem:
         self.single_output = True
         self.fast = first_runs           # its handler in ExecutorState's run loop (handlers.py)
         self.runs = 0                    # runs so far, until it gets its own handler
-        self.runners = None              # (kind, depth) -> its runner inside quick handlers (handlers._runner)
+        self.runner = None               # its runner inside quick handlers (handlers._runner; False: none)
 
     def __repr__(self) -> str:
         return f"<NodeItem {self.name}>"
@@ -109,6 +109,7 @@ class FrameInfo:
     parallel_iterations: int = 1
     spare_iterations: list = field(default_factory=list)  # of ended instances, for the next (state.FrameState)
     promoted_in: tuple = ()  # (frame instance, iteration) a node last got its generated handler in (handlers.promote)
+    levels: list | None = None  # per node, its level in an iteration (handlers.frame_levels)
 
 
 class ExecutionPlan:
