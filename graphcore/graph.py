@@ -218,6 +218,10 @@ def install(**functions: Callable) -> None:
 # without a walk of the list or a table of every op's index (passes ask both often).
 _GAP = 1 << 32
 _order_of = operator.attrgetter("_order")
+_name_of = operator.attrgetter("name")
+_outputs_of = operator.attrgetter("outputs")
+_consumers_of = operator.attrgetter("_consumers")
+_control_outputs_of = operator.attrgetter("_control_outputs")
 
 
 def _index_of(ops: list, op) -> int:
@@ -274,7 +278,9 @@ class Graph:
 
     def unique_name(self, name: str, mark_used: bool = True) -> str:
         """`add`, `add_1`, `add_2`... within the current name scope."""
-        full = f"{self._scope}{name}" if self._scope else name
+        return self._unique(f"{self._scope}{name}" if self._scope else name, mark_used)
+
+    def _unique(self, full: str, mark_used: bool = True) -> str:
         key = full.lower()
         i = self._used_names.get(key, 0)
         candidate = full
@@ -611,10 +617,13 @@ class Graph:
         self._remove(removed)
         return removed
 
-    def erase_ops(self, ops: Iterable[Operation]) -> list[Operation]:
+    def erase_ops(self, ops: Iterable[Operation], *, stand_ins: Sequence = ()) -> list[Operation]:
         """Remove several ops at once (dead code elimination): every op that reads one of
         their outputs or waits for one of them must be among them. One pass over the
-        graph, however many ops go. Returns the removed ops in graph order."""
+        graph, however many ops go. Returns the removed ops in graph order.
+
+        `stand_ins`: pairs (an op erased here, the op `_op_standing_in` made for it), which
+        takes its place in the graph's order (as if inserted right before it)."""
         doomed: dict[int, Operation] = {}
         by_name = self._by_name
         for op in ops:
@@ -630,8 +639,18 @@ class Graph:
                 if id(u) not in doomed:
                     self._refuse_erase(op, doomed)
         all_ops = self._ops
-        if len(doomed) <= 8:  # a few: found by position (no walk over the graph in Python)
-            where = sorted(all_ops.index(op) for op in doomed.values())
+        if stand_ins:
+            flags = list(map(doomed.__contains__, map(id, all_ops)))
+            removed = list(itertools.compress(all_ops, flags))
+            instead = {id(old): new for old, new in stand_ins}
+            for old, new in stand_ins:
+                flags[_index_of(all_ops, old)] = False
+                new._order = old._order
+                self._inserted_id = max(self._inserted_id, new._id)
+            kept = list(itertools.compress(map(instead.get, map(id, all_ops), all_ops), map(operator.not_, flags)))
+            self._remove(removed, kept=kept)
+        elif len(doomed) <= 8:  # a few: found by position (no walk over the graph in Python)
+            where = sorted(_index_of(all_ops, op) for op in doomed.values())
             removed = [all_ops[i] for i in where]
             self._remove(removed, where=where)
         else:  # one walk tells the removed ops from the kept ones
@@ -639,6 +658,28 @@ class Graph:
             removed = list(itertools.compress(all_ops, flags))
             self._remove(removed, kept=list(itertools.compress(all_ops, map(operator.not_, flags))))
         return removed
+
+    def _op_standing_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
+                        control_inputs: list, output_specs: list) -> Operation:
+        """The op `create_op(op_def, inputs, attrs, name=name, control_inputs=control_inputs,
+        output_specs=output_specs, capture=False)` makes inside `_inserting(like, like, _SAME)`,
+        for a pass that knows its inputs are tensors of this graph and its control inputs distinct
+        ops of it; it is named, wired and counted, but stands nowhere in the graph's order until
+        `erase_ops(..., stand_ins=[(like, op)])` puts it in `like`'s place. (Fusion replaces many
+        trees, each by one op: their one erase places them all, without an insertion each.)"""
+        with self._lock:
+            scope = like.name.rpartition("/")[0] + "/" if "/" in like.name else ""  # (as _Insertion sets it)
+            source = like.source
+            op = Operation(self, op_def, self._unique(scope + name), inputs, output_specs,
+                           dict(attrs), control_inputs, like.device or "", like.ctx,
+                           source if source is not None else user_location(2))
+            self._by_name[op.name] = op
+            for t in inputs:
+                t._consumers.append(op)
+            for c in control_inputs:
+                c._control_outputs.append(op)
+            self.version += 1
+            return op
 
     @staticmethod
     def _refuse_erase(op: Operation, doomed: dict) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from itertools import compress
 from operator import attrgetter
 
-from ..graph import _SAME, Graph, Operation
+from ..graph import Graph, Operation
 from ..ops import ELEMENTWISE
 from ..ops.fused_ops import fused_op
 from ..source_info import SourceLocation
@@ -38,7 +38,7 @@ def run(graph: Graph, state: PassState) -> int:
     fusible = set(map(id, candidates))
     taken: set[int] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
-    fused = 0
+    stand_ins = []  # (root, its fused op): the erase puts each fused op in its root's place
     for root in reversed(candidates):
         if id(root) in taken or not _may_root(root, anchors, state):
             continue
@@ -46,13 +46,14 @@ def run(graph: Graph, state: PassState) -> int:
         if len(members) < 2:
             continue
         members.sort(key=_order_of)  # the graph's order
-        if _fuse(graph, state, root, members):
-            taken.update(id(m) for m in members)
+        new = _fuse(graph, state, root, members)
+        if new is not None:
+            taken.update(map(id, members))
             replaced.extend(members)
-            fused += 1
+            stand_ins.append((root, new))
     if replaced:
-        graph.erase_ops(reversed(replaced))
-    return fused
+        graph.erase_ops(replaced, stand_ins=stand_ins)
+    return len(stand_ins)
 
 
 def _fusible(op: Operation) -> bool:
@@ -104,7 +105,10 @@ def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int
     return list(members.values())
 
 
-def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operation]) -> bool:
+def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operation]) -> Operation | None:
+    """The fused op standing for `members` (root last), made and read instead of the root's
+    output but not yet placed (run's erase puts it in the root's place); None if the tree
+    reads nothing (all constants: constant folding's business)."""
     index = {id(m): k for k, m in enumerate(members)}
     inputs, position = [], {}
     for m in members:
@@ -113,7 +117,7 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
                 position[id(t)] = len(inputs)
                 inputs.append(t)
     if not inputs:
-        return False  # all constants: constant folding's business
+        return None
     n = len(inputs)
     where = state.cache.setdefault("fusion", {})  # (file, line) -> m.location(): many ops share a line
     steps = []
@@ -137,12 +141,11 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
         if m.control_inputs:
             controls.update(dict.fromkeys(c for c in m.control_inputs if id(c) not in index))
     out = root.outputs[0]
-    # (root is an op of the graph: the insertion skips inserting_before's check of it)
-    with graph._inserting(root, root, _SAME):  # its inputs are the members' own: nothing to capture, no pivot to add
-        new = graph.create_op(fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
-                              name=f"{root.name.rpartition('/')[2]}_fused", control_inputs=list(controls),
-                              output_specs=[(out.dtype, out.shape)],  # (what its shape rule gives)
-                              capture=False).outputs[0]
+    # its inputs are the members' own: nothing to capture, no pivot to add; its output spec is
+    # what its shape rule gives
+    op = graph._op_standing_in(root, fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
+                               f"{root.name.rpartition('/')[2]}_fused", list(controls), [(out.dtype, out.shape)])
+    new = op.outputs[0]
     new.weak = out.weak
     state.replace(out, new)
-    return True
+    return op
