@@ -8,6 +8,10 @@ every output variable becomes a cond output:
 * Python numbers are weak: `y = 1` in one branch and a float32 tensor in the other
   gives a float32 output, and an output weak on both sides stays weak (Tensor.weak);
   two different strong dtypes are an error naming the variable.
+* A value whose Python type depends on the branch (`r = 1` in one, `r = 2.5` in the other)
+  carries a kind tag (path_types): chosen by the predicate after the cond where both
+  branches' tags are known outside it, else a cond output; a side its dtype cannot hold
+  exactly (an int beyond 2**53 in a float64) fails the run where that branch runs.
 * A variable that one branch leaves unassigned is filled with zeros there and carries a
   'defined' flag (see maybe_defined), so reading it fails at run time only when the
   branch that assigns it did not run. A generated return value (`retval_`) needs no flag:

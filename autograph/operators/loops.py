@@ -10,6 +10,9 @@ tuple, or made strongly typed):
 * Python numbers are weak: `x = 1`, then `x = x / 2` in a tensor loop is float64; a
   counter `k = 0; k += 1` stays weak (Tensor.weak) and takes the dtype of the tensors it
   meets; a strong tensor that changes dtype is an error naming the variable and both.
+* A variable whose Python type changes with the iterations (`total = 0`, then `total += v`
+  of floats: the int 0 until the first iteration runs) carries a kind tag loop variable
+  (path_types), learnt like the dtypes (the kinds only grow, so replanning settles).
 * A variable first assigned inside the loop starts as zeros (of the dtype and shape
   the body gives it) and carries a 'defined' flag (false until the body runs once), so
   reading it after a loop that ran zero times fails at run time (see maybe_defined).

@@ -22,9 +22,11 @@ defined flags of maybe_defined are (a run-time flag riding along with the value)
   on the paths of that kind, the way Python would (PythonArith) and compared.
 * Where the type shows (a returned value, print, str / repr / format / f-strings / %,
   type() / isinstance) the value is shown as its kind (`shown`, `returned_kind`, `kinds_of`).
-* A value computed from a path-typed one by an op outside the tables is *untracked*:
-  showing it is refused with advice (float(x) or int(x) make the type explicit; such
-  conversions, and `python_value`, are anchors whose kind is their own).
+* A value computed from a path-typed one by an op outside the tables is *untracked* where
+  an input's kinds differ in dtype (np.full(3, r) of an int-or-float r): showing it is
+  refused with advice (float(x) or int(x) make the type explicit; such conversions,
+  `python_value` and gradients are anchors whose kind is their own). Where they differ only
+  in being Python's or numpy's (a Python bool or an np.bool_), numpy's result is the same.
 
 The kinds of a tensor are found by looking it up, else by walking back through ops that
 pass a value through (Identity, and the Switch / Enter that capture outer values into conds
@@ -324,8 +326,10 @@ def _where() -> str:
 def shown_name(name: str) -> str:
     """A variable as the user knows it (the converter's names for an `a if c else b` and the
     returned value are not)."""
-    if name.startswith("<"):
+    if name == "<if expression>":
         return "the conditional expression (`a if c else b`)"
+    if name.startswith("<"):
+        return name[1:-1]
     if name.startswith("retval_"):
         return "the returned value"
     return f"'{name}'"
@@ -602,8 +606,9 @@ def stored(v, converted, name: str, line: int, where: str):
 
     def message(value=None) -> str:
         shown = f"the {describe_kinds(narrow)} {value!r}" if value is not None else f"{_a(describe_kinds(narrow))}"
-        return (f"{_where()}: {what} is {shown} on this path of the {where} at line {line}, but the graph holds it "
-                f"as {converted.dtype} (its type on another path), which cannot hold that value exactly: the graph "
+        path = f"this path of the {where} at line {line}" if line else "this path"
+        return (f"{_where()}: {what} is {shown} on {path}, but the graph holds it as {converted.dtype} (its type "
+                f"on another path), which cannot hold that value exactly: the graph "
                 f"would round what Python keeps exact. {_advice(narrow, converted.dtype, _capital(what))}")
     _building.on = True
     try:

@@ -15,7 +15,7 @@ from graphcore.ops.array_ops import int_of_float
 from . import effects, math_functions, numpy_types, path_types
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor, is_weak, location, python_value, truth
+from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
@@ -71,9 +71,10 @@ def _minmax(args, kwargs, name: str, py):
     """`min` / `max` with Python's semantics where tensors take part: Python keeps the first
     operand unless a later one compares greater (max) or less (min), so `max(1.0, nan)` is
     1.0 and `max(nan, 1.0)` is nan, and over a 1-d array the first element counts the same
-    way (a NaN after it is never greater). Python returns the winning operand itself, so
-    operands of different kinds (int and float) would give a type decided by the values:
-    refused, as are arrays compared as wholes and `key=` / `default=`."""
+    way (a NaN after it is never greater). Python returns the winning operand itself, with
+    its own type: the result carries the winner's (path_types), ints and floats compared in
+    a float64 that holds the ints exactly (else the run fails). Refused: ints and floats with
+    `key=`, arrays compared as wholes, `default=`."""
     if not builtins.any(is_tensor(a) for a in args):
         return py(*args, **kwargs)
     key = kwargs.pop("key", None)
@@ -85,6 +86,11 @@ def _minmax(args, kwargs, name: str, py):
     if kwargs:
         raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
     kinds = {_kind_of(a) for a in args}
+    given = args  # the operands as written: the winner's type is its own
+    if kinds == {"int", "float"} and key is None and builtins.all(not is_tensor(a) or a.shape.rank == 0
+                                                                    for a in args):
+        args = tuple(_float_exactly(a, name) if _kind_of(a) == "int" else a for a in args)
+        kinds = {"float"}
     if builtins.len(kinds) > 1:
         raise TypeError(
             f"{name}() of {' and '.join(sorted(kinds))} values: Python returns whichever operand wins, with its own "
@@ -109,16 +115,22 @@ def _minmax(args, kwargs, name: str, py):
             steps.append((better, a))
         return path_types.chosen(_python_typed_like(out, args), args[0], steps)
     out = args[0]
-    for a in args[1:]:
+    for a, written in zip(args[1:], given[1:]):
         if kinds == {"bool"}:  # bools: the or / and of them is the value Python keeps
             out = (gc.logical_or if name == "max" else gc.logical_and)(out, a)
         else:
             better = wins(a, out)
             out = gc.where(better, a, out)
-            steps.append((better, a))
+            steps.append((better, written))
     if not steps:
-        return _python_typed_like(out, args)
-    return path_types.chosen(_python_typed_like(out, args), args[0], steps)
+        return _python_typed_like(out, given)
+    return path_types.chosen(_python_typed_like(out, given), given[0], steps)
+
+
+def _float_exactly(a, name: str):
+    """An int operand of max / min among floats, as the float64 they are compared in: the run
+    fails where that float does not hold the int exactly (Python compares them exactly)."""
+    return path_types.stored(a, to_tensor(a, gc.float64), f"<an int operand of {name}()>", 0, f"{name}()")
 
 
 def _python_typed_like(out, args):

@@ -303,6 +303,19 @@ def max_of_path_typed(c, x):
     return m, min(r, 5.0)
 
 
+def running_max(x):
+    best = 0
+    for v in x:
+        best = max(best, v)
+    print(best)
+    return best
+
+
+@pytest.mark.parametrize("x", [EMPTY, np.array([-2.5, -1.0]), np.array([2.5, 1.0])])
+def test_max_of_an_int_and_floats_keeps_the_int_until_a_float_wins(x):
+    agrees(running_max, x)
+
+
 def numpy_int_or_python_int(c, x):
     k = 1 if c > 0 else x
     print(repr(k), k)
