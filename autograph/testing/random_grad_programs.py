@@ -11,6 +11,12 @@ evaluate, every value stays moderate, and the stencils agree with themselves at 
 step sizes. So a disagreement is a bug in the conversion, the gradients or the
 executor, never noise in the reference.
 
+Beside numpy's smooth functions the programs use what users write around them: `**`
+with fractional and negative exponents, a lambda defined in the function, a module-level
+helper with a default argument called by keyword, `a, b = b, f(a)`, `reversed(range(n))`
+and for/else and while/else. These are drawn from a second random stream (`extra`), seeded
+from the first without consuming it, so the seeds' other choices stay as they were.
+
 `np.sin` and `np.cos` are not generated: graphcore has no Sin/Cos op, so a graph
 tensor passed to them raises TypeError. Add "sin", "cos" to `UNARY_FUNCS` once it does.
 """
@@ -85,6 +91,12 @@ class _Builder:
         self.defined: list[str] = []   # state variables assigned so far
         self.ints = ["n"] + (["m"] if rng.random() < 0.4 else [])
         self.tensor_ints = {name: rng.random() < 0.75 for name in self.ints}
+        self.extra = random.Random(repr(rng.getstate()[1][:8]))  # new forms: the main stream is left as it was
+        self.lambda_ = self.extra.random() < 0.3   # `sq = lambda t: ...` at the top, called in expressions
+        self.helper = self.extra.random() < 0.3    # a module-level `hs(t, c=...)`, called by keyword too
+
+    def xconst(self, lo=-1.0, hi=1.0) -> str:
+        return repr(round(self.extra.uniform(lo, hi), 2))
 
     # expressions ------------------------------------------------------------------------
     def const(self, lo=-1.0, hi=1.0) -> str:
@@ -107,6 +119,8 @@ class _Builder:
         if depth <= 0 or self.rng.random() < 0.25:
             return self.leaf()
         a = self.expr(depth - 1)
+        if self.extra.random() < 0.04:
+            return self.extra_expr(a)
         kind = self.rng.choice(["unary", "unary", "add", "sub", "mul", "div", "pow", "scale"]
                                + ([] if self.array else ["math"]))
         if kind == "math":  # Python's math functions on a scalar: the PythonMath op and its derivatives
@@ -129,6 +143,25 @@ class _Builder:
                                            f"({self.const(1.5, 2.5)} + np.tanh({b}))"])
             return f"{a} / {denominator}"
         return f"({a} {dict(add='+', sub='-', mul='*')[kind]} {b})"
+
+    def extra_expr(self, a: str) -> str:
+        """A smooth expression of `a` in one of the forms of the module docstring."""
+        forms = ["pow_half", "pow_neg", "pow_three_halves", "div"] + (["lambda"] if self.lambda_ else []) \
+            + (["helper"] if self.helper else [])
+        form = self.extra.choice(forms)
+        self.features.add("pow" if form.startswith("pow") else form)
+        if form == "pow_half":
+            return f"({self.xconst(0.5, 1.5)} + ({a}) ** 2) ** 0.5"
+        if form == "pow_neg":
+            return f"({self.xconst(1.5, 2.5)} + np.tanh({a})) ** {self.extra.choice(['-1', '-1.0', '-0.5', '-2'])}"
+        if form == "pow_three_halves":
+            return f"({self.xconst(1.5, 2.5)} + np.tanh({a})) ** 1.5"
+        if form == "div":
+            return f"({a}) / {self.extra.choice(['3', '3.0', '7.0', '0.9'])}"
+        if form == "lambda":
+            return f"sq({a})"
+        call = self.extra.choice([f"hs({a})", f"hs({a}, c={self.xconst(0.1, 0.9)})", f"hs(c={self.xconst(0.1, 0.9)}, t={a})"])
+        return call
 
     def scalar(self, e: str) -> str:
         return f"gc.reduce_sum({e})" if self.array else e
@@ -184,6 +217,11 @@ class _Builder:
         else:
             choices = ["assign"] * 3 + (["break", "return"] if loops else ["float_return"])
         kind = self.rng.choice(choices)
+        if kind == "assign" and len(self.state) >= 2 and self.extra.random() < 0.1:
+            self.features.add("swap")
+            a, b = self.extra.sample(self.state, 2)
+            self.emit(indent, f"{a}, {b} = {b}, {self.update(a)}")
+            return
         if kind == "assign":
             v = self.rng.choice(self.state)
             self.emit(indent, f"{v} = {self.update(v)}")
@@ -212,8 +250,17 @@ class _Builder:
                 self.emit(indent + 1, f"{counter} += 1")
             else:
                 self.features.add("for")
-                self.emit(indent, f"for {counter} in range({self.bound()}):")
+                if self.extra.random() < 0.2:
+                    self.features.add("reversed")
+                    self.emit(indent, f"for {counter} in reversed(range({self.bound()})):")
+                else:
+                    self.emit(indent, f"for {counter} in range({self.bound()}):")
                 self.loop_body(indent + 1, depth + 1, loops + [counter])
+            if self.extra.random() < 0.08:  # runs when the loop ends without break
+                self.features.add("loop_else")
+                v = self.extra.choice(self.state)
+                self.emit(indent, "else:")
+                self.emit(indent + 1, f"{v} = {self.update(v)}")
         elif kind == "break":
             self.features.add("break")
             self.emit(indent, f"if {self.counter_test(loops[-1])}:")
@@ -246,12 +293,16 @@ class _Builder:
     def build(self) -> tuple[str, str, tuple, tuple]:
         names, args, wrt = self.arguments()
         self.emit(0, f"def f({', '.join(names)}):")
+        if self.lambda_:
+            self.emit(1, f"sq = lambda t: t / ({self.xconst(1.0, 2.0)} + t * t)")
         for v in self.state:
             self.emit(1, f"{v} = {self.const(0.5, 1.5)} * x + {self.expr(1)}")
             self.defined.append(v)
         self.block(1, 0, [], size=self.rng.randint(2, 3))
         self.emit(1, f"return {self.scalar(' + '.join(f'{self.const()} * {v}' for v in self.state))}")
         header = "import math\n\nimport numpy as np\nimport graphcore as gc\n\n\n"
+        if self.helper:
+            header += f"def hs(t, c={self.xconst(0.2, 0.8)}):\n    return c * t + np.tanh(t)\n\n\n"
         plain = header + "\n".join("    " * ln.indent + ln.text for ln in self.lines) + "\n"
         probe = header + "\n".join("    " * ln.indent + ln.probe for ln in self.lines) + "\n"
         return plain, probe, args, wrt
