@@ -591,18 +591,25 @@ def _factory(head: tuple, kinds: tuple):
                  "    state._cleanup(frame, it.iter_id)"]
     body.append("return ran")
     text = "\n".join(body)
-    loads = [f"{var} = {expr}" for var, expr in (("inputs", "it.inputs"), ("pending", "it.pending"),
-                                                 ("tagged", "it.tagged"), ("append", "state.ready_append"))
+    loads = [f"{var} = {expr}" for var, expr in (("inputs", "it.inputs"), ("pending", "it.pending"))
              if re.search(rf"\b{var}\b", text) and f"{var} = {expr}" not in pre]
     params.append("ITEM")
     source = (f"def make({', '.join(params)}):\n    def run({args}):\n"
               + "".join(f"        {line}\n" for line in pre + loads + body) + "    return run\n")
-    env: dict = {}
+    env: dict = {"push_dead": _push_dead}
     label = " ".join(map(str, head)) + ": " + (" ".join(kinds) or "nothing")
     exec(compile(source, f"<quick {label}>", "exec"), env)  # noqa: S102 (our own source)
     make = _QUICK_CODE[key] = env["make"]
     make.source = source
     return make
+
+
+def _push_dead(state, it, lid: int) -> None:
+    """Queue the node `lid` of iteration `it` to run dead (a runner's rare path)."""
+    t = it.tagged[lid]
+    t.is_dead = True
+    state.ready_append(t)
+    it.outstanding_ops += 1
 
 
 def _edge_lines(kinds: tuple, p: str) -> list:
@@ -611,19 +618,18 @@ def _edge_lines(kinds: tuple, p: str) -> list:
     body = []
     for k, kind in enumerate(kinds):
         lid, slot, index, run = f"{p}L{k}", f"{p}S{k}", f"{p}I{k}", f"{p}R{k}"
-        queue = [f"t = tagged[{lid}]", "t.is_dead = False", "append(t)", "it.outstanding_ops += 1"]
+        queue = [f"t = it.tagged[{lid}]", "t.is_dead = False", "state.ready_append(t)", "it.outstanding_ops += 1"]
         if kind == "one":
             body += [f"inputs[{slot}] = value"] + queue
         elif kind == "one>":
             body += [f"ran += {run}(state, frame, it, value)"]
         elif kind == "op":
             body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
-                     f"    t = tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    append(t)",
+                     f"    t = it.tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    state.ready_append(t)",
                      "    it.outstanding_ops += 1"]
         elif kind == "op>":  # its last input, none dead: it runs here; dead (rare), it is queued
             body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
-                     f"    if it.dead_count[{lid}]:", f"        t = tagged[{lid}]", "        t.is_dead = True",
-                     "        append(t)", "        it.outstanding_ops += 1", "    else:",
+                     f"    if it.dead_count[{lid}]:", f"        push_dead(state, it, {lid})", "    else:",
                      f"        ran += {run}(state, frame, it)"]
         elif kind == "merge":  # the first live input is taken; fires once no control input is pending
             body += [f"p = pending[{lid}]", "if p & 1:", f"    inputs[{slot}] = value",
