@@ -199,11 +199,51 @@ def where(condition, x=None, y=None):
 
 
 def _joined(values, what):
-    values = list(values)
+    """np.stack / np.concatenate's operands as tensors of their common dtype. They make an
+    array of each operand first (np.asarray), so a Python number counts at its own dtype
+    (0.5 is float64, 2 int64), not weakly: np.stack([np.float32(1), 0.5]) is float64."""
+    values = [array_of(v, what) for v in values]
     if not values:
         raise ValueError(f"{what} needs at least one array")
-    d = _common_dtype(values, what)
+    d = dt.as_dtype(np.result_type(*[_array_dtype(v) for v in values]))
     return [_to(v, d) for v in values]
+
+
+def _array_dtype(v) -> np.dtype:
+    """The dtype np.asarray gives `v`: a weak tensor stands for a Python number, which
+    numpy makes a bool, int64 or float64 array."""
+    if isinstance(v, Tensor):
+        if v.weak:
+            return np.dtype(np.bool_ if v.dtype.is_bool else np.int64 if v.dtype.is_integer else np.float64)
+        return v.dtype.np_dtype
+    return np.asarray(v).dtype
+
+
+def holds_tensor(v) -> bool:
+    """A list or tuple with a graph tensor in it, at any depth."""
+    return isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) or holds_tensor(x) for x in v)
+
+
+def array_of(v, what: str = "np.array", dtype=None):
+    """np.array(v) for a value that may be a list or tuple holding graph tensors: the
+    items stacked (nested lists row by row), with the dtype numpy's array constructor
+    gives them (Python numbers at their own dtype, numpy's promotion across items)."""
+    if isinstance(v, Tensor):
+        out = v
+    elif not holds_tensor(v):
+        return np.asarray(v, dtype=dtype) if dtype is not None or isinstance(v, (list, tuple)) else v
+    else:
+        items = [array_of(x, what) for x in v]
+        d = dt.as_dtype(np.result_type(*[_array_dtype(x) for x in items]))
+        tensors = [_to(x, d) for x in items]
+        shapes = {tuple(t.shape.dims) if t.shape.dims is not None else None for t in tensors}
+        if len(shapes) != 1 or None in shapes:
+            raise ValueError(f"{what} of a list holding graph tensors needs items of one known shape, as numpy needs "
+                             f"for an array that is not ragged; here {sorted(map(str, shapes))}")
+        out = array_ops.stack(tensors, axis=0)
+    if dtype is not None and out.dtype != dt.as_dtype(dtype):
+        out = array_ops.cast(out, dt.as_dtype(dtype))
+    return out
 
 
 @implements(np.stack)
@@ -218,6 +258,29 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
     if axis is None:
         return array_ops.concat([array_ops.reshape(v, [-1]) for v in _joined(arrays, "np.concatenate")], 0)
     return array_ops.concat(_joined(arrays, "np.concatenate"), axis)
+
+
+@implements(np.hstack)
+def hstack(tup, dtype=None, casting=None):
+    _no_out("hstack", dtype=dtype, casting=casting)
+    arrays = [_at_least(array_of(a, "np.hstack"), 1) for a in tup]
+    return concatenate(arrays, axis=0 if arrays and arrays[0].shape.rank == 1 else 1)
+
+
+@implements(np.vstack)
+def vstack(tup, dtype=None, casting=None):
+    _no_out("vstack", dtype=dtype, casting=casting)
+    return concatenate([_at_least(array_of(a, "np.vstack"), 2) for a in tup], axis=0)
+
+
+def _at_least(a, rank: int):
+    """np.atleast_1d / atleast_2d: a scalar is [a], a vector a row [v]."""
+    a = _as_tensor(a)
+    if a.shape.rank is None:
+        raise TypeError("np.hstack / np.vstack of a graph tensor of unknown rank")
+    while a.shape.rank < rank:
+        a = array_ops.expand_dims(a, 0)
+    return a
 
 
 @implements(np.clip)
@@ -260,6 +323,33 @@ def _like(fill):
 
 implements(np.zeros_like)(_like(0))
 implements(np.ones_like)(_like(1))
+implements(np.empty_like)(_like(0))  # (numpy's values are whatever memory held: zeros are as good)
+
+
+@implements(np.count_nonzero)
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """A Python int for the whole array (numpy's), an int64 array along an axis."""
+    a = _as_tensor(a)
+    nonzero = a if a.dtype.is_bool else math_ops.not_equal(a, _to(0, a.dtype))
+    out = math_ops.reduce_sum(array_ops.cast(nonzero, dt.int64), axis=_axis(axis), keepdims=keepdims)
+    if axis is None and not keepdims:
+        out = array_ops.identity(out)
+        out.weak = True
+    return out
+
+
+@implements(np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (numpy's name)
+    """The 2-norm of a vector or the Frobenius norm of a matrix (ord and axis None), as
+    numpy computes it: sqrt(x . x) of x flattened, in float64 for integer x."""
+    if ord is not None or axis is not None or keepdims:
+        raise TypeError("np.linalg.norm on a graph tensor takes neither ord, axis nor keepdims: "
+                        "write np.sqrt(np.sum(x * x, axis=...)) for those")
+    x = _as_tensor(x)
+    if not x.dtype.is_floating:
+        x = array_ops.cast(x, dt.float64)
+    flat = array_ops.reshape(x, [-1])
+    return math_ops.sqrt(dot(flat, flat))
 
 
 # -- shapes ---------------------------------------------------------------------------------

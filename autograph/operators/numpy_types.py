@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 import graphcore as gc
+from graphcore.numpy_api import array_of, holds_tensor
 from graphcore.ops.python_math_ops import python_to_numpy_op
 
 from . import exceptions, path_types
@@ -87,6 +88,8 @@ def _filled_overload(numpy_fn, value):
 
 def _array_overload(numpy_fn):
     def overload(*args, **kwargs):
+        if args and holds_tensor(args[0]) and builtins.len(args) == 1 and not set(kwargs) - {"dtype"}:
+            return array_of(args[0], f"np.{numpy_fn.__name__}", kwargs.get("dtype"))  # [x, 0.5]: stacked
         if not args or not isinstance(args[0], StagedList) or builtins.len(args) > 1 or set(kwargs) - {"dtype"}:
             return numpy_fn(*args, **kwargs)
         return _list_array(args[0], kwargs.get("dtype"))
@@ -108,7 +111,22 @@ def _list_array(staged: StagedList, dtype=None):
     return out if dtype is None else gc.cast(out, gc.as_dtype(dtype))
 
 
+def _of_list_overload(numpy_fn):
+    """A numpy function of an array given as a list or tuple holding graph tensors
+    (`np.mean([x, y])`): numpy would make an array of it first, and so does the graph."""
+    def overload(*args, **kwargs):
+        if args and holds_tensor(args[0]):
+            return numpy_fn(array_of(args[0], f"np.{numpy_fn.__name__}"), *args[1:], **kwargs)
+        return numpy_fn(*args, **kwargs)
+    overload.__name__ = f"{numpy_fn.__name__}_"
+    overload.__doc__ = f"np.{numpy_fn.__name__} of a list holding graph tensors: of the array numpy would make."
+    return overload
+
+
 OVERLOADS = {T: _scalar_type_overload(T) for T in _SCALAR_TYPES}
+OVERLOADS.update({f: _of_list_overload(f) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
+                                                     np.std, np.var, np.any, np.all, np.argmax, np.argmin,
+                                                     np.count_nonzero, np.linalg.norm)})
 OVERLOADS.update({np.arange: arange_, np.copy: copy_, np.array: _array_overload(np.array),
                   np.asarray: _array_overload(np.asarray), np.zeros: _filled_overload(np.zeros, 0),
                   np.ones: _filled_overload(np.ones, 1), np.full: _filled_overload(np.full, None)})

@@ -543,3 +543,19 @@ def list_plus_equals_and_extend_in_loop(xs):
         acc.extend([v, -v])  # refused: a Python list after an iteration
     alias = acc
     return len(alias), np.array(acc)
+
+
+# -- numpy's array constructors (hand-written probes): a Python number in np.stack is an
+# array of its own dtype first, not weakly typed as in arithmetic
+
+def stack_with_python_float(x):
+    return np.stack([x, 0.5])  # float64 in numpy; the graph gave float32 for a float32 x
+
+
+def stack_with_python_int(n):
+    return np.stack([n, 2])  # int64 in numpy; the graph gave int32 for an int32 n
+
+
+def arrays_of_lists_holding_tensors(x, n):
+    a = np.array([[x, 0.5], [1, 2]])  # TypeError: the graph tensor cannot become a numpy array
+    return a, np.mean([n, n + 1]), np.max([x, 0.5]), np.concatenate([a[0], [0.25]])

@@ -62,6 +62,9 @@ CASES = [
 ] + [(cp.closure_appends_to_outer_list, (np.array(xs),)) for xs in ([1.0, 2.0, 3.0], [])
 ] + [(f, (F64(x),)) for f in (cp.unused_floor, cp.prints_around_sqrt) for x in (np.nan, np.inf, -1.0, 2.5)
 ] + [(cp.list_plus_equals_and_extend_in_loop, (np.array(xs),)) for xs in ([1.0, 2.5], [])
+] + [(cp.stack_with_python_float, (x,)) for x in (np.float32(0.1), F64(0.1))
+] + [(cp.stack_with_python_int, (n,)) for n in (I32(3), I64(3))
+] + [(cp.arrays_of_lists_holding_tensors, (x, n)) for x, n in ((np.float32(0.1), I32(3)), (F64(-0.1), I64(2)))
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
      for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
@@ -84,7 +87,7 @@ def assert_same(py, graph):
         assert graph is None
         return
     assert graph is not None and value_kind(py) == value_kind(graph)
-    assert np.asarray(py).dtype == np.asarray(graph).dtype or not isinstance(py, np.generic)
+    assert np.asarray(py).dtype == np.asarray(graph).dtype or not isinstance(py, (np.generic, np.ndarray))
     np.testing.assert_array_equal(np.asarray(graph), np.asarray(py))
 
 
