@@ -477,7 +477,47 @@ _METHODS = {
 }
 
 
+# -- ufuncs composed of graph ops (the rest are graphcore's own, in tensor_operators) ---------
+
+def _strong(t: Tensor) -> Tensor:
+    """numpy's ufuncs give numpy values (np.False_, not Python's False) even of Python numbers."""
+    if t.weak:
+        t = array_ops.identity(t)
+        t.weak = False
+    return t
+
+
+def _isnan(x):
+    return _strong(math_ops.not_equal(x, x))  # nan is the only value not equal to itself; never for integers
+
+
+def _isfinite(x):
+    return _strong(math_ops.less(math_ops.abs(x), float("inf")))  # false for nan and both infinities
+
+
+def _isinf(x):
+    return _strong(math_ops.equal(math_ops.abs(x), float("inf")))
+
+
+def _reciprocal(x):
+    if not x.dtype.is_floating:  # numpy's integer reciprocal truncates (1 // x, with 0 for |x| > 1)
+        raise TypeError("np.reciprocal of an integer graph tensor: write 1 / x for floats, or 1 // x if the "
+                        "truncation is what you want")
+    return math_ops.divide(_to(1, x.dtype), x)
+
+
+def _fabs(x):
+    return math_ops.abs(x if x.dtype.is_floating else array_ops.cast(x, dt.float64))
+
+
+_UFUNCS = {np.isnan: _isnan, np.isfinite: _isfinite, np.isinf: _isinf, np.reciprocal: _reciprocal, np.fabs: _fabs}
+
+
 def install() -> None:
+    from . import tensor_operators  # noqa: PLC0415 (its table of ufuncs with a graph op)
+
+    for ufunc, fn in _UFUNCS.items():
+        tensor_operators._UFUNCS.setdefault(ufunc, lambda *xs, fn=fn: fn(*[_as_tensor(x) for x in xs]))
     Tensor.__array_function__ = _array_function
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)

@@ -559,3 +559,14 @@ def stack_with_python_int(n):
 def arrays_of_lists_holding_tensors(x, n):
     a = np.array([[x, 0.5], [1, 2]])  # TypeError: the graph tensor cannot become a numpy array
     return a, np.mean([n, n + 1]), np.max([x, 0.5]), np.concatenate([a[0], [0.25]])
+
+
+def counts_nan_and_infinite(xs):
+    c = 0
+    for v in xs:
+        if np.isnan(v):  # TypeError: numpy's isnan cannot run on the graph tensor
+            c += 1
+        elif not np.isfinite(v):
+            c += 10
+    print(repr(np.isinf(xs[0])) if len(xs) else "empty")
+    return c, np.isinf(xs), np.fabs(xs)
