@@ -222,9 +222,11 @@ def promote(item, node) -> None:
     another node of its frame got one in this iteration: that one's handler may run this
     node inside it from the next iteration on, and then this one is never built. So only the
     nodes still run from the queue are compiled, one more per iteration (in the order they
-    run), rather than every node of the loop at once (most of which end up inlined). Only a
-    node run live from the queue is promoted: one queued only dead (at its loop's end, as
-    are the nodes the others run inside them while live) would not repay its compiling."""
+    run), rather than every node of the loop at once (most of which end up inlined). A node
+    the quick handlers of others run inside them while live, and queue only dead (at its
+    loop's end), has no quick handler (_quick_when_run) and is never promoted: it would not
+    repay its compiling; a node queued dead in every iteration (a branch not taken) has one
+    and is."""
     info = item.frame
     tag = (id(node.frame), node.iteration.iter_id)
     if info.promoted_in != tag:
@@ -244,11 +246,9 @@ def _quick_op(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if node.is_dead:  # (rare, never promoted for: see promote)
-            return generic(state, node)
         if r >= full_after:
             promote(item, node)
-        if heavy and state.pool is not None and not (blas and state.blas_spreads):
+        if node.is_dead or heavy and state.pool is not None and not (blas and state.blas_spreads):
             return generic(state, node)
         it = node.iteration
         inputs = it.inputs
@@ -292,10 +292,10 @@ def _quick_switch(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if node.is_dead:
-            return generic(state, node)
         if r >= full_after:
             promote(item, node)
+        if node.is_dead:
+            return generic(state, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
@@ -333,10 +333,10 @@ def _quick_merge(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
-        if node.is_dead:
-            return generic(state, node)
         if r >= full_after:
             promote(item, node)
+        if node.is_dead:
+            return generic(state, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
@@ -363,14 +363,14 @@ def _quick_next_iteration(P, item, generic, full_after):
     def handler(state, node):
         r = item.runs + 1
         item.runs = r
+        if r >= full_after:
+            promote(item, node)
         it = node.iteration
         frame = node.frame
         inputs = it.inputs
         value = inputs[s]
         inputs[s] = None
         if not node.is_dead:
-            if r >= full_after:
-                promote(item, node)
             k = it.iter_id + 1
             if k <= frame.iteration_count:
                 deliver(state, frame, frame.iterations[k], value)
@@ -575,8 +575,8 @@ def _factory(head: tuple, kinds: tuple):
         pre += ["inputs = it.inputs", "value = inputs[S]", "pred = inputs[S + 1]", "inputs[S] = inputs[S + 1] = None"]
     elif name == "merge handler":
         params += ["S", "GENERIC", "FULL", "PROMOTE"]
-        pre = ["r = ITEM.runs + 1", "ITEM.runs = r", "if node.is_dead:", "    return GENERIC(state, node)",
-               "if r >= FULL:", "    PROMOTE(ITEM, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
+        pre = ["r = ITEM.runs + 1", "ITEM.runs = r", "if r >= FULL:", "    PROMOTE(ITEM, node)", "if node.is_dead:",
+               "    return GENERIC(state, node)", "it = node.iteration", "frame = node.frame", "inputs = it.inputs",
                "value = inputs[S]", "inputs[S] = None"]
     body = ["ran = 0" if name == "deliver" else "ran = 1"]
     if name == "switch":  # (an output without consumers gets no dead token: a loop's counter's Switch)
