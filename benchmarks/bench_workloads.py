@@ -187,7 +187,8 @@ def rnn_numpy(W, U, h, xs):
 
 def loop_handler_tiers(session) -> str:
     """How many of the loop nodes of the session's plans run on each tier of handler
-    (executor/handlers.py: generic, quick, generated), e.g. "quick 14"."""
+    (executor/handlers.py: generic, quick, generated; "inlined": run inside the others'
+    handlers, none of its own), e.g. "quick 2, inlined 12"."""
     tiers = Counter()
     for plan in session._plans.values():
         for item in plan.items:
@@ -200,8 +201,9 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
     """The graph interpreted (as is, and optimized as @function runs it) and compiled, beside
     plain numpy, twice: on a new session (the runs of the timing only: a loop node runs about
     a thousand times in them, so it never reaches its generated handler), then in steady
-    state, after a warm-up long enough for every loop node to get it (a training loop runs
-    thousands of steps). numpy is the same program both times, run plainly."""
+    state, after a warm-up long enough for the loop's nodes run from the queue to get theirs
+    (a training loop runs thousands of steps). numpy is the same program both times, run
+    plainly."""
     g, (W, U, h0, xs), h = rnn_graph(T, H, B, H)
     rng = np.random.default_rng(0)
     values = [(rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
@@ -217,7 +219,8 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
         t_graph, t_opt, t_jit, t_numpy = best_of_each([lambda: s.run(h, feeds), lambda: so.run(h, feeds),
                                                        lambda: sj.run(h, feeds), lambda: rnn_numpy(*values)], repeat)
         tiers = loop_handler_tiers(s)
-        # steady state: every loop node past the runs after which it gets its generated handler
+        # steady state: every loop node past the runs after which it gets its generated handler (if run
+        # from the queue)
         warm = -(-handlers.COMPILE_AFTER // T) + 1
         for _ in range(warm):
             s.run(h, feeds)
