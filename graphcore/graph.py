@@ -492,7 +492,7 @@ class Graph:
         """Take `ops` out of the graph with every reference the graph keeps to them.
         The caller may know `where` they stand in the graph's order (ascending places), or
         the ops `kept` (the others, in order)."""
-        gone = set(map(id, ops))
+        gone = set(ops)  # (ops by identity, as they hash)
         if not gone:
             return
         n = len(ops)
@@ -504,20 +504,23 @@ class Graph:
         elif len(self._ops) >= n and all(a is b for a, b in zip(self._ops[len(self._ops) - n:], ops)):
             del self._ops[len(self._ops) - n:]  # the usual rollback: the newest ops, at the end
         else:
-            self._ops = [op for op in self._ops if id(op) not in gone]
+            self._ops = [op for op in self._ops if op not in gone]
+        by_name = self._by_name
         for op in ops:
-            self._by_name.pop(op.name, None)
+            by_name.pop(op.name, None)
             for t in op.inputs:
-                if id(t.op) not in gone:
+                if t.op not in gone:
                     t._consumers.remove(op)
             for c in op.control_inputs:
-                if id(c) not in gone:
+                if c not in gone:
                     c._control_outputs.remove(op)
         # a loop all of whose Enters are gone is gone (a loop that never got one stays)
         self._while_contexts = {k: c for k, c in self._while_contexts.items()
-                                if not c.enters or not all(id(e) in gone for e in c.enters)}
-        for hook in list(self._removal_hooks):
-            hook(gone)
+                                if not c.enters or not all(map(gone.__contains__, c.enters))}
+        if self._removal_hooks:
+            gone_ids = set(map(id, ops))  # (what the hooks are given)
+            for hook in list(self._removal_hooks):
+                hook(gone_ids)
         self.version += 1
 
     # -- rewriting ---------------------------------------------------------
@@ -624,37 +627,37 @@ class Graph:
 
         `stand_ins`: pairs (an op erased here, the op `_op_standing_in` made for it), which
         takes its place in the graph's order (as if inserted right before it)."""
-        doomed: dict[int, Operation] = {}
+        doomed: dict[Operation, None] = {}  # (ops by identity, as they hash)
         by_name = self._by_name
         for op in ops:
             if not isinstance(op, Operation) or op.graph is not self or by_name.get(op.name) is not op:
                 self._check_op(op, "erase_ops")
-            doomed[id(op)] = op
-        for op in doomed.values():
+            doomed[op] = None
+        for op in doomed:
             for t in op.outputs:
                 for u in t._consumers:
-                    if id(u) not in doomed:
+                    if u not in doomed:
                         self._refuse_erase(op, doomed)
             for u in op._control_outputs:
-                if id(u) not in doomed:
+                if u not in doomed:
                     self._refuse_erase(op, doomed)
         all_ops = self._ops
         if stand_ins:
-            flags = list(map(doomed.__contains__, map(id, all_ops)))
+            flags = list(map(doomed.__contains__, all_ops))
             removed = list(itertools.compress(all_ops, flags))
-            instead = {id(old): new for old, new in stand_ins}
+            instead = dict(stand_ins)
             for old, new in stand_ins:
                 flags[_index_of(all_ops, old)] = False
                 new._order = old._order
                 self._inserted_id = max(self._inserted_id, new._id)
-            kept = list(itertools.compress(map(instead.get, map(id, all_ops), all_ops), map(operator.not_, flags)))
+            kept = list(itertools.compress(map(instead.get, all_ops, all_ops), map(operator.not_, flags)))
             self._remove(removed, kept=kept)
         elif len(doomed) <= 8:  # a few: found by position (no walk over the graph in Python)
-            where = sorted(_index_of(all_ops, op) for op in doomed.values())
+            where = sorted(_index_of(all_ops, op) for op in doomed)
             removed = [all_ops[i] for i in where]
             self._remove(removed, where=where)
         else:  # one walk tells the removed ops from the kept ones
-            flags = list(map(doomed.__contains__, map(id, all_ops)))
+            flags = list(map(doomed.__contains__, all_ops))
             removed = list(itertools.compress(all_ops, flags))
             self._remove(removed, kept=list(itertools.compress(all_ops, map(operator.not_, flags))))
         return removed
@@ -684,7 +687,7 @@ class Graph:
     @staticmethod
     def _refuse_erase(op: Operation, doomed: dict) -> None:
         users = [c for t in op.outputs for c in t._consumers] + list(op._control_outputs)
-        outside = sorted({u.name for u in users if id(u) not in doomed})
+        outside = sorted({u.name for u in users if u not in doomed})
         raise GraphError(f"cannot erase {op.name} ({op.type}): it is still used by {', '.join(outside)}, "
                          "which is not erased with it; rewire them first or erase them too")
 

@@ -21,7 +21,7 @@ _PIVOT_NAMES = ("switch_t", "switch_f", "pivot")
 _LOOKED_AT = frozenset({"Switch", "Identity"})  # the types `run` rewrites
 
 
-def _dead_region(switch: Operation, untaken, protected: set[int]):
+def _dead_region(switch: Operation, untaken, protected: set[Operation]):
     """(dead ops, {Merge: its live inputs}) downstream of `untaken`, or None to leave it."""
     dead: dict[int, Operation] = {}
     merges: dict[int, Operation] = {}
@@ -36,7 +36,7 @@ def _dead_region(switch: Operation, untaken, protected: set[int]):
             continue
         if id(op) in dead:
             continue
-        if op.type in ("Enter", "Exit", "NextIteration", "LoopCond") or id(op) in protected:
+        if op.type in ("Enter", "Exit", "NextIteration", "LoopCond") or op in protected:
             return None
         dead[id(op)] = op
         for t in op.outputs:
@@ -48,7 +48,7 @@ def _dead_region(switch: Operation, untaken, protected: set[int]):
         if m.outputs[1]._consumers or m._control_outputs or any(id(c) in dead for c in m.control_inputs):
             return None
         live = [t for t in m.inputs if id(t) not in dead_tensors]
-        if len(live) != 1 or (id(m) in protected and live[0].op.frame_name != m.frame_name):
+        if len(live) != 1 or (m in protected and live[0].op.frame_name != m.frame_name):
             return None
         live_inputs[id(m)] = (m, live[0])
     return list(dead.values()), live_inputs
@@ -61,7 +61,7 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]
     taken = sw.outputs[int(bool(pred))]
     untaken = sw.outputs[1 - int(bool(pred))]
     protected = state.protected()
-    if id(sw) in protected:
+    if sw in protected:
         return False
     region = _dead_region(sw, untaken, protected)
     if region is None:

@@ -133,14 +133,14 @@ def run(graph: Graph, state: PassState) -> int:
     # the rest) are equal: an op's full key is worked out only when an earlier op has its cheap
     # key, and compared only with those of the ops with its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
     # an op new tuples when it rewires them), so a later run works out those of changed ops only.
-    keys = state.cache.setdefault("cse", {})  # id(op) -> [op, inputs, controls, cheap key, full key]
+    keys = state.cache.setdefault("cse", {})  # op -> [op, inputs, controls, cheap key, full key]
     never = state.cache.setdefault("cse never", set())  # ops that are never merged (_eligible is False)
     eligible = state.cache.setdefault("cse eligible", set())  # and those that may be
     known = keys.get
     buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
     rewrites = 0
     for op in filterfalse(never.__contains__, not_of_types(graph.get_operations(), NEVER)):
-        entry = known(id(op))
+        entry = known(op)
         if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
             pass  # its keys still hold
         elif op not in eligible:
@@ -158,7 +158,7 @@ def run(graph: Graph, state: PassState) -> int:
             else:
                 continue  # unused: pruning erases it
         if entry is None:
-            entry = keys[id(op)] = [op, op.inputs, op.control_inputs,
+            entry = keys[op] = [op, op.inputs, op.control_inputs,
                                     (op.type, tuple(map(id, op.inputs)), id(op.ctx)), _UNKNOWN]
         bucket = buckets.get(entry[3])
         if bucket is None:

@@ -30,25 +30,26 @@ _order_of = attrgetter("_order")
 
 
 def run(graph: Graph, state: PassState) -> int:
-    protected = state.protected()
-    anchors = {id(op) for op in state.anchors}
+    anchors = set(state.anchors)
     ops = graph.get_operations()
     # (what makes an op fusible never changes; its type is looked at in C)
     candidates = list(filter(_fusible_typed, compress(ops, map(FUSIBLE.__contains__, map(_type, ops)))))
-    fusible = set(map(id, candidates))
-    taken: set[int] = set()
+    free = set(candidates)  # the fusible ops that may still join a tree: not protected, not taken
+    free.difference_update(state.protected())
+    taken: set[Operation] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     stand_ins = []  # (root, its fused op): the erase puts each fused op in its root's place
     for root in reversed(candidates):
-        if id(root) in taken or not _may_root(root, anchors, state):
+        if root in taken or not _may_root(root, anchors, state):
             continue
-        members = _grow(root, protected, state, taken, fusible)
+        members = _grow(root, state, free)
         if len(members) < 2:
             continue
         members.sort(key=_order_of)  # the graph's order
         new = _fuse(graph, state, root, members)
         if new is not None:
-            taken.update(map(id, members))
+            taken.update(members)
+            free.difference_update(members)
             replaced.extend(members)
             stand_ins.append((root, new))
     if replaced:
@@ -72,49 +73,49 @@ def _fusible_typed(op: Operation) -> bool:
     return True
 
 
-def _may_root(op: Operation, anchors: set[int], state: PassState) -> bool:
+def _may_root(op: Operation, anchors: set[Operation], state: PassState) -> bool:
     """A fetched op may be a root (the fused op is fetched instead); an anchor, or an op
     something waits for, may not (`op` is fusible)."""
-    if op.type == "Const" or id(op) in anchors or op._control_outputs:
+    if op.type == "Const" or op in anchors or op._control_outputs:
         return False
     return bool(op.outputs[0]._consumers or state.is_fetched(op.outputs[0]))
 
 
-def _grow(root: Operation, protected: set[int], state: PassState, taken: set[int],
-          fusible: set[int]) -> list[Operation]:
-    """The root and every producer that may join its tree (see the module docstring). Each
-    member's inputs are looked at once, when it joins: a producer can join only once all its
-    consumers have, and the last of them to join looks at it then."""
-    members = {id(root): root}
+def _grow(root: Operation, state: PassState, free: set[Operation]) -> list[Operation]:
+    """The root and every producer that may join its tree (see the module docstring; `free`:
+    the fusible ops neither protected nor in a tree already). Each member's inputs are looked
+    at once, when it joins: a producer can join only once all its consumers have, and the last
+    of them to join looks at it then."""
+    members = {root: None}  # (a dict: the members in the order they join)
     todo = [root]
-    ctx, device = root.ctx, root.device
+    ctx, device, fetched = root.ctx, root.device, state._fetched
     while todo:
         m = todo.pop()
         for t in m.inputs:
             p = t.op
-            k = id(p)
-            if k in members or k not in fusible or k in taken or k in protected:
+            if p in members or p not in free:
                 continue
-            if p.ctx is not ctx or p.device != device or p._control_outputs or state.is_fetched(t):
+            if p.ctx is not ctx or p.device != device or p._control_outputs or t in fetched:
                 continue
             if p.type != "Const" and p.control_inputs:
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
-            if all(map(members.__contains__, map(id, t._consumers))):
-                members[k] = p
+            if all(map(members.__contains__, t._consumers)):
+                members[p] = None
                 todo.append(p)
-    return list(members.values())
+    return list(members)
 
 
 def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operation]) -> Operation | None:
     """The fused op standing for `members` (root last), made and read instead of the root's
     output but not yet placed (run's erase puts it in the root's place); None if the tree
     reads nothing (all constants: constant folding's business)."""
-    index = {id(m): k for k, m in enumerate(members)}
+    index = dict(zip(members, range(len(members))))
+    # (tensors as keys: a Tensor hashes as an object, so its == (an Equal op) is never asked)
     inputs, position = [], {}
     for m in members:
         for t in m.inputs:
-            if id(t.op) not in index and id(t) not in position:
-                position[id(t)] = len(inputs)
+            if t.op not in index and t not in position:
+                position[t] = len(inputs)
                 inputs.append(t)
     if not inputs:
         return None
@@ -132,14 +133,14 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
             loc = m.location()
         args = []
         for t in m.inputs:
-            k = index.get(id(t.op))
-            args.append(position[id(t)] if k is None else n + k)
+            k = index.get(t.op)
+            args.append(position[t] if k is None else n + k)
         steps.append((m.type, tuple(args), dict(m.attrs), m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
     controls = {}  # (an op by identity: a dict keeps the first of each, in order)
     for m in members:
         if m.control_inputs:
-            controls.update(dict.fromkeys(c for c in m.control_inputs if id(c) not in index))
+            controls.update(dict.fromkeys(c for c in m.control_inputs if c not in index))
     out = root.outputs[0]
     # its inputs are the members' own: nothing to capture, no pivot to add; its output spec is
     # what its shape rule gives

@@ -53,7 +53,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if protected is None:
             protected = state.protected()
-        if id(op) in protected:
+        if op in protected:
             continue
         if any(t.dtype.np_dtype is None for t in op.outputs):
             continue

@@ -226,13 +226,13 @@ def _created_since(graph: Graph, checkpoint: int) -> list:
     return new
 
 
-def _worklist(state: PassState, since: int, retry) -> set[int]:
-    """ids of the ops touched since `since` (and, for a READERS_TOO pass, of their readers and
-    waiters), and of the ops in `retry`."""
+def _worklist(state: PassState, since: int, retry) -> set:
+    """The ops touched since `since` (and, for a READERS_TOO pass, their readers and waiters),
+    and the ops in `retry`."""
     touched = state.log[since:]
-    visit = set(map(id, touched))
+    visit = set(touched)
     if state.readers_too:
-        for op in dict(zip(map(id, touched), touched)).values():
+        for op in list(visit):
             spread(op, visit)
-    visit.update(map(id, retry))
+    visit.update(retry)
     return visit

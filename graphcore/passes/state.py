@@ -36,7 +36,10 @@ class PassState:
         self.graph = graph
         self.fetches = list(fetches)
         self.anchors = anchor_ops(graph)
-        self.visit: set[int] | None = None  # ids of the ops the running pass looks at; None: all
+        # the ops the running pass looks at (None: all). Sets and tables of ops hold the ops
+        # themselves, not their id()s: an Operation hashes by identity, and id() is a call
+        # (with an audit hook check) that costs several times a hash.
+        self.visit: set[Operation] | None = None
         self.readers_too = False  # the running pass looks at the readers of a changed op too
         self.log: list[Operation] = []  # every op a rewrite touched, in order (see the module docstring)
         self.retry: list[Operation] = []  # ops the running pass left for its next run to look at again
@@ -44,7 +47,7 @@ class PassState:
         self.running = ""  # the name of the pass running now
         self.leftovers: list = []  # (pass, ops it left unused for the next erase): see erase_later
         self.leftover_counts: dict[str, int] = {}
-        self._dead_memo: dict | None = None  # id(op) -> may be dead (see may_be_dead)
+        self._dead_memo: dict | None = None  # op -> may be dead (see may_be_dead)
         self._dead_version = self._run_version = graph.version
 
     # -- the worklist ------------------------------------------------------------
@@ -57,7 +60,7 @@ class PassState:
         if visit is None:
             return ops
         # (all in C: compress asks visit about each op only when it gets there)
-        return compress(ops, map(visit.__contains__, map(id, ops)))
+        return compress(ops, map(visit.__contains__, ops))
 
     def touch(self, *ops: Operation) -> None:
         """Log ops a rewrite changed (or gave or took a reader, a control edge)."""
@@ -68,7 +71,7 @@ class PassState:
                 for op in ops:
                     spread(op, visit)
             else:
-                visit.update(map(id, ops))
+                visit.update(ops)
 
     def later(self, op: Operation) -> None:
         """The running pass left `op` alone for a reason a change far from it may lift: its next
@@ -101,11 +104,11 @@ class PassState:
         return removed
 
     # -- what must stay ----------------------------------------------------------
-    def protected(self) -> set[int]:
-        """ids of ops that are fetched (their tensors or themselves), fed (placeholders) or
+    def protected(self) -> set[Operation]:
+        """The ops that are fetched (their tensors or themselves), fed (placeholders) or
         anchors of a control-flow context (see `anchor_ops`)."""
-        out = {id(f.op if isinstance(f, Tensor) else f) for f in self.fetches}
-        out.update(id(op) for op in self.anchors)
+        out = {f.op if isinstance(f, Tensor) else f for f in self.fetches}
+        out.update(self.anchors)
         return out
 
     def may_be_dead(self, op: Operation) -> bool:
@@ -115,33 +118,31 @@ class PassState:
         memo = self._dead_memo
         if memo is None or self._dead_version != self._run_version:
             memo = self._dead_memo = {}
-            self._dead_ops = []  # kept alive while their ids are keys of the memo
             self._dead_version = self._run_version
             self._root_live = _root_always_live(self.graph)
         if op.ctx is None and self._root_live:
             return False
-        hit = memo.get(id(op))
+        hit = memo.get(op)
         if hit is not None:
             return hit
         stack, busy = [op], set()
         while stack:
             cur = stack[-1]
-            if id(cur) in memo:
+            if cur in memo:
                 stack.pop()
                 continue
             deps = _deadness_inputs(cur)
-            if id(cur) not in busy:
-                busy.add(id(cur))
-                todo = [d for d in deps if id(d) not in memo and id(d) not in busy]
+            if cur not in busy:
+                busy.add(cur)
+                todo = [d for d in deps if d not in memo and d not in busy]
                 if todo:
                     stack.extend(todo)
                     continue
             # its inputs are known (one still being worked out closes a cycle, which only a
             # malformed graph has: counted live, as the sweep counts an op later in the order)
-            memo[id(cur)] = _deadness(cur, deps, memo)
-            self._dead_ops.append(cur)
+            memo[cur] = _deadness(cur, deps, memo)
             stack.pop()
-        return memo[id(op)]
+        return memo[op]
 
     def begin_run(self) -> None:
         """The manager calls this before each pass run."""
@@ -154,10 +155,12 @@ class PassState:
     @fetches.setter
     def fetches(self, value) -> None:
         self._fetches = list(value)
-        self._fetched = {id(f) for f in self._fetches}  # (the list keeps them alive: ids stay theirs)
+        # (by identity: a Tensor hashes as an object, and only the same object hashes alike, so
+        # its == (which builds an Equal op) is never asked)
+        self._fetched = set(self._fetches)
 
     def is_fetched(self, t: Tensor) -> bool:
-        return id(t) in self._fetched
+        return t in self._fetched
 
     # -- rewriting ---------------------------------------------------------------
     def replace(self, old: Tensor, new: Tensor) -> bool:
@@ -209,12 +212,12 @@ class Positions:
 _LAST = float("inf")
 
 
-def spread(op: Operation, visit: set[int]) -> None:
+def spread(op: Operation, visit: set[Operation]) -> None:
     """Add `op`, its readers and the ops waiting for it to `visit`."""
-    visit.add(id(op))
+    visit.add(op)
     for t in op.outputs:
-        visit.update(map(id, t._consumers))  # (the graph's own lists: read, not copied)
-    visit.update(map(id, op._control_outputs))
+        visit.update(t._consumers)  # (the graph's own lists: read, not copied)
+    visit.update(op._control_outputs)
 
 
 def anchor_ops(graph: Graph) -> list[Operation]:
@@ -222,16 +225,16 @@ def anchor_ops(graph: Graph) -> list[Operation]:
     of conds (a cond's context names its predicate; gradients built on the graph later
     read it there)."""
     ops = graph.get_operations()
-    out = {id(op): op for op in of_types(ops, _PLACEHOLDER)}
-    seen: set[int] = set()
+    out = dict.fromkeys(of_types(ops, _PLACEHOLDER))
+    seen: set = set()
     for c in dict.fromkeys(map(_ctx, ops)):  # each op's context once, in the order they come (in C)
-        while c is not None and id(c) not in seen:
-            seen.add(id(c))
+        while c is not None and c not in seen:
+            seen.add(c)
             pred = getattr(c, "pred", None)
             if isinstance(pred, Tensor) and pred.op in graph:
-                out[id(pred.op)] = pred.op
+                out[pred.op] = None
             c = c.outer
-    return list(out.values())
+    return list(out)
 
 
 def is_used(op: Operation) -> bool:
@@ -289,10 +292,10 @@ def _deadness(op: Operation, deps: list[Operation], memo: dict) -> bool:
     if t == "Switch":
         return True
     if t == "Merge":
-        return bool(deps) and all(memo.get(id(d), False) for d in deps)
+        return bool(deps) and all(memo.get(d, False) for d in deps)
     if t == "Exit":
-        return not deps or any(memo.get(id(d), False) for d in deps)
-    return any(memo.get(id(d), False) for d in deps)
+        return not deps or any(memo.get(d, False) for d in deps)
+    return any(memo.get(d, False) for d in deps)
 
 
 def may_be_dead(graph: Graph) -> set[int]:

@@ -33,7 +33,7 @@ def visits(monkeypatch):
                     yield op
             state.walk = walk_and_record
             try:
-                asked = None if state.visit is None else set(state.visit)
+                asked = None if state.visit is None else set(map(id, state.visit))
                 return run(graph, state)
             finally:
                 del state.walk
