@@ -35,8 +35,12 @@ _INTS = (np.int32, np.int64)
 
 def scalar_kernel(op):
     """A kernel for `op` that runs a Python operator on numpy scalars (see the module
-    docstring), falling back to the op's own kernel; None if the op has none such."""
+    docstring), falling back to the op's own kernel; None if the op has none such, or if an
+    input is known to be an array (of rank 1 or more: the operator would never apply, and
+    the test would only cost a call per run)."""
     if op.attrs or not op.inputs or op.op_def.uses_runtime:
+        return None
+    if any((x.shape.rank or 0) > 0 for x in op.inputs):
         return None
     return scalar_kernel_for(op.type, [x.dtype.np_dtype for x in op.inputs], op.op_def.kernel)
 

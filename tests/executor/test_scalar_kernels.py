@@ -115,3 +115,15 @@ def test_the_written_out_operator_agrees_with_numpy_too(op_type, dtype, data):
         return
     a, b = data.draw(_ints(dtype)), data.draw(_ints(dtype))
     _same(fast, gc.registry.get_op_def(op_type).kernel, (a, b))
+
+
+@pytest.mark.parametrize("shape, has_operator", [([], True), (None, True), ([3], False), ([None, 4], False)])
+def test_no_operator_kernel_for_an_op_whose_input_is_known_to_be_an_array(shape, has_operator):
+    """An input of rank 1 or more is never a numpy scalar: the op gets its own kernel, without
+    the operator's type test in front of it (an unknown shape may be a scalar's)."""
+    g = gc.Graph()
+    with g.as_default():
+        a = gc.placeholder(gc.float32, shape, name="a")
+        b = gc.placeholder(gc.float32, [], name="b")
+        op = g.create_op(gc.registry.get_op_def("Add"), [a, b], {}, capture=False)
+    assert (scalar_kernel(op) is not None) == has_operator
