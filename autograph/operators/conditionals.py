@@ -307,11 +307,10 @@ class _Branches:
                 self.true_vals = vals
                 self.provisional = [gc.constant(v) if is_python_number(v) else v.handle if isinstance(v, StagedList)
                                     else v for v in vals]
-                # where types depend on paths, a tag for each number, in case the plan needs it as an output
-                # (an if in this branch computes it): else the plan would not fit and both branches be traced
-                # again, nested ifs again in each (unused tags are pruned)
-                tagged = path_types.active() and [i for i, k in enumerate(self.kinds[-1]) if isinstance(k, frozenset)]
-                self.slots = frozenset(tagged or ())
+                # a tag known only at run time is given as an output in case the plan needs it (the other branch
+                # computes its own): else the plan would not fit and both branches be traced again, the ifs nested
+                # in them again in each
+                self.slots = frozenset(i for i, t in enumerate(self.tags[True]) if is_tensor(t))
                 tags = [path_types.side_tag(vals[i], None) for i in sorted(self.slots)]
                 return self.provisional + tags + tail
             if self.plan is None:
