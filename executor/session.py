@@ -364,7 +364,8 @@ def _coerce_feed(t: Tensor, value):
             raise ExecutionError(f"cannot feed a value of dtype {arr.dtype} to {t.name} ({t.op.type} of dtype "
                                  f"{t.dtype}); pass a {t.dtype} value")
         arr = arr.astype(target)
-    if not t.shape.is_compatible_with(arr.shape):
+    dims = t.shape.dims
+    if dims is not None and dims != arr.shape and not t.shape.is_compatible_with(arr.shape):  # (equal: the usual)
         raise ExecutionError(f"cannot feed a value of shape {list(arr.shape)} to {t.name}, which has shape {t.shape}")
     return arr if arr.ndim else arr[()]
 
