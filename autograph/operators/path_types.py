@@ -478,10 +478,14 @@ def _is(tag, kinds) -> "gc.Tensor | None":
 
 def _check_result(op_type, out, x, y, results, tag, found: Typed):
     """An operator's result that may be a kind its dtype does not hold exactly (an int in a
-    float64: `r * 2` where r is an int on one path and a float on another) is checked where
-    the graph runs: on the paths of that kind, recomputed in the kind's own dtype (Python's
-    arithmetic for Python numbers) and compared; a difference fails the run."""
+    float64: `r * 2` where r is an int on one path and a float on another; a Python int in
+    numpy's int64, which wraps around) is checked where the graph runs: on the paths of that
+    kind, recomputed in the kind's own dtype (Python's arithmetic for Python numbers, which
+    fails beyond int64 as a Python int in a graph does) and compared; a difference fails the run."""
     narrow = _narrow(out.dtype, results)
+    if (PY_INT in results and out.dtype == gc.int64 and out.op.type != "PythonArith"
+            and op_type in math_ops._PYTHON_OPERATORS):
+        narrow.append(PY_INT)  # numpy's int64 wraps around; a Python int does not (PythonArith raises beyond int64)
     if not narrow:
         return out
     symbol = _SYMBOLS.get(op_type, op_type)

@@ -373,6 +373,19 @@ def test_ints_beyond_2_53_computed_in_floats_are_exact_or_fail_the_run():
     assert f"test_path_typed_values.py:{_line(inexact_big, '2**13')}" in str(info.value)
 
 
+def wraps_for_numpy_only(c, x):
+    k = 3 if c > 0 else x
+    return k * 2**62
+
+
+def test_a_python_int_held_in_int64_with_numpys_ints_does_not_wrap_around():
+    # numpy's int64 wraps around (as Python does with np.int64); a Python int fails the run beyond int64,
+    # as Python ints in a graph do, instead of giving the wrapped value
+    agrees(wraps_for_numpy_only, np.int64(-1), np.int64(5))
+    with pytest.raises(OverflowError, match="beyond int64"):
+        autograph.function(wraps_for_numpy_only)(np.int64(1), np.int64(5))
+
+
 def float32_join(c):
     r = 0.1 if c > 0 else np.float32(0.5)
     return r
