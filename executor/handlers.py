@@ -564,7 +564,8 @@ def _factory(head: tuple, kinds: tuple):
         call = f"K({', '.join(f'a{k}' for k in range(n))})"
         pre += ["inputs = it.inputs"] + [f"a{k} = {slot}" for k, slot in enumerate(slots)]
         pre += [" = ".join(slots) + " = None", "try:", f"    value = {call}",
-                "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)"]
+                "except Exception as e:", "    state._kernel_error(it.tagged[LID], e)",
+                " = ".join(f"a{k}" for k in range(n)) + " = None"]  # (see _edge_lines)
     elif name == "next":
         pre += ["k = it.iter_id + 1", "if k <= frame.iteration_count:", "    it = frame.iterations[k]",
                 "elif frame.num_outstanding_iterations < frame.max_parallel_iterations:",
@@ -580,12 +581,12 @@ def _factory(head: tuple, kinds: tuple):
                "value = inputs[S]", "inputs[S] = None"]
     body = ["ran = 0" if name == "deliver" else "ran = 1"]
     if name == "switch":  # (an output without consumers gets no dead token: a loop's counter's Switch)
-        true = (["ran += DF(state, frame, it, value)"] if head[1] else []) + _edge_lines(kinds, "")
-        false = _edge_lines(head[1], "F") + (["ran += DT(state, frame, it, value)"] if kinds else [])
+        true = (["ran += DF(state, frame, it, value)"] if head[1] else []) + _edge_lines(kinds, "", last=True)
+        false = _edge_lines(head[1], "F", last=not kinds) + (["ran += DT(state, frame, it, value)"] if kinds else [])
         body += ["if pred:"] + ["    " + line for line in true or ["pass"]]
         body += ["else:"] + ["    " + line for line in false or ["pass"]]
     else:
-        body += _edge_lines(kinds, "")
+        body += _edge_lines(kinds, "", last=True)
     if name == "merge handler":  # executor._node_done, inline
         body += ["n = it.outstanding_ops - 1", "it.outstanding_ops = n", "if not n and not it.outstanding_frame_count:",
                  "    state._cleanup(frame, it.iter_id)"]
@@ -612,11 +613,18 @@ def _push_dead(state, it, lid: int) -> None:
     it.outstanding_ops += 1
 
 
-def _edge_lines(kinds: tuple, p: str) -> list:
+def _edge_lines(kinds: tuple, p: str, last: bool = False) -> list:
     """Delivering `value` along edges of these kinds into `it` (the edges' values bound as
-    {p}L0, {p}S0, {p}I0, {p}R0, ...): executor._activate_nodes written out for each."""
+    {p}L0, {p}S0, {p}I0, {p}R0, ...): executor._activate_nodes written out for each. `last`:
+    nothing after reads `value`, so once it is in the last consumer's slot the local lets it
+    go before that consumer runs (as a slots runner lets its inputs go once its kernel ran):
+    an array the step no longer needs is freed before the next is made, as in plain numpy,
+    not held by the runners' frames down the chain (a working set that stays in cache)."""
     body = []
     for k, kind in enumerate(kinds):
+        if last and k == len(kinds) - 1 and kind == "op>":
+            body += [f"inputs[{p}S{k}] = value", "value = None"]
+            kind = "op> stored"
         lid, slot, index, run = f"{p}L{k}", f"{p}S{k}", f"{p}I{k}", f"{p}R{k}"
         queue = [f"t = it.tagged[{lid}]", "t.is_dead = False", "state.ready_append(t)", "it.outstanding_ops += 1"]
         if kind == "one":
@@ -627,8 +635,9 @@ def _edge_lines(kinds: tuple, p: str) -> list:
             body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
                      f"    t = it.tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    state.ready_append(t)",
                      "    it.outstanding_ops += 1"]
-        elif kind == "op>":  # its last input, none dead: it runs here; dead (rare), it is queued
-            body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
+        elif kind.startswith("op>"):  # its last input, none dead: it runs here; dead (rare), it is queued
+            body += [] if kind == "op> stored" else [f"inputs[{slot}] = value"]
+            body += [f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
                      f"    if it.dead_count[{lid}]:", f"        push_dead(state, it, {lid})", "    else:",
                      f"        ran += {run}(state, frame, it)"]
         elif kind == "merge":  # the first live input is taken; fires once no control input is pending

@@ -514,3 +514,33 @@ def test_quick_handlers_share_their_code_across_plans_of_the_same_shape(quick_on
     g2, n2, r2 = _fib()
     assert Session(g2, num_threads=1).run(r2, {n2: 30}) == [832040, 1346269, 30]
     assert len(executor.handlers._QUICK_CODE) == shapes  # (compiled once per shape in a process)
+
+
+def test_quick_runners_let_go_of_arrays_a_step_no_longer_needs(quick_only):
+    """A runner lets go of its inputs once its kernel ran, and of its output once it is in its
+    last consumer's slot: an RNN step holds about as many arrays at once as plain numpy (4
+    here), not every intermediate down the chain of runners."""
+    import tracemalloc  # noqa: PLC0415
+
+    H, B, T = 64, 32, 6
+    g = gc.Graph()
+    with g.as_default():
+        W = gc.placeholder(gc.float32, [H, H], name="W")
+        xs = gc.placeholder(gc.float32, [T, B, H], name="xs")
+        h0 = gc.placeholder(gc.float32, [B, H], name="h0")
+        _, h = gc.while_loop(lambda t, h: t < T, lambda t, h: (t + 1, gc.tanh(gc.matmul(h, W) + gc.matmul(xs[t], W))),
+                             [gc.constant(np.int64(0)), h0])
+    rng = np.random.default_rng(0)
+    feeds = {W: rng.normal(size=(H, H)).astype(np.float32), xs: rng.normal(size=(T, B, H)).astype(np.float32),
+             h0: rng.normal(size=(B, H)).astype(np.float32)}
+    s = Session(g, num_threads=1)
+    for _ in range(3):
+        s.run(h, feeds)
+    assert "quick" in _loop_tiers(s)
+    tracemalloc.start()
+    try:
+        s.run(h, feeds)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4.5 * B * H * 4
