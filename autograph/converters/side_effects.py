@@ -50,6 +50,17 @@ class SideEffectTransformer(Converter):
         self.params: set[str] | None = None  # set on entering the converted function
         self.passed: set[str] = set()  # params never rebound: their objects are the caller's
         self.local: set[str] = set()
+        self.blocks: list[set[str]] = []  # names bound in each enclosing if / loop (innermost last)
+
+    def _compound(self, node):
+        self.blocks.append({n.id for stmt in node.body + node.orelse for n in gast.walk(stmt)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.blocks.pop()
+
+    visit_If = visit_For = visit_While = _compound
 
     def visit_FunctionDef(self, node):
         if self.params is not None:
@@ -120,7 +131,9 @@ class SideEffectTransformer(Converter):
         if root is None:
             return node
         if root.id in self.local:
-            if call.func.attr == "append":  # (the lists pass makes it state; list_append refuses other objects)
+            if not self.blocks or root.id in self.blocks[-1]:
+                # at the top level, or made in the same if / loop body: a container of this call or iteration,
+                # whose changes are Python's as they are
                 return node
             # the function's own container: a change graph control flow cannot carry is refused there
             note = templates.replace("ag__.python_side_effect(what, None, line, obj)",

@@ -37,7 +37,7 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
         for v in value:  # `acc += [v]` on a list a graph loop appends to: an append per item
             current = current.appended(v)
         return current
-    if isinstance(current, list) and on_graph_path():  # in place: every other name for the list sees it
+    if isinstance(current, list) and on_graph_path() and len(originals(current)) > 1:  # (a loop's or if's state)
         refuse_if_aliased(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1))
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are

@@ -8,6 +8,7 @@ value after it: a second name for the same list (`alias = acc`) or a container h
 so such an append is refused (`refuse_if_aliased`)."""
 from __future__ import annotations
 
+import builtins
 import sys
 from collections import OrderedDict
 
@@ -41,19 +42,37 @@ def list_append(target, value, name: str | None = None, line: int = 0, held_at: 
     """`target.append(value)`; returns the list (a new tensor list when staged). `name`,
     `line`, `held_at`: the variable, the user's line, a line that puts the list into a
     container (0: none), for the refusal of appends another name would see."""
+    staged = isinstance(target, StagedList) or is_tensor(target) and target.dtype == gc.variant
+    # state of the loop or `if` being traced (its trace works on a copy), not a list the body makes for itself
+    carried = name is not None and on_graph_path() and builtins.len(originals(target)) > 1
+    if staged or carried:
+        _refuse_unstageable_item(value, name or "the list", line)
     if isinstance(target, StagedList):
         return target.appended(value)
-    if is_tensor(target) and target.dtype == gc.variant:
+    if staged:
         return gc.tensor_list_push_back(target, value)
-    if name is not None and on_graph_path():
-        if not isinstance(target, list):  # a deque, an array.array...: no graph value for it
-            raise StagingError(
-                f"{location(line)}: `{name}.append(...)` on a {type(target).__name__} inside a loop or `if` on a "
-                "tensor: the graph carries lists only, so the append would happen once, while the graph is built. "
-                f"Make '{name}' a list.")
+    if carried:
         refuse_if_aliased(target, name, f"`{name}.append(...)`", line, held_at, sys._getframe(1))
     target.append(value)
     return target
+
+
+def _refuse_unstageable_item(value, name: str, line: int) -> None:
+    """A list a loop or `if` on a tensor appends to becomes a graph list of numbers or
+    arrays: a string or a list of values cannot be one of its items."""
+    if isinstance(value, str):
+        raise TypeError(f"{location(line)}: `{name}.append(...)` of a string inside a loop or `if` on a tensor: a list "
+                        "built in the graph holds numbers and arrays. Print each line where it is made, or collect "
+                        "the numbers and format them after the loop.")
+    if isinstance(value, (list, tuple, dict)) and not _numbers_only(value):
+        raise TypeError(f"{location(line)}: `{name}.append(...)` of a {type(value).__name__} holding graph values "
+                        "inside a loop or `if` on a tensor: a list built in the graph holds numbers and arrays. "
+                        "Append an array (`np.array([a, b])`, a row of the final np.array) or each number on its own.")
+
+
+def _numbers_only(value) -> bool:
+    items = value.values() if isinstance(value, dict) else value
+    return all(isinstance(v, (int, float, bool, np.generic)) for v in items)
 
 
 def refuse_if_aliased(target: list, name: str, what: str, line: int, held_at: int, frame) -> None:

@@ -118,7 +118,7 @@ def _refuse_local_change(what: str, line: int, obj) -> None:
         f"{filename}:{line}: '{what}' changes a {type(obj).__name__} inside a loop or `if` on a tensor, which the "
         "graph cannot carry as state: the change would happen once, while the graph is built (for both branches "
         "of an `if`), not each time the graph runs. Collect the values in a list with .append (or a numpy array) "
-        "and make the set after the loop (e.g. `set(np.array(values).tolist())`).")
+        f"and build the {type(obj).__name__} from it after the loop (e.g. `set(np.array(values).tolist())`).")
 
 
 def _in_dry_run() -> bool:

@@ -83,7 +83,9 @@ class StagedList(GraphIterable):
         # would have to invent a length.
         if sys._getframe(1).f_code.co_name == "_arrays_for_stack_dispatcher":
             return iter((self,))
-        raise TypeError(_ADVICE.format(what="iterating over it outside converted code"))
+        raise TypeError(_ADVICE.format(what="iterating over it with a Python builtin (sum, max, min, sorted, list, "
+                                            "...) or outside converted code") +
+                        " For sum(acc), loop: `total = 0.0` then `for v in acc: total += v` (Python's order of adding).")
 
     def __len__(self):
         raise TypeError(_ADVICE.format(what="len() outside converted code"))

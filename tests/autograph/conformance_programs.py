@@ -570,3 +570,16 @@ def counts_nan_and_infinite(xs):
             c += 10
     print(repr(np.isinf(xs[0])) if len(xs) else "empty")
     return c, np.isinf(xs), np.fabs(xs)
+
+
+def containers_made_in_the_body(xs):
+    c = 0
+    for v in xs:
+        seen = set()  # made in each iteration: its changes are Python's, not refused
+        seen.add(1)
+        parts = []
+        alias = parts
+        parts.append("a")
+        parts += [v]
+        c += len(seen) + len(alias)
+    return c
