@@ -600,6 +600,8 @@ def _factory(head: tuple, kinds: tuple):
     env: dict = {"push_dead": _push_dead}
     label = " ".join(map(str, head)) + ": " + (" ".join(kinds) or "nothing")
     exec(compile(source, f"<quick {label}>", "exec"), env)  # noqa: S102 (our own source)
+    if len(_QUICK_CODE) >= 1024:  # (runners made from the code dropped keep it)
+        _QUICK_CODE.clear()
     make = _QUICK_CODE[key] = env["make"]
     make.source = source
     return make
@@ -633,8 +635,8 @@ def _edge_lines(kinds: tuple, p: str, last: bool = False) -> list:
             body += [f"ran += {run}(state, frame, it, value)"]
         elif kind == "op":
             body += [f"inputs[{slot}] = value", f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
-                     f"    t = it.tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0", "    state.ready_append(t)",
-                     "    it.outstanding_ops += 1"]
+                     f"    t = it.tagged[{lid}]", f"    t.is_dead = it.dead_count[{lid}] > 0",
+                     "    state.ready_append(t)", "    it.outstanding_ops += 1"]
         elif kind.startswith("op>"):  # its last input, none dead: it runs here; dead (rare), it is queued
             body += [] if kind == "op> stored" else [f"inputs[{slot}] = value"]
             body += [f"p = pending[{lid}] - 1", f"pending[{lid}] = p", "if not p:",
