@@ -16,6 +16,13 @@ def slice_(lower, upper, step):
     return builtins.slice(lower, upper, step)
 
 
+def _float_index(key) -> bool:
+    """A float scalar (a Python float or a float tensor) among the index's parts."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return builtins.any(isinstance(k, (float, np.floating)) or is_tensor(k) and k.dtype.is_floating
+                        and k.shape.rank == 0 for k in parts)
+
+
 def getitem(container, key):
     """`container[key]`; a numpy array or a list / tuple of numbers of one kind indexed by a
     graph tensor is indexed as a graph constant (same values, numpy's and Python's negative
@@ -24,6 +31,9 @@ def getitem(container, key):
         if is_tensor(k):
             path_types.refuse_mixed(k, path_types.INTS | path_types.BOOLS, "indexing with",
                                     "Convert it with int(...) first.")
+    if is_tensor(container) and _float_index(key):  # numpy's error (raised where the path runs: staged)
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+                         "boolean arrays are valid indices")
     if is_tensor(container) or not has_tensor(key):
         return container[key]
     if is_array_value(container):
