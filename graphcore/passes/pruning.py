@@ -10,7 +10,7 @@ gradients and the executor's frame rules see the loop as it was built).
 """
 from __future__ import annotations
 
-from itertools import compress, filterfalse
+from itertools import compress
 from operator import attrgetter, not_
 
 from ..graph import Graph, Tensor
@@ -21,55 +21,63 @@ _stateful = attrgetter("op_def.stateful")
 
 def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
     """The ops (a set of Operations: they hash by identity) the fetches, the effects and the
-    anchors need; `ops` is the graph's order if the caller has it already."""
+    anchors need; `ops` is the graph's order if the caller has it already.
+
+    A loop is kept whole when one of its ops is needed, which is when one of the ops of the
+    outermost loop around it is: the ancestors of what is needed are marked first (each op
+    when it is first found, so each is looked at once), then each outermost loop with a needed
+    op gets all its ops marked with their ancestors, until no other loop has one."""
     if ops is None:
         ops = graph.get_operations()
-    by_ctx: dict[int, list] = {}  # id(ctx) -> its ops (an Exit belongs to the loop it leaves)
-    ctxs: dict[int, object] = {}
+    by_ctx: dict = {}  # context -> its ops (an Exit belongs to the loop it leaves)
     for op in ops:
-        ctx = op.inputs[0].op.ctx if op.type == "Exit" else op.ctx
+        ctx = op.ctx if op.type != "Exit" else op.inputs[0].op.ctx
         if ctx is not None:
-            k = id(ctx)
-            if k in by_ctx:
-                by_ctx[k].append(op)
+            its = by_ctx.get(ctx)
+            if its is None:
+                by_ctx[ctx] = [op]
             else:
-                by_ctx[k] = [op]
-                ctxs[k] = ctx
-    loops_of: dict[int, list] = {}  # id(ctx) -> the while contexts it is in
-    members: dict[int, list] = {}  # id(loop ctx) -> the ops of every context inside it
-    for k, ctx in ctxs.items():
-        loops = loops_of[k] = []
-        c = ctx
+                its.append(op)
+    members: dict = {}  # outermost while context -> the ops of every context inside it
+    for ctx, its in by_ctx.items():
+        outermost, c = None, ctx
         while c is not None:
             if c.is_while:
-                loops.append(c)
-                members.setdefault(id(c), []).extend(by_ctx[k])
+                outermost = c
             c = c.outer
+        if outermost is not None:
+            members.setdefault(outermost, []).extend(its)
     stack = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
     stack += compress(ops, map(_stateful, ops))
     stack += [op for op in state.anchors if op in graph]
-    needed: set = set()  # (of ops: an Operation hashes by identity, which saves calling id())
-    kept_loops: set[int] = set()
-    seen_ctx: set[int] = set()  # the contexts whose loops are kept already
-    push, extend = stack.append, stack.extend
-    while stack:
-        op = stack.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        for t in op.inputs:
-            if t.op not in needed:
-                push(t.op)
-        if op.control_inputs:
-            extend(op.control_inputs)
-        ctx = op.ctx if op.type != "Exit" else op.inputs[0].op.ctx
-        if ctx is not None and id(ctx) not in seen_ctx:
-            seen_ctx.add(id(ctx))
-            for w in loops_of[id(ctx)]:
-                if id(w) not in kept_loops:
-                    kept_loops.add(id(w))
-                    extend(filterfalse(needed.__contains__, members[id(w)]))
-    return needed
+    needed = set(stack)
+    stack = list(needed)
+    mark, push = needed.add, stack.append
+    loops = list(members.values())
+    while True:
+        while stack:
+            op = stack.pop()
+            for t in op.inputs:
+                p = t.op
+                if p not in needed:
+                    mark(p)
+                    push(p)
+            for c in op.control_inputs:
+                if c not in needed:
+                    mark(c)
+                    push(c)
+        left = []
+        for its in loops:
+            if any(map(needed.__contains__, its)):  # kept: all of it, with what it needs
+                for m in its:
+                    if m not in needed:
+                        mark(m)
+                        push(m)
+            else:
+                left.append(its)
+        if not stack:
+            return needed
+        loops = left
 
 
 def run(graph: Graph, state: PassState) -> int:
