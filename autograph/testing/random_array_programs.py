@@ -151,8 +151,9 @@ class _Gen:
             self.emit(indent, f"{name} = [{self.held_expr(scope, 0)}]")
         elif what == "print":  # numpy's str of arrays and scalars, as the graph's Print formats them
             v, a = self.vec_atom(scope), self.scal_expr(scope, 1)
-            self.emit(indent, r.choice([f"print('P{self.names}:', {v}, {a})", f"print(f'P{self.names}: {{{a}:.4f}} {{{v}}}')",
-                                        f"print(f'P{self.names}: {{{v}[0]!r}} {{{a}}}')"]))
+            label = f"P{self.names}"
+            self.emit(indent, r.choice([f"print('{label}:', {v}, {a})", f"print(f'{label}: {{{a}:.4f}} {{{v}}}')",
+                                        f"print(f'{label}: {{{v}[0]!r}} {{{a}}}')"]))
             self.names += 1
         elif what == "append":
             self.emit(indent, f"{r.choice(self.lists)}.append({self.held_expr(scope, 1)})")

@@ -160,8 +160,8 @@ class _Builder:
             return f"({a}) / {self.extra.choice(['3', '3.0', '7.0', '0.9'])}"
         if form == "lambda":
             return f"sq({a})"
-        call = self.extra.choice([f"hs({a})", f"hs({a}, c={self.xconst(0.1, 0.9)})", f"hs(c={self.xconst(0.1, 0.9)}, t={a})"])
-        return call
+        c1, c2 = self.xconst(0.1, 0.9), self.xconst(0.1, 0.9)
+        return self.extra.choice([f"hs({a})", f"hs({a}, c={c1})", f"hs(c={c2}, t={a})"])
 
     def scalar(self, e: str) -> str:
         return f"gc.reduce_sum({e})" if self.array else e

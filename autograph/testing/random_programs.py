@@ -431,8 +431,8 @@ class _Generator:
                 rhs = [_E(b, scope[b].bound, scope[b].tainted, scope[b].tensor),
                        _E(a, scope[a].bound, scope[a].tainted, scope[a].tensor)]
             else:
-                second = _join(f"{a} + {b}", scope[a].bound + scope[b].bound, _E(a, 0, scope[a].tainted, scope[a].tensor),
-                               _E(b, 0, scope[b].tainted, scope[b].tensor))
+                second = _join(f"{a} + {b}", scope[a].bound + scope[b].bound,
+                               _E(a, 0, scope[a].tainted, scope[a].tensor), _E(b, 0, scope[b].tainted, scope[b].tensor))
                 if second.bound > limit:
                     second = _join(f"({second.text}) % {97 if kind == INT else 64.0}", 97, second)
                 rhs = [_E(b, scope[b].bound, scope[b].tainted, scope[b].tensor), second]
@@ -526,8 +526,8 @@ class _Generator:
                 for name, var in after.items():
                     if name in orelse:
                         o = orelse[name]
-                        after[name] = dataclasses.replace(var, tensor=var.tensor or o.tensor, bound=max(var.bound, o.bound),
-                                                          tainted=var.tainted or o.tainted)
+                        after[name] = dataclasses.replace(var, tensor=var.tensor or o.tensor,
+                                                          bound=max(var.bound, o.bound), tainted=var.tainted or o.tainted)
         return after
 
     def int_bound_atom(self, scope: dict) -> _E:
@@ -823,7 +823,8 @@ class _Generator:
                 b = sub()
                 d = f"(abs({b.text}) + 1)" if r.random() < 0.6 else f"-(abs({b.text}) + 2)"
                 return _join(f"({a.text} // {d})", a.bound + 1, a, b)
-            c = r.choice([2, 3, 4, -2, -3]) if kind == INT else r.choice([2, 4] + ([] if self.exact else [3, 0.1, -2.5]))
+            c = r.choice([2, 3, 4, -2, -3]) if kind == INT else \
+                r.choice([2, 4] + ([] if self.exact else [3, 0.1, -2.5]))
             op = "//" if kind == INT else r.choice(["/", "/", "//"])
             return _join(f"({a.text} {op} {c})", a.bound / abs(c) + 1, a)
         if form == "mod":
@@ -987,7 +988,8 @@ class _Generator:
         exact = lk == INT and rk == INT
         # floats compared for equality only where they are exact or rounded the same way on
         # both sides (the graph must compute every float bit for bit as Python does)
-        ops = ["<", "<=", ">", ">=", "==", "!="] if exact else ["<", "<=", ">", ">="] + (["==", "!="] if r.random() < 0.1 else [])
+        ops = ["<", "<=", ">", ">=", "==", "!="] if exact else \
+            ["<", "<=", ">", ">="] + (["==", "!="] if r.random() < 0.1 else [])
         if form == "chain":
             if r.random() < 0.5:
                 c = self.literal(INT)
