@@ -21,7 +21,7 @@ from operator import attrgetter
 
 from ..graph import Graph, Operation, Tensor
 from .cse import _key_of_attr, _Unhashable
-from .state import UNTOUCHABLE, PassState
+from .state import UNTOUCHABLE, PassState, created_since
 
 
 _type = attrgetter("type")
@@ -86,11 +86,30 @@ def _rebuild(graph: Graph, t: Tensor, made: dict) -> Tensor:
     return made[id(op)].outputs[t.value_index]
 
 
+def _top_level_merges(graph: Graph, state: PassState) -> list[Operation]:
+    """The Merges at the top level of the graph, in order. Passes make no Merges (they only
+    erase them), so the first run's list serves the later runs, less the Merges erased since;
+    an op made since is looked at (from the newest back) in case one is a Merge."""
+    cached = state.cache.get("identical_branches")
+    if cached is not None:
+        merges, made = cached
+        if not any(op.type == "Merge" for op in created_since(graph, made)):
+            merges = [m for m in merges if m in graph]
+            state.cache["identical_branches"] = (merges, graph.checkpoint())
+            return merges
+    ops = graph.get_operations()
+    merges = [m for m in compress(ops, map(_MERGE.__contains__, map(_type, ops))) if m.ctx is None]
+    state.cache["identical_branches"] = (merges, graph.checkpoint())
+    return merges
+
+
+_MERGE = frozenset({"Merge"})
+
+
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    ops = graph.get_operations()
-    for m in compress(ops, map("Merge".__eq__, map(_type, ops))):  # (the Merges, picked in C)
-        if m.ctx is not None or len(m.inputs) != 2 or m.control_inputs or m._control_outputs:
+    for m in _top_level_merges(graph, state):
+        if len(m.inputs) != 2 or m.control_inputs or m._control_outputs:
             continue
         if m.outputs[1]._consumers or not (m.outputs[0]._consumers or state.is_fetched(m.outputs[0])):
             continue

@@ -19,7 +19,7 @@ from ..errors import GraphError
 from ..graph import Graph
 from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, fusion, identical_branches, licm,
                pruning)
-from .state import PassState, spread
+from .state import PassState, created_since, spread
 
 # name -> run(graph, state) -> rewrites; the order of one round
 PASSES: dict[str, Callable] = {
@@ -171,7 +171,7 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
         retry[name], state.visit = state.retry, None
         added = graph.checkpoint() - created  # op ids are never reused
         if added:  # the new ops are changes for the other passes' worklists
-            state.touch(*_created_since(graph, created))
+            state.touch(*created_since(graph, created))
         s.added += added
         s.removed += size + added - len(graph)
         for owner, k in state.leftover_counts.items():  # pruning erased them for others: theirs
@@ -212,18 +212,6 @@ def _erase_leftovers(state: PassState, stats: dict) -> None:
         stats[name].seconds += seconds
         seconds = 0.0
     state.leftover_counts = {}
-
-
-def _created_since(graph: Graph, checkpoint: int) -> list:
-    """The ops of `graph` created since `checkpoint` (newest first). The graph's name table
-    holds its ops in the order they were made, so they are its last entries; reading them
-    from the end costs as many steps as there are new ops, not a walk of the graph."""
-    new = []
-    for op in reversed(graph._by_name.values()):
-        if op._id < checkpoint:
-            break
-        new.append(op)
-    return new
 
 
 def _worklist(state: PassState, since: int, retry) -> set:

@@ -212,6 +212,18 @@ class Positions:
 _LAST = float("inf")
 
 
+def created_since(graph: Graph, checkpoint: int) -> list[Operation]:
+    """The ops of `graph` made since `checkpoint` (newest first). The graph's name table holds
+    its ops in the order they were made, so they are its last entries; reading them from the
+    end costs as many steps as there are new ops, not a walk of the graph."""
+    new = []
+    for op in reversed(graph._by_name.values()):
+        if op._id < checkpoint:
+            break
+        new.append(op)
+    return new
+
+
 def spread(op: Operation, visit: set[Operation]) -> None:
     """Add `op`, its readers and the ops waiting for it to `visit`."""
     visit.add(op)
