@@ -6,7 +6,10 @@ have no source and raise `SourceNotFoundError`.
 """
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
+import io
 import textwrap
 import types
 from dataclasses import dataclass
@@ -96,8 +99,32 @@ def _parse_lambda(fn, source: str, filename: str, start: int, indent: int) -> Pa
 
 def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
-    import astunparse  # noqa: PLC0415 (only needed when emitting code)
-
     if isinstance(node, list):
         node = gast.Module(body=node, type_ignores=[])
-    return astunparse.unparse(gast.gast_to_ast(gast.fix_missing_locations(node))).strip() + "\n"
+    out = io.StringIO()
+    _unparser()(gast.gast_to_ast(gast.fix_missing_locations(node)), file=out)
+    return out.getvalue().strip() + "\n"
+
+
+@functools.cache
+def _unparser():
+    """astunparse's Unparser, but writing a subscript's tuple key without parentheses:
+    astunparse 1.6.3 predates Python 3.9's AST, where `x[None, :]` has a Tuple holding a
+    Slice as its key, and writes `x[(None, :)]`, which is not Python."""
+    import astunparse  # noqa: PLC0415 (only needed when emitting code)
+
+    class Unparser(astunparse.Unparser):
+        def _Subscript(self, t):
+            self.dispatch(t.value)
+            self.write("[")
+            key = t.slice
+            if isinstance(key, ast.Tuple) and any(isinstance(e, ast.Slice) for e in key.elts):
+                for i, elt in enumerate(key.elts):
+                    self.write(", " if i else "")
+                    self.dispatch(elt)
+                self.write("," if len(key.elts) == 1 else "")
+            else:
+                self.dispatch(t.slice)
+            self.write("]")
+
+    return Unparser

@@ -38,3 +38,17 @@ def dict_by_tensor(n):
 def test_lookups_the_graph_cannot_do_like_python_are_refused(fn, match):
     with pytest.raises(TypeError, match=match):
         function(fn)(np.int64(1))
+
+
+def tuple_keys_with_slices(m, k, rows):
+    out = np.zeros((0, 3))
+    for r in rows:
+        if r[0] > 0:
+            out = np.concatenate([out, r[None, :]], axis=0)
+    return m[k, 1:], m[1:, k], m[::2, ::-1], m[1:2,], m[(0, 1)], m[..., 0], out
+
+
+def test_tuple_keys_holding_slices_convert_to_valid_python():
+    # astunparse wrote `r[(None, :)]`: the converted source did not compile (SyntaxError)
+    rows = np.array([[1.0, 2.0, 0.5], [-1.0, 0.0, 1.0], [3.0, 1.0, 2.0]])
+    agree(tuple_keys_with_slices, np.arange(9.0).reshape(3, 3), np.int64(1), rows)
