@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .conversion import converted_call
+from .operators.attributes import array_attribute
 from .operators.augmented import augmented, setitem
 from .operators.comprehensions import comprehension_iter, comprehension_test
 from .operators.conditionals import if_exp, if_stmt
@@ -18,4 +19,5 @@ from .operators.variables import Undefined, UndefinedReturnValue, ld
 __all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval",
-           "python_side_effect", "format_string", "percent_format", "getitem", "slice_", "try_body", "setitem"]
+           "python_side_effect", "format_string", "percent_format", "getitem", "slice_", "try_body", "setitem",
+           "array_attribute"]

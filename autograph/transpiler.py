@@ -13,7 +13,7 @@ import gast
 
 from . import analysis, runtime
 from .conversion import plain_function
-from .converters import (asserts, augmented_assignments, break_statements, call_trees, comprehensions,
+from .converters import (asserts, attributes, augmented_assignments, break_statements, call_trees, comprehensions,
                          conditional_expressions, continue_statements, control_flow, formatted_strings,
                          item_assignments, lists, logical_expressions, loop_tests, match_statements,
                          return_statements, side_effects, subscripts, try_statements, unsupported, variables)
@@ -39,12 +39,14 @@ PASSES = [
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
     formatted_strings,        # f-strings -> ag__.format_string, after call_trees so the call stays unwrapped
     subscripts,               # `a[k]` -> ag__.getitem: numpy arrays indexed by tensors; after call_trees likewise
+    attributes,               # `a.shape` -> ag__.array_attribute: numpy's shape of a tensor; after call_trees likewise
     variables,                # guards reads of maybe-undefined names; needs the plain structure
     control_flow,             # if / while / for -> ag__.if_stmt / while_stmt / for_stmt
     conditional_expressions,  # `a if c else b`
     logical_expressions,      # last: also converts the `not flag and test` of lowered jumps
 ]
-_EXPRESSION_PASSES = [call_trees, formatted_strings, subscripts, conditional_expressions, logical_expressions]
+_EXPRESSION_PASSES = [call_trees, formatted_strings, subscripts, attributes, conditional_expressions,
+                      logical_expressions]
 
 
 @dataclass

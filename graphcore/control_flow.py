@@ -543,17 +543,21 @@ def _next_values(ctx: WhileContext, out, structure, single: bool, merged: list) 
 
 def _check_next_values(ctx: WhileContext, new: list, merged: list, names: list, counter: bool,
                        relaxable: bool) -> None:
-    """Each next value keeps its variable's dtype, and a shape that fits (else the loop is
-    rebuilt with a relaxed shape, when shapes may be relaxed)."""
+    """Each next value keeps its variable's dtype, and a shape its variable's shape covers
+    (else the loop is rebuilt with a relaxed shape, when shapes may be relaxed). Covers, not
+    only "is compatible with": a next value of shape [?, 3] (grown in an `if`) for a
+    variable of shape [0, 3] fits at run time only in some iterations, and the static
+    [0, 3] would tell `len()` and constant folding the number of rows is 0."""
     for i, (v, m) in enumerate(zip(new, merged)):
         k = i - counter
         if v.dtype != m.dtype:
             raise StagingError(
                 f"{names[k] if k >= 0 else 'the iteration counter'} enters {ctx.name} as {m.dtype} but the body "
                 f"makes it {v.dtype}; cast it so it keeps one dtype")
-        if not v.shape.is_compatible_with(m.shape):
+        covering = m.shape.most_specific_compatible(v.shape)
+        if covering != m.shape:
             if relaxable and k >= 0:
-                raise _RelaxShapes(k, m.shape.most_specific_compatible(v.shape))
+                raise _RelaxShapes(k, covering)
             raise StagingError(
                 f"{names[k]} has shape {m.shape} entering {ctx.name} but {v.shape} after one iteration; "
                 "pass a shape_invariants entry with None for the changing dimensions")

@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes as dt
 from .graph import Tensor
 from .ops import array_ops, math_ops
+from .errors import GraphError
 from .ops._helpers import is_python_number, is_weak, join_kinds
 
 _FUNCTIONS: dict = {}
@@ -417,7 +418,48 @@ def _size(self):
     dims = self.shape.dims
     if dims is not None and all(d is not None for d in dims):
         return int(np.prod(dims, dtype=np.int64))
-    return array_ops.size(self)
+    return _python_int(array_ops.size(self))
+
+
+def _python_int(t: Tensor) -> Tensor:
+    """A scalar standing for a Python int (weak, as len() gives): numpy's shapes and sizes
+    are Python ints."""
+    t.weak = True
+    return t
+
+
+def _known_rank(x: Tensor, what: str) -> int:
+    if x.shape.rank is None:
+        raise GraphError(f"{what} of the graph tensor {x.name} is unknown while the graph is built: its number of "
+                         "dimensions changes in a loop (give it one rank on every path, e.g. with np.reshape)")
+    return x.shape.rank
+
+
+@implements(np.shape)
+def numpy_shape(a) -> tuple:
+    """numpy's `a.shape`: a tuple of Python ints; a dimension tracing does not know (an
+    array grown in a loop) is a graph value holding it. TensorShape's None in its place
+    would be taken for the value (`a.shape[0]` returned None)."""
+    if not isinstance(a, Tensor):
+        return np.shape(a)
+    _known_rank(a, "the shape")
+    dims = a.shape.dims
+    if None not in dims:
+        return dims
+    dynamic = array_ops.shape(a)
+    return tuple(d if d is not None else _python_int(dynamic[i]) for i, d in enumerate(dims))
+
+
+@implements(np.ndim)
+def numpy_ndim(a) -> int:
+    return _known_rank(a, "the number of dimensions") if isinstance(a, Tensor) else np.ndim(a)
+
+
+@implements(np.size)
+def numpy_size(a, axis=None):
+    if not isinstance(a, Tensor):
+        return np.size(a, axis)
+    return _size(a) if axis is None else numpy_shape(a)[axis]
 
 
 def _item(self, *args):
