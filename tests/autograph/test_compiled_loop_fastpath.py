@@ -463,6 +463,6 @@ def test_integer_rules_wrap_around_as_numpys_kernels_with_overflows_ignored(key)
             with np.errstate(over="ignore", divide="raise", invalid="raise"):
                 got = fast(*args)
         except FloatingPointError:
-            assert caught, (name, args)
+            assert caught, (key, args)
             continue
         assert not caught and _bits(got) == _bits(want), (name, args, got, want)

@@ -25,14 +25,14 @@ def seed_graphs():
 
 @pytest.mark.parametrize("k", range(5), ids=["cond", "while", "nested", "gradient", "autograph"])
 def test_seeded_mutants_load_or_raise_graph_file_error(seed_graphs, k):
-    np.seterr(all="ignore")
     kinds, broken = {}, []
-    for number in range(k, 5 * MUTANTS_PER_SEED, 5):
-        seed, text, names, threads = mutant(seed_graphs, number)
-        out = check(text, seed, threads)
-        kinds[out.kind] = kinds.get(out.kind, 0) + 1
-        if out.kind == "broken":
-            broken.append(f"#{number} {'+'.join(names)}: {out.describe()}")
+    with np.errstate(all="ignore"):  # (np.seterr would leave later tests' numpy silent)
+        for number in range(k, 5 * MUTANTS_PER_SEED, 5):
+            seed, text, names, threads = mutant(seed_graphs, number)
+            out = check(text, seed, threads)
+            kinds[out.kind] = kinds.get(out.kind, 0) + 1
+            if out.kind == "broken":
+                broken.append(f"#{number} {'+'.join(names)}: {out.describe()}")
     assert not broken, "\n".join(broken)
     # the mutants must exercise both paths, or this test could not fail
     assert kinds.get("rejected", 0) > MUTANTS_PER_SEED // 2 and kinds.get("ran", 0) >= 5, kinds
