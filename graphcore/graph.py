@@ -259,6 +259,7 @@ class Graph:
         self._op_count = 0  # ids of ops, never reused (ops may be removed)
         self._insert_before: Operation | None = None  # None: new ops go at the end
         self._insert_index = 0  # where the anchor was last seen (checked before it is trusted)
+        self._renumbered = 0  # how often every op's _order was set anew (see _GAP)
         self._inserted_id = -1  # the latest id of an op placed before the end (for rollback)
         self._source = None  # the source line of ops created inside an insertion
 
@@ -469,6 +470,7 @@ class Graph:
             op._order = (lo + hi) >> 1
         else:  # no room left between the two: number every op anew (in C)
             list(map(setattr, ops, itertools.repeat("_order"), range(0, len(ops) * _GAP, _GAP)))
+            self._renumbered += 1
         self._insert_index = i + 1
         self._inserted_id = op._id
 

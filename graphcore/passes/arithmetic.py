@@ -25,7 +25,7 @@ import numpy as np
 from ..graph import Graph, Tensor
 from ..ops.array_ops import constant
 from ..ops.math_ops import add, add_n, multiply
-from .state import PassState, all_equal, broadcast_keeps, const_value, of_types
+from .state import PassState, all_equal, broadcast_keeps, const_value
 
 
 def _is_int(t: Tensor) -> bool:
@@ -127,7 +127,7 @@ _TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"}) | set(
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    for op in state.walk(of_types(graph.get_operations(), _TYPES)):
+    for op in state.walk_types(_TYPES):
         if op.control_inputs:
             continue
         if not any(t._consumers or state.is_fetched(t) for t in op.outputs):

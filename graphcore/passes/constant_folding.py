@@ -17,7 +17,7 @@ import numpy as np
 from ..graph import Graph
 from ..ops.array_ops import const_op
 from ..shapes import TensorShape
-from .state import UNTOUCHABLE, PassState, Positions, const_value, not_of_types
+from .state import UNTOUCHABLE, PassState, Positions, const_value
 
 MAX_ELEMENTS = 10_000
 SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
@@ -99,9 +99,8 @@ def run(graph: Graph, state: PassState) -> int:
 
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    ops = graph.get_operations()
     position = Positions(graph)
-    for op in state.walk(not_of_types(ops, NEVER)):  # (SHAPE_ONLY and NEVER have no type in common)
+    for op in state.walk_types(NEVER, excluding=True):  # (SHAPE_ONLY and NEVER have no type in common)
         if op.type in SHAPE_ONLY:
             pass
         elif not op.inputs:

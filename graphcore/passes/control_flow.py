@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from ..graph import Graph, Operation
-from .state import CONTROL_FLOW, PassState, const_value, of_types
+from .state import CONTROL_FLOW, PassState, const_value
 
 _PIVOT_NAMES = ("switch_t", "switch_f", "pivot")
 _LOOKED_AT = frozenset({"Switch", "Identity"})  # the types `run` rewrites
@@ -105,7 +105,7 @@ def _removable_identity(op: Operation) -> bool:
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     erased: set[int] = set()
-    for op in state.walk(of_types(graph.get_operations(), _LOOKED_AT)):
+    for op in state.walk_types(_LOOKED_AT):
         if id(op) in erased:
             continue
         if op.type == "Switch" and op.inputs[1].op.type == "Const":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..graph import Graph
-from .state import PassState, Positions, of_types
+from .state import PassState, Positions
 
 # Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
 # out it runs once in any case (an index error or a bad reshape would be new errors).
@@ -39,9 +39,8 @@ def _captures_intact(ctx, graph: Graph) -> bool:
 def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
-    ops = graph.get_operations()
     position = Positions(graph)
-    for op in state.walk(of_types(ops, SAFE)):
+    for op in state.walk_types(SAFE):
         ctx = op.ctx
         if ctx is None or not ctx.is_while:
             continue

@@ -13,9 +13,13 @@ readers of a touched op and at the ops waiting for it (READERS_TOO). Rewrites go
 neighbourhood to the ops still to visit, as a full sweep would have looked at them after the
 change). A pass that leaves an op alone for a reason far from it (the op may be dead, a pivot
 is missing, a dead region is not yet simple) names it with `later`: its next run looks again.
+A later run does not walk the graph to find those ops (`walk_types`): it takes them from the
+worklist in the graph's order (the numbers `Operation._order` the graph keeps growing along its
+order), so it costs as many steps as there are ops near a change.
 """
 from __future__ import annotations
 
+from heapq import heapify, heappop, heappush
 from itertools import compress
 from operator import attrgetter, not_
 
@@ -49,6 +53,7 @@ class PassState:
         self.leftover_counts: dict[str, int] = {}
         self._dead_memo: dict | None = None  # op -> may be dead (see may_be_dead)
         self._dead_version = self._run_version = graph.version
+        self._walking: list | None = None  # [heap, types, excluding, made, current order] of walk_types
 
     # -- the worklist ------------------------------------------------------------
     def walk(self, ops=None):
@@ -62,15 +67,72 @@ class PassState:
         # (all in C: compress asks visit about each op only when it gets there)
         return compress(ops, map(visit.__contains__, ops))
 
+    def walk_types(self, types, excluding: bool = False):
+        """`walk(of_types(ops, types))` (with `excluding`, `not_of_types`) over the graph's ops as
+        they are now: in a later run, the ops of the worklist of those types, taken in the
+        graph's order from a heap on their `_order`, without a walk of the graph; an op a
+        rewrite of this run touches is pushed if it comes after the op being looked at (as a
+        full sweep checks an op's place in the worklist when it gets there). Ops made during the
+        run are not looked at (they were not in the graph's order when the run began), nor are
+        ops erased before they are reached (the passes that walk this way skip those anyway)."""
+        visit = self.visit
+        if visit is None:
+            ops = self.graph.get_operations()
+            return not_of_types(ops, types) if excluding else of_types(ops, types)
+        return self._walk_heap(visit, types, excluding)
+
+    def _walk_heap(self, visit, types, excluding):
+        graph = self.graph
+        by_name = graph._by_name
+        heap = [(op._order, op._id, op) for op in visit
+                if (op.type in types) is not excluding and by_name.get(op.name) is op]
+        heapify(heap)
+        state = self._walking = [heap, types, excluding, graph.checkpoint(), float("-inf")]
+        renumbered, now = graph._renumbered, None
+        try:
+            while heap:
+                if graph._renumbered != renumbered:  # every op numbered anew: so are the waiting ones
+                    renumbered = graph._renumbered
+                    heap[:] = [(op._order, op._id, op) for _, _, op in heap if by_name.get(op.name) is op]
+                    heapify(heap)
+                    if now is not None and by_name.get(now.name) is now:
+                        state[4] = now._order
+                order, _, now = heappop(heap)
+                if order <= state[4] or by_name.get(now.name) is not now:
+                    continue  # (pushed twice, or erased meanwhile)
+                state[4] = order
+                yield now
+        finally:
+            self._walking = None
+
+    def _push(self, ops) -> None:
+        """Ops added to the worklist during a walk_types: those still ahead go on its heap."""
+        heap, types, excluding, made, current = self._walking
+        by_name = self.graph._by_name
+        for op in ops:
+            if (op._order > current and op._id < made and (op.type in types) is not excluding
+                    and by_name.get(op.name) is op):
+                heappush(heap, (op._order, op._id, op))
+
     def touch(self, *ops: Operation) -> None:
         """Log ops a rewrite changed (or gave or took a reader, a control edge)."""
         self.log.extend(ops)
         visit = self.visit
         if visit is not None:
             if self.readers_too:
+                if self._walking is not None:
+                    near = set()
+                    for op in ops:
+                        spread(op, near)
+                    near -= visit
+                    visit |= near
+                    self._push(near)
+                    return
                 for op in ops:
                     spread(op, visit)
             else:
+                if self._walking is not None:
+                    self._push([op for op in ops if op not in visit])
                 visit.update(ops)
 
     def later(self, op: Operation) -> None:
@@ -147,6 +209,7 @@ class PassState:
     def begin_run(self) -> None:
         """The manager calls this before each pass run."""
         self._run_version = self.graph.version
+        self._walking = None
 
     @property
     def fetches(self) -> list:

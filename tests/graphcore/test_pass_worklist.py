@@ -25,18 +25,23 @@ def visits(monkeypatch):
     def recording(name, run):
         def wrapped(graph, state):
             looked: list[int] = []
-            walk = state.walk
+            walk, walk_types = state.walk, state.walk_types
 
             def walk_and_record(ops=None):
                 for op in walk(ops):
                     looked.append(id(op))
                     yield op
-            state.walk = walk_and_record
+
+            def walk_types_and_record(*args, **kwargs):
+                for op in walk_types(*args, **kwargs):
+                    looked.append(id(op))
+                    yield op
+            state.walk, state.walk_types = walk_and_record, walk_types_and_record
             try:
                 asked = None if state.visit is None else set(map(id, state.visit))
                 return run(graph, state)
             finally:
-                del state.walk
+                del state.walk, state.walk_types
                 seen.setdefault(name, []).append((asked, looked))
         return wrapped
 
