@@ -18,6 +18,7 @@ from .graph import Tensor
 from .ops import array_ops, math_ops
 from .errors import GraphError
 from .ops._helpers import is_python_number, is_weak, join_kinds
+from .tensor_operators import register_ufunc
 
 _FUNCTIONS: dict = {}
 
@@ -556,10 +557,8 @@ _UFUNCS = {np.isnan: _isnan, np.isfinite: _isfinite, np.isinf: _isinf, np.recipr
 
 
 def install() -> None:
-    from . import tensor_operators  # noqa: PLC0415 (its table of ufuncs with a graph op)
-
     for ufunc, fn in _UFUNCS.items():
-        tensor_operators._UFUNCS.setdefault(ufunc, lambda *xs, fn=fn: fn(*[_as_tensor(x) for x in xs]))
+        register_ufunc(ufunc, lambda *xs, fn=fn: fn(*[_as_tensor(x) for x in xs]))
     Tensor.__array_function__ = _array_function
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)

@@ -25,6 +25,11 @@ _UFUNCS = {
 }
 
 
+def register_ufunc(ufunc, fn) -> None:
+    """Give a numpy ufunc a graph version built from graph ops (numpy_api composes some)."""
+    _UFUNCS.setdefault(ufunc, fn)
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     fn = _UFUNCS.get(ufunc)
     if fn is None or method != "__call__" or kwargs:
