@@ -25,7 +25,7 @@ _TOTAL = frozenset({"fabs", "tanh", "atan", "atan2", "isnan", "isinf", "isfinite
                     "round_digits", "round_int_digits"})
 
 
-def _kept(build, *inputs):
+def kept(build, *inputs):
     """Build an op that may fail the run as an effect: after the effects before it, and run
     even when its value is never read."""
     g = next(a.graph for a in inputs if is_tensor(a))
@@ -38,7 +38,7 @@ def _kept(build, *inputs):
 def _python_math(name: str, *args):
     if name in _TOTAL:
         return python_math(name, *args)
-    return _kept(lambda: python_math(name, *args), *args)
+    return kept(lambda: python_math(name, *args), *args)
 
 
 def _math_overload(name: str, fn):
@@ -71,7 +71,7 @@ def round_(number, ndigits=None):
         x = gc.cast(x, gc.int64)
     if ndigits is None:
         if x.dtype.is_floating:
-            return python_value(_python_math("round", x) if x.weak else _kept(lambda: int_of_float(gc.round(x)), x))
+            return python_value(_python_math("round", x) if x.weak else kept(lambda: int_of_float(gc.round(x)), x))
         return python_value(gc.cast(x, gc.int64))
     if x.weak:  # a Python number: Python's own rounding of its exact value
         return python_math("round_digits" if x.dtype.is_floating else "round_int_digits", x,

@@ -201,7 +201,21 @@ def int_(x=0, *args):
     if not is_tensor(x):
         return builtins.int(x, *args)
     x = _scalar(x, "int")
-    return python_value(int_of_float(x) if x.dtype.is_floating else gc.cast(x, gc.int64))
+    if x.dtype.is_floating:
+        _raises_unread(x)
+        return python_value(int_of_float(x))
+    return python_value(gc.cast(x, gc.int64))
+
+
+def _raises_unread(x):
+    """Python's int() of NaN or an infinity raises whether or not its value is read, so an
+    effect (run in program order on every run) raises it: int() of x where x is not finite,
+    of 0 elsewhere. The value op stays lazy: a float beyond int64 fails only where it is read
+    (Python's int holds it; a graph's does not)."""
+    def check():
+        finite = gc.less(gc.abs(x), gc.constant(np.inf, dtype=x.dtype))
+        return int_of_float(gc.where(finite, gc.zeros_like(x), x))
+    math_functions.kept(check, x)
 
 
 def float_(x=0.0):

@@ -589,3 +589,19 @@ def float_index_where_the_path_runs(xs, x):
     if x > 5:
         return xs[x]  # numpy's IndexError when this path runs (a GraphError while tracing, on every path)
     return xs[0]
+
+
+# -- conversions that raise, whose value is never read (probes with nan / inf arguments)
+
+def unused_int(x):
+    k = int(x)  # noqa: F841 (ValueError for nan, OverflowError for inf: the graph gave x)
+    return x
+
+
+def int_in_loop_prints_around(xs):
+    total = 0
+    for v in xs:
+        print("at", v)
+        k = int(v)  # noqa: F841 (raises after the print of that element)
+        total += 1
+    return total

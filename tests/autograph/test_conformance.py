@@ -70,7 +70,10 @@ CASES = [
 ] + [(cp.containers_made_in_the_body, (np.array(xs),)) for xs in ([1.0, 2.0], [])
 ] + [(cp.float_index_where_the_path_runs, (np.array([1.0, 2.0]), F64(x))) for x in (1.0, 6.0)
 ] + [(f, (n,)) for f in (cp.walrus_in_while, cp.walrus_with_break_and_continue)
-     for n in (I64(7), I64(0), I64(20), I32(3), 5)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
+     for n in (I64(7), I64(0), I64(20), I32(3), 5)
+] + [(cp.unused_int, (F64(x),)) for x in (np.nan, np.inf, -np.inf, 2.5, 1e300)
+] + [(cp.int_in_loop_prints_around, (np.array(xs),)) for xs in ([1.5, np.nan, 2.0], [0.5, 2.0], [np.inf])
+] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
 def _run(f, args, capfd):
