@@ -272,17 +272,32 @@ def type_(*args):
     return types.pop()
 
 
+class _NoOutput:
+    """A file that checks print's arguments as Python's print would, writing nothing."""
+
+    def __init__(self, file):
+        if file is not None:
+            file.write  # noqa: B018 (Python's AttributeError for a file without write())
+
+    def write(self, text):
+        return len(text)
+
+
 def print_(*values, sep=" ", end="\n", file=None, flush=False):
     """While tracing, a Print op: it prints when the graph runs, on every call, in
     program order (a print of Python values only, run at trace time, would print once,
     and in both branches of an `if` on a tensor). Python's print otherwise."""
     g = gc.get_default_graph()
-    if g is None or file is not None:
+    if g is None:
         return builtins.print(*values, sep=sep, end=end, file=file, flush=flush)
+    # Python's TypeError for a sep / end that is not a str, AttributeError for a file without write()
+    builtins.print(sep=sep, end="", file=_NoOutput(file))
+    builtins.print(end=end, file=_NoOutput(file))
     values = [container_text(v) if holds_tensor(v) else  # `print([x])`: the items' values
               path_types.shown(v, "printing")[0] if is_tensor(v) else v for v in values]  # (as its path's type)
     with g.control_dependencies(effects.dependencies()):
-        op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n")
+        op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n",
+                      stream=file, flush=builtins.bool(flush))
     effects.record(op)
     return None
 

@@ -1,7 +1,10 @@
 """Print and Assert: stateful ops that act when the graph runs, not when it is built."""
 from __future__ import annotations
 
+import builtins
+import itertools
 import sys
+import weakref
 
 import numpy as np
 
@@ -29,11 +32,52 @@ def render(template, values) -> str:
                    format_value(next(it), *part) for part in template)
 
 
-def _print_kernel(*values, template=None, sep=" ", end="\n", stream="stdout"):
+# Print's `stream`: "stdout" / "stderr" (sys.stdout / sys.stderr as they are when the graph
+# runs, as Python looks them up when print is called) or "file:<n>", a file object that
+# print(file=...) named while the graph was built. A graph file holds data only, so the
+# object stays here, for as long as the graph that prints to it lives.
+_files: dict = {}
+_file_keys = itertools.count()
+
+
+def stream_of(file, graph) -> str:
+    """The `stream` attribute for Python's print(file=file) in `graph`."""
+    if file is None or file is sys.stdout:
+        return "stdout"
+    if file is sys.stderr:
+        return "stderr"
+    key = f"file:{next(_file_keys)}"
+    _files[key] = file
+    weakref.finalize(graph, _files.pop, key, None)
+    return key
+
+
+def _output(stream: str):
+    if stream == "stdout":
+        return sys.stdout
+    if stream == "stderr":
+        return sys.stderr
+    try:
+        out = _files[stream]
+    except KeyError:
+        raise InvalidArgumentError(
+            f"Print to a file object ({stream}): the object print(file=...) named while the graph was built is not "
+            f"in this process (a graph loaded from a file, or run in another process); print to sys.stdout or "
+            f"sys.stderr instead") from None
+    if getattr(out, "closed", False):
+        raise ValueError(
+            f"I/O operation on closed file: print(file=...) writes when the graph runs, and this file was closed "
+            f"by then (a `with open(...)` in a converted function opens and closes the file once, while the graph "
+            f"is built). Open the file outside the function and pass it in, or print to sys.stdout / sys.stderr")
+    return out
+
+
+def _print_kernel(*values, template=None, sep=" ", end="\n", stream="stdout", flush=True):
     text = sep.join(str(v) for v in values) if template is None else render(template, values)
-    out = sys.stderr if stream == "stderr" else sys.stdout
+    out = _output(stream)
     out.write(text + end)
-    out.flush()
+    if flush or stream in ("stdout", "stderr"):  # the console's lines keep their order with the driver's
+        out.flush()
     return ()
 
 
@@ -80,16 +124,20 @@ def template_of(parts) -> tuple[tuple, list]:
     return tuple(template), tensors
 
 
-def print(*values, sep: str = " ", end: str = "\n", stream: str = "stdout", name=None):  # noqa: A001
+def print(*values, sep: str = " ", end: str = "\n", stream="stdout", flush: bool = True, name=None):  # noqa: A001
     """Print `values` when the graph runs (Python's print when no graph is being built).
 
     Non-tensor values are printed as they are, a FormattedString with its tensors'
-    values; returns the Print op (or None eagerly)."""
+    values; `stream` is "stdout", "stderr" or a file object (Python's print(file=...));
+    returns the Print op (or None eagerly)."""
     parts_tensors = [p[0] for v in values if isinstance(v, FormattedString) for p in v.parts if not isinstance(p, str)]
     g = graph_of([*values, *parts_tensors]) or get_default_graph()
     if g is None:
-        _print_kernel(*values, sep=sep, end=end, stream=stream)
+        out = stream if not isinstance(stream, str) else sys.stderr if stream == "stderr" else sys.stdout
+        builtins.print(*values, sep=sep, end=end, file=out, flush=flush)
         return None
+    if not isinstance(stream, str) or stream not in ("stdout", "stderr"):
+        stream = stream_of(stream, g)
     template, tensors = [], []
     for i, v in enumerate(values):
         if i:
@@ -103,8 +151,10 @@ def print(*values, sep: str = " ", end: str = "\n", stream: str = "stdout", name
             tensors += values_of
         else:
             template.append(str(v))
-    return g.create_op(print_op, tensors, {"template": tuple(template), "sep": sep, "end": end, "stream": stream},
-                       name=name or "Print")
+    attrs = {"template": tuple(template), "sep": sep, "end": end, "stream": stream}
+    if stream.startswith("file:"):  # the console's streams are always flushed (see _print_kernel)
+        attrs["flush"] = bool(flush)
+    return g.create_op(print_op, tensors, attrs, name=name or "Print")
 
 
 def _assert_kernel(cond, *data, message="", template=None):
