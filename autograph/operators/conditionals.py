@@ -111,6 +111,8 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
         elif is_value(a) and is_value(b):
             dtype = join_dtypes(name, a, b, "in the if branch", "in the else branch", line)
             plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))
+        elif not is_tensor(a) and not is_tensor(b) and not is_value(a) and not is_value(b):
+            raise path_types.python_choice_error(location(line), name, a, b)  # 'pos' or 'neg': says what to write
         else:
             raise StagingError(
                 f"{location(line)}: {quoted(name)} is {describe(a)} in the if branch but {describe(b)} in the else "

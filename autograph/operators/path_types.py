@@ -739,3 +739,24 @@ def refuse_mixed(value, accepted, doing: str, advice: str) -> None:
 
 
 math_ops.set_operand_observer(_observe)
+
+
+def python_choice_error(where: str, name: str, a, b, sides=("in the if branch", "in the else branch")) -> StagingError:
+    """The refusal of a join of two different Python values that are not numbers (strs,
+    None, objects): which one a run gives is known only when the graph runs, and a graph
+    value is a number. Says which values, and what to write instead."""
+    what = "the conditional expression (`a if c else b`)" if name == "<if expression>" else \
+        "the returned value" if name.startswith("retval_") else f"'{name}'"
+
+    def show(v):
+        text = repr(v) if isinstance(v, (str, bytes, type(None), bool)) else f"a Python {type(v).__name__}"
+        return text if len(text) <= 40 else text[:37] + "..."
+    plain = _plain(name)
+    return StagingError(
+        f"{where}: {_capital(what)} is {show(a)} {sides[0]} and {show(b)} {sides[1]} of an `if` on a tensor: which "
+        f"one a run gives is known only when the graph runs, and a graph holds numbers, not Python "
+        f"{'strs' if isinstance(a, str) and isinstance(b, str) else 'objects'}. Use it inside each branch (e.g. "
+        f"print({show(a)}) there), or "
+        + ("write numbers in it (a code: `1 if ... else 0`)" if name == "<if expression>" else
+           f"give {plain} a number on every path (a code: {plain} = 0 / {plain} = 1)")
+        + " and turn the code into the value outside the converted function.")

@@ -605,3 +605,20 @@ def int_in_loop_prints_around(xs):
         k = int(v)  # noqa: F841 (raises after the print of that element)
         total += 1
     return total
+
+
+# -- a Python str chosen at run time (probes): refused, saying which values and what to write
+# (the message said "'msg' is a Python str in the if branch but a Python str in the else branch")
+
+def label_by_if_expression(v):
+    label = "big" if v > 1 else "small"
+    print(label)
+    return label
+
+
+def message_by_if_statement(x):
+    if x > 0:
+        msg = "pos"
+    else:
+        msg = "neg"
+    return msg

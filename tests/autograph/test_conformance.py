@@ -187,3 +187,14 @@ def test_a_change_another_name_would_see_is_refused(f, arg, match):
     with pytest.raises(StagingError, match=match) as e:
         function(f)(arg)
     assert "conformance_programs.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("f,match", [
+    (cp.label_by_if_expression, r"conformance_programs.py:\d+: The conditional expression \(`a if c else b`\) is "
+                                r"'big' in the if branch and 'small' in the else branch .*write numbers in it"),
+    (cp.message_by_if_statement, r"conformance_programs.py:\d+: 'msg' is 'pos' in the if branch and 'neg' in the "
+                                 r"else branch .*give msg a number on every path"),
+])
+def test_a_str_chosen_at_run_time_is_refused_saying_which_and_what_to_write(f, match):
+    with pytest.raises(StagingError, match=match):
+        function(f)(F64(2.0))
