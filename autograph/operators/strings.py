@@ -10,8 +10,13 @@ import builtins
 import re
 import string
 
+import numpy as np
+
+import graphcore as gc
 from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.logging_ops import FormattedString, format_value
+
+import graphcore as gc
 
 from . import path_types
 from .staging import is_tensor
@@ -21,12 +26,19 @@ _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conve
 
 def format_string(*pieces):
     """The f-string of `pieces`: literal strings and (value, conversion, spec) triples."""
-    if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0])) for p in pieces):
+    if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0]) or isinstance(p[2], FormattedString))
+               for p in pieces):
         return "".join(p if isinstance(p, str) else _format(*p) for p in pieces)
     out = []
     for p in pieces:
-        out += [p] if isinstance(p, str) else _field(p[0], _CONVERSIONS[p[1]], str(p[2]))
+        out += [p] if isinstance(p, str) else _field(p[0], _CONVERSIONS[p[1]], _spec(p[2]))
     return FormattedString(out)
+
+
+def _spec(spec):
+    """A field's format spec: a str, or a FormattedString where a nested field (`{x:{w}.2f}`)
+    holds a tensor (the spec is then formatted when the graph runs, before it is applied)."""
+    return spec if isinstance(spec, FormattedString) else str(spec)
 
 
 def holds_tensor(value) -> bool:
@@ -109,8 +121,18 @@ def format_(value, spec=""):
     return FormattedString([_piece(value, "", spec)]) if is_tensor(value) else builtins.format(value, spec)
 
 
-def _piece(value, conversion: str, spec: str):
-    """One formatted field: text now for a Python value, a FormattedString piece for a tensor."""
+def _piece(value, conversion: str, spec):
+    """One formatted field: text now for a Python value, a FormattedString piece for a tensor
+    (or for a Python number whose spec holds a tensor: a constant that the Print formats)."""
+    if isinstance(spec, FormattedString) and not is_tensor(value):
+        if not isinstance(value, (builtins.int, builtins.float)) or (
+                isinstance(value, builtins.int) and not -2**63 <= value < 2**63):
+            raise TypeError(
+                f"a format spec with a graph tensor in it (`{{v:{{w}}}}`) applied to a Python "
+                f"{type(value).__name__}: the spec is only known when the graph runs, and a "
+                f"{type(value).__name__} is not a graph value. Pad it with a width known while tracing, or format "
+                f"a number")
+        return (gc.constant(np.asarray(value)), conversion, spec, True)
     if not is_tensor(value):
         return format_value(value, conversion, spec)
     shown, python_number = path_types.shown(value, "formatting")  # a value whose type depends on the path:
@@ -126,27 +148,34 @@ def _joined(pieces):
 def str_format(template: str, *args, **kwargs):
     """`template.format(*args, **kwargs)` with tensors among the arguments: fields parsed as
     Python's str.format parses them (auto and explicit numbering, names, `.attr` and `[key]`,
-    conversions, nested specs of Python values)."""
-    formatter = string.Formatter()
-    pieces, auto = [], 0
+    conversions, nested specs)."""
+    return _joined(_vformat(string.Formatter(), template, args, kwargs, [0], 2))
+
+
+def _vformat(formatter, template, args, kwargs, auto: list, depth: int) -> list:
+    """The pieces of `template`; `auto` boxes the automatic field number, which a nested spec
+    shares with its field (`"{:{}}".format(x, w)`), as Python's str.format numbers them."""
+    if depth < 0:
+        raise ValueError("Max string recursion exceeded")
+    pieces = []
     for literal, field, spec, conversion in formatter.parse(template):
         if literal:
             pieces.append(literal)
         if field is None:
             continue
         if field == "" or field[0] in ".[":
-            if auto is None:
+            if auto[0] is None:
                 raise ValueError("cannot switch from manual field specification to automatic field numbering")
-            field, auto = str(auto) + field, auto + 1
-        elif auto:
-            raise ValueError("cannot switch from automatic field numbering to manual field specification")
-        else:
-            auto = None
+            field, auto[0] = str(auto[0]) + field, auto[0] + 1
+        elif re.match(r"\d", field):  # a number (a name does not count: "{} {x}" is fine)
+            if auto[0]:
+                raise ValueError("cannot switch from automatic field numbering to manual field specification")
+            auto[0] = None
         value, _ = formatter.get_field(field, args, kwargs)
-        if spec and "{" in spec:  # a nested field: the spec is a format string of Python values
-            spec = formatter.vformat(spec, args, kwargs)
+        if spec and "{" in spec:  # a nested field: a FormattedString where it holds a tensor
+            spec = _spec(_joined(_vformat(formatter, spec, args, kwargs, auto, depth - 1)))
         pieces += _field(value, conversion or "", spec or "")
-    return _joined(pieces)
+    return pieces
 
 
 # printf-style: %[(name)][flags][width][.precision][length]type

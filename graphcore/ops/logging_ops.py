@@ -26,10 +26,26 @@ def format_value(value, conversion: str = "", spec: str = "", python_number: boo
 
 def render(template, values) -> str:
     """A template's text: literal strings, None (the next value, as str gives it) and
-    (conversion, spec, python number) (the next value formatted so)."""
-    it = iter(values)
-    return "".join(part if isinstance(part, str) else str(next(it)) if part is None else
-                   format_value(next(it), *part) for part in template)
+    (conversion, spec, python number) (the next value formatted so). A spec that is itself
+    a template (`f"{x:{w}.2f}"` with a tensor w) is rendered from the values after the
+    value it formats, as Python evaluates the field before its nested spec."""
+    return _render(template, iter(values))
+
+
+def _render(template, it) -> str:
+    out = []
+    for part in template:
+        if isinstance(part, str):
+            out.append(part)
+        elif part is None:
+            out.append(str(next(it)))
+        else:
+            conversion, spec, python_number = part
+            value = next(it)
+            if not isinstance(spec, str):
+                spec = _render(spec, it)
+            out.append(format_value(value, conversion, spec, python_number))
+    return "".join(out)
 
 
 # Print's `stream`: "stdout" / "stderr" (sys.stdout / sys.stderr as they are when the graph
@@ -118,6 +134,10 @@ def template_of(parts) -> tuple[tuple, list]:
     for p in parts:
         if isinstance(p, str):
             template.append(p)
+        elif isinstance(p[2], FormattedString):  # a nested spec with tensors in it: its own template
+            spec, spec_tensors = template_of(p[2].parts)
+            template.append((p[1], spec, p[3]))
+            tensors += [p[0], *spec_tensors]
         else:
             template.append(tuple(p[1:]))
             tensors.append(p[0])

@@ -622,3 +622,15 @@ def message_by_if_statement(x):
     else:
         msg = "neg"
     return msg
+
+
+# -- a format spec with a tensor in a nested field (probe): the run failed with "Invalid format
+# specifier '<Tensor w:0 ...>.2f'"
+
+def nested_spec_with_a_tensor(x, w):
+    print(f"{x:{w}.2f}|{3.5:>{w}}|{x!r:>{w + 2}}")
+    print("{:{}}|{x:{w}}".format(x, w, x=x, w=w))
+    print("{0:{1}.{2}f}".format(x, w, 3))
+    if x > 100:
+        raise ValueError(f"too big: {x:{w}.1f}")
+    return x

@@ -73,6 +73,8 @@ CASES = [
      for n in (I64(7), I64(0), I64(20), I32(3), 5)
 ] + [(cp.unused_int, (F64(x),)) for x in (np.nan, np.inf, -np.inf, 2.5, 1e300)
 ] + [(cp.int_in_loop_prints_around, (np.array(xs),)) for xs in ([1.5, np.nan, 2.0], [0.5, 2.0], [np.inf])
+] + [(cp.nested_spec_with_a_tensor, (x, w)) for x in (F64(2.0), F64(-1.25), 2.5, F64(123.0))
+     for w in (I64(8), I32(3), 6)
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
