@@ -5,6 +5,7 @@ is the builtin."""
 from __future__ import annotations
 
 import builtins
+import types
 
 import numpy as np
 
@@ -75,6 +76,12 @@ def _minmax(args, kwargs, name: str, py):
     its own type: the result carries the winner's (path_types), ints and floats compared in
     a float64 that holds the ints exactly (else the run fails). Refused: ints and floats with
     `key=`, arrays compared as wholes, `default=`."""
+    if builtins.len(args) == 1 and isinstance(args[0], (types.GeneratorType, builtins.map, builtins.filter)):
+        args = (builtins.list(args[0]),)  # max(v * 2 for v in xs): consumed here as Python would, then a list
+    if builtins.len(args) == 1 and isinstance(args[0], (list, tuple)) and builtins.any(is_tensor(v) for v in args[0]):
+        # `max([x, y, 0.5])`: Python iterates the list as it takes operands (the first winner kept)
+        items, kwargs = tuple(args[0]), {k: v for k, v in kwargs.items() if k != "default"}
+        return items[0] if builtins.len(items) == 1 else _minmax(items, kwargs, name, py)
     if not builtins.any(is_tensor(a) for a in args):
         return py(*args, **kwargs)
     key = kwargs.pop("key", None)

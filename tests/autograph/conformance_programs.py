@@ -634,3 +634,16 @@ def nested_spec_with_a_tensor(x, w):
     if x > 100:
         raise ValueError(f"too big: {x:{w}.1f}")
     return x
+
+
+# -- max / min / sum of a Python list holding tensors (probe): "Decorate the function with
+# @autograph.function" (Python's max compared the tensors as bools)
+
+def extremes_of_a_list(x, n):
+    a = max([x, x * 2, 0.5])
+    b = min([x, x * 2, 0.5])
+    c = sum([x, x * 2, 0.5])
+    d = max((n, 3))
+    e = max([x, float("nan")]), max([float("nan"), x]), min([x, -x], key=abs), max([x])
+    g = max([n, 2, n + 1], default=7), max(v * 2 for v in [n, 1])
+    return a, b, c, d, e, g, sum([n, n]), sum([x], 1)

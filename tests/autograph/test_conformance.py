@@ -75,6 +75,8 @@ CASES = [
 ] + [(cp.int_in_loop_prints_around, (np.array(xs),)) for xs in ([1.5, np.nan, 2.0], [0.5, 2.0], [np.inf])
 ] + [(cp.nested_spec_with_a_tensor, (x, w)) for x in (F64(2.0), F64(-1.25), 2.5, F64(123.0))
      for w in (I64(8), I32(3), 6)
+] + [(cp.extremes_of_a_list, (x, n)) for x in (F64(0.25), F64(-1.0), F64(np.nan), F64(1.0), F64(0.5))
+     for n in (I64(5), I32(-4), 2)
 ] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
