@@ -15,7 +15,6 @@ exactly when the tree was. It runs once, after the other passes (they see plain 
 """
 from __future__ import annotations
 
-from itertools import compress
 from operator import attrgetter
 
 from ..graph import Graph, Operation
@@ -25,7 +24,6 @@ from ..source_info import SourceLocation
 from .state import PassState
 
 FUSIBLE = ELEMENTWISE | {"MatMul", "Const"}
-_type = attrgetter("type")
 _order_of = attrgetter("_order")
 
 
@@ -33,7 +31,7 @@ def run(graph: Graph, state: PassState) -> int:
     anchors = set(state.anchors)
     ops = graph.get_operations()
     # (what makes an op fusible never changes; its type is looked at in C)
-    candidates = list(filter(_fusible_typed, compress(ops, map(FUSIBLE.__contains__, map(_type, ops)))))
+    candidates = [op for op in ops if op.type in FUSIBLE and _fusible_typed(op)]
     free = set(candidates)  # the fusible ops that may still join a tree: not protected, not taken
     free.difference_update(state.protected())
     taken: set[Operation] = set()

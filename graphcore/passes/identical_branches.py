@@ -16,15 +16,11 @@ that would take control edges from the predicate that other passes then trip ove
 """
 from __future__ import annotations
 
-from itertools import compress
-from operator import attrgetter
-
 from ..graph import Graph, Operation, Tensor
 from .cse import _key_of_attr, _Unhashable
 from .state import UNTOUCHABLE, PassState, created_since
 
 
-_type = attrgetter("type")
 
 
 def _is_pivot(op: Operation) -> bool:
@@ -98,12 +94,9 @@ def _top_level_merges(graph: Graph, state: PassState) -> list[Operation]:
             state.cache["identical_branches"] = (merges, graph.checkpoint())
             return merges
     ops = graph.get_operations()
-    merges = [m for m in compress(ops, map(_MERGE.__contains__, map(_type, ops))) if m.ctx is None]
+    merges = [m for m in ops if m.type == "Merge" and m.ctx is None]
     state.cache["identical_branches"] = (merges, graph.checkpoint())
     return merges
-
-
-_MERGE = frozenset({"Merge"})
 
 
 def run(graph: Graph, state: PassState) -> int:

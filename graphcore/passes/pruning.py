@@ -10,13 +10,9 @@ gradients and the executor's frame rules see the loop as it was built).
 """
 from __future__ import annotations
 
-from itertools import compress
-from operator import attrgetter, not_
-
 from ..graph import Graph, Tensor
 from .state import PassState
 
-_stateful = attrgetter("op_def.stateful")
 
 
 def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
@@ -48,7 +44,7 @@ def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
         if outermost is not None:
             members.setdefault(outermost, []).extend(its)
     stack = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
-    stack += compress(ops, map(_stateful, ops))
+    stack += [op for op in ops if op.op_def.stateful]
     stack += [op for op in state.anchors if op in graph]
     needed = set(stack)
     stack = list(needed)
@@ -83,7 +79,7 @@ def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
 def run(graph: Graph, state: PassState) -> int:
     ops = graph.get_operations()
     needed = needed_ops(graph, state, ops)
-    doomed = list(compress(ops, map(not_, map(needed.__contains__, ops))))  # (picked in C)
+    doomed = [op for op in ops if op not in needed]
     # with what other passes left unused in loops it keeps (state.erase_later): one erase
     doomed += [op for op in state.take_leftovers() if op in needed]
     if doomed:
