@@ -239,7 +239,7 @@ def _branch_outputs(plan, vals, names, line) -> list:
             continue
         unset = is_undefined(v) or returned_none(v)
         values.append(zeros(entry[2], entry[1]) if unset else
-                      path_types.stored(v, to_tensor(v, entry[1]), name, line, "if"))
+                      path_types.store(v, entry[1], name, line, "if"))
         if entry[3]:
             flags.append(gc.constant(False) if returned_none(v) else maybe_defined.flag_of(v))
         if entry[5]:

@@ -343,7 +343,7 @@ class _Loop:
             elif is_undefined(v) or isinstance(v, PartialReturn):  # (PartialReturn: None returned before)
                 values.append(zeros(entry[2], entry[1]))
             else:
-                values.append(path_types.stored(v, to_tensor(v, entry[1]), self.state.names[i], self.line, "loop"))
+                values.append(path_types.store(v, entry[1], self.state.names[i], self.line, "loop"))
             names.append(f"'{self.state.names[i]}'")
         for i in self.flagged:
             values.append(maybe_defined.flag_of(init[i]))
@@ -412,7 +412,7 @@ class _Loop:
                 if i in self.weak and not is_weak(v):
                     raise Replan(("strong", i))
                 self._check_kinds(i, v)
-                new.append(path_types.stored(v, to_tensor(v, entry[1]), name, self.line, "loop"))  # a weak value
+                new.append(path_types.store(v, entry[1], name, self.line, "loop"))  # a weak value
                 if entry[3]:                                                                 # takes the dtype
                     flags.append(maybe_defined.flag_of(v))
                 if i in self.tagged:

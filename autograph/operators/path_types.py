@@ -606,14 +606,9 @@ def stored(v, converted, name: str, line: int, where: str):
     narrow = _narrow(converted.dtype, kinds)
     if not narrow:
         return converted
-    what = shown_name(name)
 
     def message(value=None) -> str:
-        shown = f"the {describe_kinds(narrow)} {value!r}" if value is not None else f"{_a(describe_kinds(narrow))}"
-        path = f"this path of the {where} at line {line}" if line else "this path"
-        return (f"{_where()}: {what} is {shown} on {path}, but the graph holds it as {converted.dtype} (its type "
-                f"on another path), which cannot hold that value exactly: the graph "
-                f"would round what Python keeps exact. {_advice(narrow, converted.dtype, _capital(what))}")
+        return _inexact_message(value, narrow, converted.dtype, name, line, where)
     _building.on = True
     try:
         if not isinstance(v, gc.Tensor):
@@ -631,6 +626,33 @@ def stored(v, converted, name: str, line: int, where: str):
         return _guard(converted, test, message())
     finally:
         _building.on = False
+
+
+def store(v, dtype, name: str, line: int, where: str):
+    """`v` converted to a join's `dtype`, checked by `stored`. A Python int the dtype cannot
+    hold at all (3000000000 joining an np.int32) is a placeholder 0 whose guard fails the run
+    on the path that assigns it (numpy raised OverflowError while tracing, on every path)."""
+    from .staging import to_tensor  # noqa: PLC0415 (staging builds on this module)
+
+    if (isinstance(v, int) and not isinstance(v, bool) and dtype.is_integer
+            and not np.iinfo(dtype.np_dtype).min <= v <= np.iinfo(dtype.np_dtype).max):
+        _building.on = True
+        try:
+            return _guard(gc.constant(np.zeros((), dtype.np_dtype), dtype=dtype), gc.constant(False),
+                          _inexact_message(v, [PY_INT], dtype, name, line, where))
+        finally:
+            _building.on = False
+    return stored(v, to_tensor(v, dtype), name, line, where)
+
+
+def _inexact_message(value, narrow, dtype, name, line, where) -> str:
+    what = shown_name(name)
+    shown = f"the {describe_kinds(narrow)} {value!r}" if value is not None else f"{_a(describe_kinds(narrow))}"
+    path = f"this path of the {where} at line {line}" if line else "this path"
+    return (f"{_where()}: {what} is {shown} on {path}, but the graph holds it as {dtype} (its type "
+            f"on another path), which cannot hold that value exactly: the graph "
+            f"would {'wrap around' if dtype.is_integer else 'round'} what Python keeps exact. "
+            f"{_advice(narrow, dtype, _capital(what))}")
 
 
 def register_join(t, kinds, tag, name: str, line: int):

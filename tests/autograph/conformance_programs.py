@@ -647,3 +647,23 @@ def extremes_of_a_list(x, n):
     e = max([x, float("nan")]), max([float("nan"), x]), min([x, -x], key=abs), max([x])
     g = max([n, 2, n + 1], default=7), max(v * 2 for v in [n, 1])
     return a, b, c, d, e, g, sum([n, n]), sum([x], 1)
+
+
+# -- a Python int an np.int32 join cannot hold (probe): numpy's OverflowError while tracing,
+# on every path; now InexactTypeError on the path that assigns it only
+
+def big_python_int_joins_int32(n):
+    y = n
+    if n < 0:
+        y = 3000000000
+    z = n if n > -5 else 3000000000
+    return y, z
+
+
+def big_python_int_joins_int32_in_loop(n):
+    y = n
+    k = 0
+    while k < n:
+        y = 3000000000
+        k += 1
+    return y

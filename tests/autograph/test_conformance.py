@@ -77,7 +77,8 @@ CASES = [
      for w in (I64(8), I32(3), 6)
 ] + [(cp.extremes_of_a_list, (x, n)) for x in (F64(0.25), F64(-1.0), F64(np.nan), F64(1.0), F64(0.5))
      for n in (I64(5), I32(-4), 2)
-] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
+] + [(cp.big_python_int_joins_int32, (I32(1),)), (cp.big_python_int_joins_int32_in_loop, (I32(0),))  # the
+]  # paths that assign 3000000000 fail the run: test_a_python_int_an_int32_join_cannot_hold_... + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
 def _run(f, args, capfd):
@@ -202,3 +203,13 @@ def test_a_change_another_name_would_see_is_refused(f, arg, match):
 def test_a_str_chosen_at_run_time_is_refused_saying_which_and_what_to_write(f, match):
     with pytest.raises(StagingError, match=match):
         function(f)(F64(2.0))
+
+
+@pytest.mark.parametrize("f,n", [(cp.big_python_int_joins_int32, I32(-1)), (cp.big_python_int_joins_int32_in_loop,
+                                                                             I32(2))])
+def test_a_python_int_an_int32_join_cannot_hold_fails_the_run_on_its_path(f, n):
+    """Python gives the int 3000000000 there; the graph holds the join as int32: the run
+    fails with InexactTypeError (an OverflowError) naming the variable, only on that path."""
+    with pytest.raises(OverflowError, match=r"'y' is the int 3000000000 on this path of the (if|loop) at line \d+, "
+                                            r"but the graph holds it as int32 .*wrap around.*np.int64"):
+        function(f)(n)
