@@ -782,3 +782,33 @@ def python_choice_error(where: str, name: str, a, b, sides=("in the if branch", 
         + ("write numbers in it (a code: `1 if ... else 0`)" if name == "<if expression>" else
            f"give {plain} a number on every path (a code: {plain} = 0 / {plain} = 1)")
         + " and turn the code into the value outside the converted function.")
+
+
+def round_by_kind(x, ndigits: int):
+    """`round(x, ndigits)` of a number whose type depends on the path: each kind's own
+    rounding (a Python float's exact decimal value, numpy's scaling for numpy floats in their
+    own dtype, a Python int's or numpy int's for negative digits), chosen by the tag when the
+    graph runs; the result keeps the kind. None where a kind is not a number (a bool)."""
+    from graphcore.ops.python_math_ops import python_math  # noqa: PLC0415
+
+    found = info(x)
+    if found is None or not isinstance(found.kinds, frozenset) or not found.kinds <= (INTS | FLOATS):
+        return None
+    kinds = sorted(found.kinds)
+    _building.on = True
+    try:
+        digits = gc.constant(np.int64(ndigits))
+        out = None
+        for k in kinds:
+            mask = None if len(kinds) == 1 else _is(found.tag, {k})
+            v = _operand(x, TYPE_DTYPES[k], mask, 0)
+            if k in (PY_FLOAT, PY_INT):
+                r = python_math("round_digits" if k == PY_FLOAT else "round_int_digits", v, digits)
+            else:
+                r = gc.round(v, decimals=ndigits)
+            r = r if r.dtype == x.dtype else gc.cast(r, x.dtype)
+            out = r if out is None else gc.where(mask, r, out)
+    finally:
+        _building.on = False
+    out.weak = bool(x.weak)
+    return register(out, found)

@@ -321,11 +321,16 @@ OVERLOADS.update(numpy_types.OVERLOADS)
 
 
 def round_(number, ndigits=None):
-    """`round(x, n)` keeps x's type, also where it depends on the path (path_types); refused
-    where that path's rounding is not the graph's (a Python float rounds its exact decimal
-    value, numpy scales first: round(2.675, 2) is 2.67 and np.round gives 2.68)."""
+    """`round(x, n)` keeps x's type, also where it depends on the path (path_types), and
+    rounds as that type does (a Python float rounds its exact decimal value, numpy scales
+    first: round(2.675, 2) is 2.67 and np.round gives 2.68): each kind's rounding is computed
+    and the tag chooses. Refused where that cannot be done (an array, bools)."""
     if ndigits is None or not path_types.depends(number):
         return math_functions.round_(number, ndigits)
+    if isinstance(ndigits, int) and number.shape.rank == 0:
+        out = path_types.round_by_kind(number, ndigits)  # each path's own rounding, chosen by the tag
+        if out is not None:
+            return out
     kinds = path_types.kinds_of(number)
     python_rounding = number.weak  # the rounding the graph does: Python's for a weak value, else numpy's
     numpy_floats = {path_types.NP_FLOAT32, path_types.NP_FLOAT64}

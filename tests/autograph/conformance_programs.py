@@ -667,3 +667,13 @@ def big_python_int_joins_int32_in_loop(n):
         y = 3000000000
         k += 1
     return y
+
+
+# -- round(x, n) of a value that is a Python float or an np.float64 depending on the path
+# (probe): refused; each path's rounding is computed now and the tag chooses
+
+def round_of_a_path_typed_value(c, xv, n32):
+    r = 2.675 if c > 0 else xv
+    s = 12345 if c > 1 else n32
+    print(round(r, 2), round(s, -2), round(3.0 if c > 0 else xv, 1))
+    return round(r, 2), round(s, -2), round(r * 2, 1), round(3.0 if c > 0 else xv, 1)
