@@ -27,6 +27,7 @@ every output variable becomes a cond output:
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable, Sequence
 
 import numpy as np
@@ -50,7 +51,7 @@ def if_stmt(cond, body: Callable, orelse: Callable, get_state: Callable, set_sta
     cond = as_test(cond)
     if is_tensor(cond):
         _graph_if(truth(cond), body, orelse, FlatState.of_values(get_state, set_state, names, nouts, "if", line),
-                  line)
+                  line, site=(_code_of(body), _code_of(orelse), line))
     elif cond:
         body()
     else:
@@ -75,8 +76,70 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
         return lambda: set_state((fn(),))
 
     _graph_if(cond, run(true_fn), run(false_fn),
-              FlatState.of_values(get_state, set_state, ("<if expression>",), 1, "if", line), line)
+              FlatState.of_values(get_state, set_state, ("<if expression>",), 1, "if", line), line,
+              site=(_code_of(true_fn), _code_of(false_fn), line))
     return box[0]
+
+
+def _code_of(fn):
+    return getattr(fn, "__code__", None)
+
+
+# -- plans learnt earlier in the same trace --------------------------------------------------
+# An if (or loop) inside a branch or loop body is traced again each time what encloses it is
+# traced again (a replan, a loop's dry run and real body), and each of those traces used to
+# learn its plan from scratch: provisional trace, then replan. So the traces of the innermost
+# statement doubled per level of nesting. Each graph keeps the last plan each statement site
+# settled on, and the next trace of that site starts from it (for an if: checked against the
+# plan the branches give, so the graph is the one a replan would build).
+
+_learnt: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+
+
+def learnt_plans() -> dict:
+    """The plans the statements of the graph being built settled on: site -> what was learnt."""
+    g = gc.get_default_graph()
+    if g is None:
+        return {}
+    table = _learnt.get(g)
+    if table is None:
+        table = _learnt[g] = {}
+    return table
+
+
+def _same_entry(a, b, filled: bool) -> bool:
+    """Whether plan entries a and b give the same outputs (`filled`: both branches set the
+    variable, so the shape of the zeros that would stand for it does not matter)."""
+    if a[0] != b[0] or len(a) != len(b):
+        return False
+    if a[0] in ("py", "partial"):
+        return same_python_value(a[1], b[1])
+    for k, (x, y) in enumerate(zip(a[1:], b[1:]), 1):
+        if k == 2 and a[0] == "t" and filled:
+            continue
+        if isinstance(x, path_types.Untracked) or isinstance(y, path_types.Untracked):
+            if not (isinstance(x, path_types.Untracked) and isinstance(y, path_types.Untracked)
+                    and (x.reason, x.name, x.line) == (y.reason, y.name, y.line)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _applies(plan, vals) -> bool:
+    """Whether a branch's values can be given as outputs by `plan` (a guess)."""
+    for e, v in zip(plan, vals):
+        unset = is_undefined(v) or returned_none(v)
+        if e[0] == "t" and (e[2] is None if unset else not is_value(v) or (
+                natural_dtype(v) != e[1] and not is_weak(v))):
+            return False
+        if e[0] == "list" and not _list_like(v):
+            return False
+    return len(plan) == len(vals)
+
+
+def _same_plan(a, b, filled) -> bool:
+    return len(a) == len(b) and all(_same_entry(x, y, f) for x, y, f in zip(a, b, filled))
 
 
 # A plan entry per output variable:
@@ -275,8 +338,10 @@ class _Branches:
     values as they are and the false branch computes the plan, raising Replan when the
     true branch has to be traced again."""
 
-    def __init__(self, state: FlatState, init, plan, use_token: bool, line: int, whole_lists=frozenset()):
+    def __init__(self, state: FlatState, init, plan, use_token: bool, line: int, whole_lists=frozenset(),
+                 guess=None):
         self.state, self.init, self.plan, self.use_token, self.line = state, init, plan, use_token, line
+        self.guess = guess  # the plan this site settled on before (plan is None then): checked, not trusted
         self.whole_lists = whole_lists  # variables (lists appended to) carried as one value
         self.outer = effects.current()
         self.effects = 0
@@ -305,6 +370,10 @@ class _Branches:
             self.tags[taken] = [None if u else path_types.tag_of(v) for v, u in zip(vals, unset)]
             self.effects += chain.effects
             tail = [chain.token] if self.use_token else []
+            if self.plan is None and self.guess is not None and taken and not _applies(self.guess, vals):
+                self.guess = None  # (it cannot be: a provisional trace, as without one)
+            if self.plan is None and self.guess is not None:
+                return self._guessed(vals, taken) + tail
             if self.plan is None and taken:
                 self.true_vals = vals
                 self.provisional = [gc.constant(v) if is_python_number(v) else v.handle if isinstance(v, StagedList)
@@ -334,6 +403,33 @@ class _Branches:
             return _branch_outputs(self.plan, vals, self.state.names, self.line) + tail
         return run
 
+    def _guessed(self, vals, taken: bool) -> list:
+        """A branch's outputs by the guessed plan. After the false branch, the plan the two
+        branches give (as a provisional trace would compute it, with the tags a later trace
+        would add) must be the guess, else Replan with that plan (as after a provisional trace)."""
+        if taken:
+            self.true_vals = vals
+            try:
+                return _branch_outputs(self.guess, vals, self.state.names, self.line)
+            except (TypeError, ValueError, StagingError, ArithmeticError):
+                raise Replan((None, False)) from None  # a provisional trace next, as without a guess
+        learnt = self.state.learn(self.true_vals, vals, keep_whole=self.whole_lists)
+        if learnt is not None:
+            raise Replan(("state", learnt))
+        slots = frozenset(i for i, t in enumerate(self.tags[True]) if is_tensor(t))
+        plan = _with_kinds(_branch_plan(self.state.names, self.true_vals, vals, self.line), self.kinds, self.weak,
+                           self.tags, self.outer_ctx, slots)
+        inside = {i for side in (True, False) for i, e in enumerate(plan)
+                  if e[0] == "t" and path_types.needs_tag(e[4]) and not e[5]
+                  and not _outside(self.tags[side][i], self.outer_ctx)}
+        plan = [e[:5] + (True,) if i in inside else e for i, e in enumerate(plan)]
+        wants_token = self.outer is not None and self.outer.token is not None and self.effects > 0
+        set_ = [not any(is_undefined(v) or returned_none(v) for v in pair) for pair in zip(self.true_vals, vals)]
+        if wants_token != self.use_token or not _same_plan(plan, self.guess, set_):
+            raise Replan((plan, wants_token))
+        self.plan = plan
+        return _branch_outputs(plan, vals, self.state.names, self.line)
+
 
 def _through_identities(t):
     while t.op.type == "Identity" and t.op.inputs:
@@ -357,7 +453,7 @@ def _returned_in_else(cond, names, init) -> int | None:
     return None
 
 
-def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
+def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> None:
     raw_init = state.get_raw()
     init = tuple(state.get())
     returned = _returned_in_else(cond, state.names, init)
@@ -366,9 +462,14 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     plan, use_token = None, False
     reshaped: set[int] = set()
     whole_lists: set[int] = set()
+    key = (site, tuple(state.names), state.nouts) if site is not None else None
+    guess, use_token = learnt_plans().get(key, (None, False)) if key is not None else (None, False)
+    chain = effects.current()
+    use_token = use_token and chain is not None and chain.token is not None  # (no token to sequence on here)
     for _ in range(6 + 2 * len(init)):
         mark = checkpoint()
-        branches = _Branches(state, init, plan, use_token, line, frozenset(whole_lists))
+        branches = _Branches(state, init, plan, use_token, line, frozenset(whole_lists), guess)
+        guess = None  # (only the first attempt: a replan knows better)
         try:
             outs = gc.cond(cond, branches.trace(body, True), branches.trace(orelse, False))
         except ShapeChanged as r:  # a dict gains keys: fine if the other branch adds them too
@@ -404,6 +505,8 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int) -> None:
     else:  # pragma: no cover
         raise StagingError(f"{location(line)}: could not stage the if statement")
     plan = branches.plan
+    if key is not None and not reshaped and key[1] == tuple(state.names):
+        learnt_plans()[key] = (plan, use_token)
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     n_values = sum(1 for e in plan if e[0] in ("t", "list"))
     weak = [all(w) for w in zip(*branches.weak)]

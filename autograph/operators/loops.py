@@ -34,14 +34,14 @@ from graphcore.errors import StagingError
 
 from . import effects, exceptions, maybe_defined, path_types
 from .augmented import InPlaceAliasError
-from .conditionals import if_stmt
+from .conditionals import if_stmt, learnt_plans
 from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
                       is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
                       natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
-from .state import FlatState, check_item_targets, is_container, leaves
+from .state import FlatState, ShapeChanged, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
 
@@ -54,7 +54,8 @@ def while_stmt(test: Callable, body: Callable, get_state: Callable, set_state: C
         c = as_test(test())
         if is_tensor(c):
             rollback(mark)
-            _graph_while(test, body, get_state, set_state, names, line)
+            _graph_while(test, body, get_state, set_state, names, line,
+                         site=("while", getattr(body, "__code__", None), line))
             return
         if not c:
             return
@@ -68,7 +69,8 @@ def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: C
     or `zip` of tensors) gives a graph loop; Python iterables run as Python."""
     staged = as_graph_iterable(iterated)
     if staged is not None:
-        _graph_for(staged, extra_test, body, get_state, set_state, names, line)
+        _graph_for(staged, extra_test, body, get_state, set_state, names, line,
+                   site=("for", type(staged), getattr(body, "__code__", None), extra_test is None, line))
         return
     it = iter(iterated)
     for x in it:
@@ -97,7 +99,7 @@ def _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, 
             return
 
 
-def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, names, line) -> None:
+def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, names, line, site=None) -> None:
     """A graph while loop over a hidden counter k < length, calling body(item(k))."""
     n = iterable.length()
     n = n if is_tensor(n) and n.dtype == gc.int64 else to_tensor(n, gc.int64)
@@ -123,7 +125,7 @@ def _graph_for(iterable: GraphIterable, extra_test, body, get_state, set_state, 
         body(iterable.item(k))
         box[0] = k + np.int64(1)  # (an int64 step: the counter cannot pass n, so no Python int check)
 
-    _graph_while(test2, body2, get2, set2, list(names) + ["<loop counter>"], line)
+    _graph_while(test2, body2, get2, set2, list(names) + ["<loop counter>"], line, site=site)
 
 
 # -- the plan ----------------------------------------------------------------------------
@@ -245,14 +247,73 @@ def _open_containers(get_state, set_state, names, init, after, line) -> FlatStat
     return FlatState(get_state, set_state, names, len(names), templates, "loop", line)
 
 
-def _graph_while(test, body, get_state, set_state, names, line) -> None:
+# -- what an earlier trace of the same loop learnt ---------------------------------------------
+# A loop nested in another is traced in the outer loop's dry run, again in its real body, and
+# again in each replan of it, and each time it dry-ran its own body before building it, so the
+# innermost body was traced 2**depth times (and each if in it as often). The plan a loop settles
+# on is kept per site (conditionals.learnt_plans); where the loop is met again with variables of
+# the same kinds (tensor or Python number, dtype, weak, defined flag, path types; no containers),
+# it is built with that plan at once, and a body that needs more replans as usual.
+
+def _signature(v):
+    """What of a value before the loop its plan depends on; None: not reusable (a container)."""
+    if is_undefined(v):
+        return ("undef",)
+    if isinstance(v, PartialReturn):
+        return ("partial",) if v.value is None else None
+    if v is None:
+        return ("none",)
+    if is_tensor(v) or is_number(v):
+        k = path_types.kinds_of(v)
+        return ("value", is_tensor(v), natural_dtype(v), is_weak(v), maybe_defined.needs_flag(v),
+                "untracked" if isinstance(k, path_types.Untracked) else k)
+    return None
+
+
+def _reused(site, get_state, set_state, names, init, can_chain, line):
+    """The state view, plan (and what goes with them) an earlier trace of this loop settled
+    on, if the values `init` before the loop are of the same kinds as then; else None."""
+    if site is None:
+        return None
+    got = learnt_plans().get((site, tuple(names), can_chain))
+    if got is None:
+        return None
+    templates, sig, plan, strong, kinds, use_token = got
+    state = FlatState(get_state, set_state, names, len(names), templates, "loop", line)
+    try:
+        flat = state.flatten(init)
+    except ShapeChanged:
+        return None
+    if [_signature(v) for v in flat] != sig:
+        return None
+    plan = [("py", flat[i]) if e[0] == "py" and is_tensor(e[1]) else e for i, e in enumerate(plan)]
+    return state, plan, set(strong), dict(kinds), use_token
+
+
+def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token) -> None:
+    """Keep the plan this loop settled on for its next trace (not for lists appended to)."""
+    if site is None or any(e[0] == "list" for e in plan):
+        return
+    sig = [_signature(v) for v in state.flatten(init)]
+    if any(x is None for x in sig):
+        return
+    learnt_plans()[(site, tuple(names), can_chain)] = (state.templates, sig, list(plan), frozenset(strong),
+                                                        dict(kinds), use_token)
+
+
+def _graph_while(test, body, get_state, set_state, names, line, site=None) -> None:
     init = tuple(get_state())
     outer = effects.current()
     can_chain = outer is not None and outer.token is not None
     use_token = False
+    reused = None if all(is_tensor(v) for v in init) else _reused(site, get_state, set_state, names, init,
+                                                                    can_chain, line)
     if all(is_tensor(v) for v in init):
         state = FlatState(get_state, set_state, names, len(names), [None] * len(init), "loop", line)
         plan = [("t", v.dtype, None, maybe_defined.needs_flag(v)) for v in init]
+    elif reused is not None:
+        check_item_targets(names, init, "loop", line)
+        state, plan, strong_learnt, kinds, use_token = reused
     else:
         check_item_targets(names, init, "loop", line)
         after, n_effects = _dry_run(body, get_state, set_state, init)
@@ -264,6 +325,8 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
     strong: set[int] = set()  # variables weak before the loop that the body makes strongly typed
     if all(is_tensor(v) for v in init):
         kinds = {}
+    elif reused is not None:
+        strong = strong_learnt
     for _ in range(3 + 5 * len(plan)):
         mark = checkpoint()
         loop = _Loop(test, body, state, plan, use_token, line, strong, kinds)
@@ -303,6 +366,7 @@ def _graph_while(test, body, get_state, set_state, names, line) -> None:
         break
     else:  # pragma: no cover
         raise StagingError(f"{location(line)}: could not stage the loop")
+    _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token)
     if outer is not None:
         outer.effects += loop.body_effects
         if use_token:
