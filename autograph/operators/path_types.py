@@ -777,8 +777,10 @@ def python_choice_error(where: str, name: str, a, b, sides=("in the if branch", 
     return StagingError(
         f"{where}: {_capital(what)} is {show(a)} {sides[0]} and {show(b)} {sides[1]} of an `if` on a tensor: which "
         f"one a run gives is known only when the graph runs, and a graph holds numbers, not Python "
-        f"{'strs' if isinstance(a, str) and isinstance(b, str) else 'objects'}. Use it inside each branch (e.g. "
-        f"print({show(a)}) there), or "
+        f"{'strs' if isinstance(a, str) and isinstance(b, str) else 'objects'}. "
+        + ("Write an if statement and use the value inside each branch" if name == "<if expression>" else
+           "Use it inside each branch")
+        + f" (e.g. print({show(a)}) there), or "
         + ("write numbers in it (a code: `1 if ... else 0`)" if name == "<if expression>" else
            f"give {plain} a number on every path (a code: {plain} = 0 / {plain} = 1)")
         + " and turn the code into the value outside the converted function.")

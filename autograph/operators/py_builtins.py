@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import warnings
 
 import numpy as np
 
@@ -195,9 +196,28 @@ def max_(*args, **kwargs):
     return _minmax(args, kwargs, "max", builtins.max)
 
 
+def _zero_d_only() -> bool:
+    """Whether this numpy's int() / float() take only 0-d arrays (numpy 2.3 on; before, any
+    array of one element, with a DeprecationWarning from 1.25)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            builtins.float(np.zeros(1))
+    except TypeError:
+        return True
+    return False
+
+
+_ZERO_D_ONLY = _zero_d_only()
+
+
 def _scalar(x, what: str):
-    """`int(t)` / `float(t)` need one element, as Python's do on numpy arrays."""
+    """`int(t)` / `float(t)` need one element, as Python's do on numpy arrays (or a 0-d
+    array, as this numpy's do)."""
     dims = x.shape.dims
+    if _ZERO_D_ONLY and dims and not x.weak:
+        raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars ({what}() of a tensor of "
+                        f"shape {x.shape}, as numpy says): index it first, e.g. {what}(x[0])")
     if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
         raise TypeError(f"{what}() of a tensor of shape {list(dims)}: only a tensor of one element converts to a "
                         f"Python scalar; index it first, or use graphcore.cast for every element.")
@@ -231,6 +251,10 @@ def float_(x=0.0):
 
 def bool_(x=False):
     if is_tensor(x):
+        dims = x.shape.dims
+        if dims is None or (dims and None in dims):
+            # numpy raises ValueError for an array of other than one element, read or not: an effect
+            return python_value(math_functions.kept(lambda: truth(x), x))
         return python_value(truth(x))  # a Python bool
     return builtins.bool(x)
 

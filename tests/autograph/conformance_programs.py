@@ -677,3 +677,14 @@ def round_of_a_path_typed_value(c, xv, n32):
     s = 12345 if c > 1 else n32
     print(round(r, 2), round(s, -2), round(3.0 if c > 0 else xv, 1))
     return round(r, 2), round(s, -2), round(r * 2, 1), round(3.0 if c > 0 else xv, 1)
+
+
+# -- bool() / float() of arrays numpy refuses (probes): the graph gave a value
+
+def unused_bool_of_a_slice(xs, k):
+    b = bool(xs[:k])  # noqa: F841 (ValueError unless the slice has one element: never read)
+    return k
+
+
+def float_of_a_one_element_array(xs):
+    return float(xs[:1])  # TypeError in numpy 2.3 on: only 0-d arrays convert

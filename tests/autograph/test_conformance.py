@@ -80,7 +80,9 @@ CASES = [
 ] + [(cp.big_python_int_joins_int32, (I32(1),)), (cp.big_python_int_joins_int32_in_loop, (I32(0),))  # the
 ]  # paths that assign 3000000000 fail the run: test_a_python_int_an_int32_join_cannot_hold_...
 CASES += [(cp.round_of_a_path_typed_value, (F64(c), F64(x), I32(6789))) for c in (-1.0, 1.5, 3.0)
-          for x in (2.675, 2.25, np.nan, -0.05)] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
+          for x in (2.675, 2.25, np.nan, -0.05)]
+CASES += [(cp.unused_bool_of_a_slice, (np.array([1.0, 0.0]), I64(k))) for k in (0, 1, 2)]
+CASES += [(cp.float_of_a_one_element_array, (np.array(xs),)) for xs in ([3.0], [1.0, 2.0])] + [(cp.matcher, (x, k)) for x in (I64(3), I64(-3)) for k in (1, 2, None, 5, 8, 3, I64(2), I64(5), I64(9))]
 
 
 def _run(f, args, capfd):
