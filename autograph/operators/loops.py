@@ -37,8 +37,8 @@ from .augmented import InPlaceAliasError
 from .conditionals import if_stmt, learnt_plans
 from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
-from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, is_array_value, is_number,
-                      is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
+from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, in_dry_run, is_array_value,
+                      is_number, is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
                       natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, check_item_targets, is_container, leaves
@@ -278,7 +278,7 @@ def _reused(site, get_state, set_state, names, init, can_chain, line):
     got = learnt_plans().get((site, tuple(names), can_chain))
     if got is None:
         return None
-    templates, sig, plan, strong, kinds, use_token = got
+    templates, sig, plan, strong, kinds, use_token, summary = got
     state = FlatState(get_state, set_state, names, len(names), templates, "loop", line)
     try:
         flat = state.flatten(init)
@@ -287,18 +287,19 @@ def _reused(site, get_state, set_state, names, init, can_chain, line):
     if [_signature(v) for v in flat] != sig:
         return None
     plan = [("py", flat[i]) if e[0] == "py" and is_tensor(e[1]) else e for i, e in enumerate(plan)]
-    return state, plan, set(strong), dict(kinds), use_token
+    return state, plan, set(strong), dict(kinds), use_token, summary
 
 
-def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token) -> None:
-    """Keep the plan this loop settled on for its next trace (not for lists appended to)."""
-    if site is None or any(e[0] == "list" for e in plan):
+def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, loop) -> None:
+    """Keep the plan this loop settled on for its next trace (not for lists appended to),
+    with the shapes its loop variables leave with and the effects its body has."""
+    if site is None or any(e[0] == "list" for e in plan) or loop.summary is not None:
         return
     sig = [_signature(v) for v in state.flatten(init)]
     if any(x is None for x in sig):
         return
     learnt_plans()[(site, tuple(names), can_chain)] = (state.templates, sig, list(plan), frozenset(strong),
-                                                        dict(kinds), use_token)
+                                                        dict(kinds), use_token, (loop.out_shapes, loop.body_effects))
 
 
 def _graph_while(test, body, get_state, set_state, names, line, site=None) -> None:
@@ -306,6 +307,7 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
     outer = effects.current()
     can_chain = outer is not None and outer.token is not None
     use_token = False
+    summary = None
     reused = None if all(is_tensor(v) for v in init) else _reused(site, get_state, set_state, names, init,
                                                                     can_chain, line)
     if all(is_tensor(v) for v in init):
@@ -313,7 +315,7 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
         plan = [("t", v.dtype, None, maybe_defined.needs_flag(v)) for v in init]
     elif reused is not None:
         check_item_targets(names, init, "loop", line)
-        state, plan, strong_learnt, kinds, use_token = reused
+        state, plan, strong_learnt, kinds, use_token, summary = reused
     else:
         check_item_targets(names, init, "loop", line)
         after, n_effects = _dry_run(body, get_state, set_state, init)
@@ -327,13 +329,21 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
         kinds = {}
     elif reused is not None:
         strong = strong_learnt
+    # In a dry run (of an enclosing loop), a loop whose plan is known is not traced again: its
+    # variables leave it as that plan makes them (the real trace of the enclosing loop builds it).
+    # Else each enclosing level's dry run traced it, and the traces grew with depth squared.
+    summary = summary if reused is not None and in_dry_run() else None
     for _ in range(3 + 5 * len(plan)):
         mark = checkpoint()
-        loop = _Loop(test, body, state, plan, use_token, line, strong, kinds)
+        loop = _Loop(test, body, state, plan, use_token, line, strong, kinds, summary)
         try:
             loop.build()
         except BaseException as e:
             rollback(mark)  # no half-built loop left behind, nor variables bound to its tensors
+            if summary is not None:  # (it did not fit here: build it)
+                summary = None
+                set_state(init)
+                continue
             if not isinstance(e, Replan):
                 set_state(init)
                 raise
@@ -366,7 +376,7 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
         break
     else:  # pragma: no cover
         raise StagingError(f"{location(line)}: could not stage the loop")
-    _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token)
+    _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, loop)
     if outer is not None:
         outer.effects += loop.body_effects
         if use_token:
@@ -378,8 +388,10 @@ class _Loop:
     the defined flags, then the effect token (if any)."""
 
     def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int, strong: set[int],
-                 kinds: dict):
+                 kinds: dict, summary=None):
         self.test, self.body, self.state, self.plan = test, body, state, plan
+        self.summary = summary  # (loop variable shapes, body effects): build without tracing test or body
+        self.out_shapes: list = []
         self.strong = strong
         self.learnt = kinds  # variable -> kinds the body was seen to give it (path_types)
         self.kinds: dict = {}  # variable -> its kinds, where they are not its dtype's (set by build)
@@ -597,8 +609,16 @@ class _Loop:
                 new.append(chain.token)
             return new + list(vals[len(new):n_vars])
 
-        outs = gc.while_loop(cond_fn, body_fn, loop_init, loop_var_names=var_names, return_same_structure=True)
+        shapes = None
+        if self.summary is not None:
+            shapes, self.body_effects = self.summary
+            if len(shapes) != n_vars:
+                raise StagingError("the loop variables are not those of the summary")
+            cond_fn, body_fn = (lambda *vals: gc.constant(True)), (lambda *vals: list(vals))
+        outs = gc.while_loop(cond_fn, body_fn, loop_init, loop_var_names=var_names, return_same_structure=True,
+                             shape_invariants=shapes)
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        self.out_shapes = [o.shape for o in outs]
         state.set(self._assemble(outs))
         if self.use_token:
             self.token_out = outs[len(self.carried) + len(self.flagged) + len(self.tagged)]
