@@ -105,12 +105,15 @@ def _simplify(op, state=None):
             if _is_const(c, unit, negative_zero=(t == "Add" and not _is_int(x))):
                 return "same", x
     if t == "Add" and len(ins) == 2 and state is not None:
-        terms = _add_chain(op, state)
-        if terms is not None:
-            return "addn", terms
-        factored = _common_factor(op, state)
-        if factored is not None:
-            return "factor", factored
+        a_type = ins[0].op.type  # (the two tests' first questions, asked here: most sums fail them)
+        if a_type == "Add" or a_type == "AddN":
+            terms = _add_chain(op, state)
+            if terms is not None:
+                return "addn", terms
+        if a_type == "Mul" and ins[1].op.type == "Mul":
+            factored = _common_factor(op, state)
+            if factored is not None:
+                return "factor", factored
     if t in ("Sub", "RealDiv") and len(ins) == 2:
         x, c = ins
         if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
@@ -130,7 +133,10 @@ def run(graph: Graph, state: PassState) -> int:
     for op in state.walk_types(_TYPES):
         if op.control_inputs:
             continue
-        if not any(t._consumers or state.is_fetched(t) for t in op.outputs):
+        for t in op.outputs:  # (a loop: a generator per op costs more than the test)
+            if t._consumers or state.is_fetched(t):
+                break
+        else:
             continue
         if op.type in _SELF_COMPARISONS:
             if op.inputs[0] is op.inputs[1]:

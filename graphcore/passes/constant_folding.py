@@ -50,10 +50,14 @@ def _evaluate(op):
     else:
         if not op.inputs:
             return None
-        values = [const_value(t) for t in op.inputs]
-        if any(v is None for v in values):
-            return None
-        extra = [c for t in op.inputs for c in t.op.control_inputs]
+        values, extra = [], []
+        for t in op.inputs:
+            v = const_value(t)
+            if v is None:
+                return None
+            values.append(v)
+            if t.op.control_inputs:
+                extra.extend(t.op.control_inputs)
     try:
         out = op.op_def.kernel(*values, **op.attrs)  # (numpy's warnings are off: see run)
     except Exception:  # noqa: BLE001 (a failing op fails when it runs, as before)
@@ -67,9 +71,12 @@ def _evaluate(op):
         if t.dtype.np_dtype is None or arr.dtype != t.dtype.np_dtype or arr.size > MAX_ELEMENTS:
             return None
         dims = t.shape.dims  # compatible with the static shape
-        if dims is not None and (len(dims) != arr.ndim or
-                                 any(d is not None and d != n for d, n in zip(dims, arr.shape))):
-            return None
+        if dims is not None:
+            if len(dims) != arr.ndim:
+                return None
+            for d, n in zip(dims, arr.shape):
+                if d is not None and d != n:
+                    return None
         checked.append(arr)
     return checked, extra
 
