@@ -28,6 +28,7 @@ from graphcore import passes, source_info
 from graphcore.ops.logging_ops import FormattedString
 from graphcore.ops.python_type_ops import as_type
 
+from . import guards
 from .errors import StagingError, UndefinedValueError
 from .operators import effects, exceptions, maybe_defined, path_types
 from .operators.staged_lists import StagedList
@@ -38,6 +39,7 @@ from .transpiler import convert
 _RUN_EAGERLY = False
 RETRACE_LIMIT = 5     # traces ...
 RETRACE_WINDOW = 10   # ... within this many calls trigger a warning
+TRACES_PER_SIGNATURE = 8  # traces kept per input signature, for Python values (guards) that take turns
 
 
 def run_functions_eagerly(enabled: bool) -> None:
@@ -204,6 +206,9 @@ class ConcreteFunction:
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
         self._run_callable = None  # Session.make_callable of them, fed the inputs
         self.optimize_report: "passes.OptimizeReport | None" = None
+        # the Python values this trace depends on (autograph/guards.py), and their check
+        self.guards: "guards.Guards | None" = None
+        self._check = None
 
     def _all_fetches(self) -> list:
         return (list(self._fetches) + [k for k in self._kinds if isinstance(k, gc.Tensor)]
@@ -350,6 +355,11 @@ def _user_note(exc: BaseException) -> None:
             return
 
 
+def _short_repr(v) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
 # -- @function -------------------------------------------------------------------------
 
 class Function:
@@ -377,10 +387,16 @@ class Function:
         params = self._signature.parameters.values()
         self._positional = tuple(p.name for p in params) if all(
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) else None
+        # input signature -> its traces, the one used last first; each is valid while
+        # its guards hold (the Python values it read are unchanged)
         self._cache: dict = {}
+        self._latest: ConcreteFunction | None = None
         self._lock = threading.RLock()
         self._history: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
         self._traced_keys: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
+        # per trace in _traced_keys: None (a new signature) or the Python value whose change
+        # made it, as (what, its value then)
+        self._trace_reasons: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
         self._warned = False
         self._bound: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, python_function)
@@ -423,8 +439,10 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _RUN_EAGERLY:
             return self.bound_python_function(*args, **kwargs)
-        if gc.get_default_graph() is not None:
-            return self._callable()(*args, **kwargs)  # called while tracing: inline it
+        if gc.get_default_graph() is not None:  # called while tracing: inline it
+            if not self.autograph:  # (a converted one is noted by convert)
+                guards.note(self.python_function)
+            return self._callable()(*args, **kwargs)
         concrete, inputs = self._concrete(args, kwargs, record=True)
         return concrete._run_flat(inputs)
 
@@ -472,13 +490,39 @@ class Function:
                         inputs.extend(x for x in _flatten(v) if _is_graph_input(x))
             key = tuple(key)
         with self._lock:
-            concrete = self._cache.get(key)
+            traces = self._cache.get(key)
+            reason = None
+            if traces is None:
+                concrete = None
+            else:
+                concrete = traces[0]
+                check = concrete._check
+                if check is not None and not check(items):
+                    concrete = self._another_trace(traces, items)
+                    if concrete is None:
+                        reason = traces[0].guards.explain(items)
             traced = concrete is None
             if traced:
-                concrete = self._cache[key] = self._trace(items, inputs if record else None)
+                concrete = self._trace(items, inputs if record else None)
+                if traces is None:
+                    traces = self._cache[key] = []
+                traces.insert(0, concrete)
+                del traces[TRACES_PER_SIGNATURE:]
+                self._latest = concrete
             if record:
-                self._note_call(traced, key)
+                self._note_call(traced, key, reason)
         return concrete, inputs
+
+    @staticmethod
+    def _another_trace(traces: list, items) -> "ConcreteFunction | None":
+        """A trace of this signature, other than the first, whose guards hold now (a Python
+        value that takes turns between a few values); it becomes the first."""
+        for i in range(1, len(traces)):
+            c = traces[i]
+            if c._check is None or c._check(items):
+                traces.insert(0, traces.pop(i))
+                return c
+        return None
 
     def _apply_signature(self, items):
         if len(items) < len(self.input_signature):
@@ -530,15 +574,20 @@ class Function:
             where = _definition_location(self.python_function)
             for op in [p.op for p in placeholders] + [token0.op]:
                 op.source = where
-            fn = self._callable()
-            with effects.chain_scope(token0) as chain:
-                try:
-                    out = self._invoke(fn, call_args)
-                except Exception as e:
-                    _user_note(e)
-                    if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
-                        _run_effects_before(g, chain.token, dict(zip(placeholders, inputs)))
-                    raise
+            # what the trace reads of Python values: its guards (converted functions are
+            # noted as they start, by transpiler.convert)
+            first = next(iter(self._signature.parameters), "self")
+            with guards.recording([n for n, _ in items], [v for _, v in items], self._instance, first) as recorder:
+                fn = self._callable()
+                recorder.add_function(fn)  # (not converted, or a partial's bound arguments)
+                with effects.chain_scope(token0) as chain:
+                    try:
+                        out = self._invoke(fn, call_args)
+                    except Exception as e:
+                        _user_note(e)
+                        if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
+                            _run_effects_before(g, chain.token, dict(zip(placeholders, inputs)))
+                        raise
             flat_out = _flatten(out)
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give
@@ -564,9 +613,13 @@ class Function:
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
             kinds = [path_types.returned_kind(t) for t in fetches]
-        return ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
-                                optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
-                                devices=self.devices, engine=self.engine, kinds=kinds)
+        concrete = ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
+                                    optimize=self.optimize, skip_passes=self.skip_passes,
+                                    jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
+                                    kinds=kinds)
+        concrete.guards = recorder.compile(self.__name__)
+        concrete._check = concrete.guards.check if concrete.guards is not None else None
+        return concrete
 
     def _invoke(self, fn, call_args: dict):
         params = list(self._signature.parameters.values())
@@ -587,14 +640,18 @@ class Function:
                 args.append(v)
         return fn(*args, **kwargs)
 
-    def _note_call(self, traced: bool, key) -> None:
+    def _note_call(self, traced: bool, key, reason=None) -> None:
         self._history.append(traced)
         if not traced:  # (a call that traced nothing raises no trace count: it cannot warn)
             return
         self._traced_keys.append(key)
-        if self._warned or sum(self._history) < RETRACE_LIMIT or key == ("signature",):
+        self._trace_reasons.append(reason)
+        if self._warned or sum(self._history) < RETRACE_LIMIT or (key == ("signature",) and reason is None):
             return
         self._warned = True
+        if reason is not None:
+            self._warn_changing_value(reason)
+            return
         keys = list(self._traced_keys)
         changing = [name for i, (name, _) in enumerate(keys[-1])
                     if len({k[i][1] for k in keys[-RETRACE_LIMIT:] if i < len(k)}) > 1]
@@ -606,9 +663,20 @@ class Function:
             "numpy value so it becomes a graph input, or pin the trace with input_signature=.",
             RetracingWarning, stacklevel=3)
 
+    def _warn_changing_value(self, reason) -> None:
+        what = reason[0]
+        values = [_short_repr(r[1]) for r in list(self._trace_reasons)[-3:] if r is not None and r[0] == what]
+        warnings.warn(
+            f"{self.__name__} was traced {sum(self._history)} times in the last {len(self._history)} calls because "
+            f"the Python value {what}, which it reads, keeps changing (e.g. {', '.join(values)}): each trace holds "
+            "it as a constant. Pass it as an argument, as a numpy value, so that it becomes a graph input. (A "
+            "value the function changes itself, such as `self.step += 1`, changes on every call.)",
+            RetracingWarning, stacklevel=5)
+
     @property
     def trace_count(self) -> int:
-        return len(self._cache)
+        """How many traces are kept (per input signature, those of Python values it read)."""
+        return sum(len(t) for t in self._cache.values())
 
     def __repr__(self) -> str:
         params = ", ".join(self._signature.parameters)
@@ -619,7 +687,7 @@ class Function:
         """In a notebook: the latest traced graph (see ConcreteFunction), or the short repr
         before the first call."""
         with self._lock:
-            latest = list(self._cache.values())[-1] if self._cache else None
+            latest = self._latest
         if latest is None:
             return {"text/plain": repr(self) + "\n(not traced yet: call it, or get_concrete_function(...))"}
         return gc.dot.mimebundle(latest.graph, f"{self!r}, the latest:\n{latest!r}", fetches=latest._fetches,

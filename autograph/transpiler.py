@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import gast
 
-from . import analysis, runtime
+from . import analysis, guards, runtime
 from .conversion import plain_function
 from .converters import (asserts, attributes, augmented_assignments, break_statements, call_trees, comprehensions,
                          conditional_expressions, continue_statements, control_flow, formatted_strings,
@@ -149,6 +149,7 @@ def convert(fn):
     except TypeError:
         hit = None
     if hit is not None:
+        guards.note(hit)  # it runs in a trace: what it reads is what the trace depends on
         return hit
     entry = _converted(fn)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
@@ -163,6 +164,7 @@ def convert(fn):
     new.__wrapped__ = fn
     with _lock:
         _instances[fn] = new
+    guards.note(new)
     return new
 
 
