@@ -6,6 +6,7 @@ from .operators.attributes import array_attribute
 from .operators.augmented import augmented, setitem
 from .operators.comprehensions import comprehension_iter, comprehension_test
 from .operators.conditionals import if_exp, if_stmt
+from .operators.context_managers import context_manager
 from .operators.data_structures import contents, list_append, set_contents
 from .operators.exceptions import assert_stmt, raise_stmt, try_body
 from .operators.loops import for_stmt, while_stmt
@@ -20,4 +21,4 @@ __all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_t
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval",
            "python_side_effect", "format_string", "percent_format", "getitem", "slice_", "try_body", "setitem",
-           "array_attribute"]
+           "array_attribute", "context_manager"]

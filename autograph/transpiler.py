@@ -16,7 +16,8 @@ from .conversion import plain_function
 from .converters import (asserts, attributes, augmented_assignments, break_statements, call_trees, comprehensions,
                          conditional_expressions, continue_statements, control_flow, formatted_strings,
                          item_assignments, lists, logical_expressions, loop_tests, match_statements,
-                         return_statements, side_effects, subscripts, try_statements, unsupported, variables)
+                         return_statements, side_effects, subscripts, try_statements, unsupported, variables,
+                         with_statements)
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
@@ -36,6 +37,7 @@ PASSES = [
     item_assignments,         # `y[k] = v` -> `y = ag__.setitem(...)`: a new graph array, the name rebound
     lists,                    # `xs.append(v)` -> assignment, so the list is loop state
     comprehensions,           # guard comprehension iterables / conditions (they stay Python)
+    with_statements,          # `with m:` -> ag__.context_manager(m, line, "m"): before call_trees, so "m" is as written
     call_trees,               # before control flow, so the ag__ calls it emits stay unwrapped
     formatted_strings,        # f-strings -> ag__.format_string, after call_trees so the call stays unwrapped
     subscripts,               # `a[k]` -> ag__.getitem: numpy arrays indexed by tensors; after call_trees likewise
