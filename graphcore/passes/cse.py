@@ -128,6 +128,24 @@ _KIND: dict = {}  # op def -> whether its ops may merge at all (its type, its ef
 _UNKNOWN = object()  # a full key not worked out yet
 
 
+def _cheap_key(op):
+    """Type, context and inputs: each input as its op and output index (a tensor is
+    `op.outputs[index]`), which compare by identity. (Not the tensors themselves: a tuple of
+    them compared with another would ask Tensor.__eq__, which builds an Equal op; nor their
+    id()s, a call each.)"""
+    ins = op.inputs
+    n = len(ins)
+    if n == 2:
+        a, b = ins
+        return (op.type, op.ctx, a.op, a.value_index, b.op, b.value_index)
+    if n == 1:
+        a = ins[0]
+        return (op.type, op.ctx, a.op, a.value_index)
+    if n == 0:
+        return (op.type, op.ctx)
+    return (op.type, op.ctx, tuple([(t.op, t.value_index) for t in ins]))
+
+
 def run(graph: Graph, state: PassState) -> int:
     # Two ops merge only if their cheap keys (type, inputs, context) and their full keys (`_key`:
     # the rest) are equal: an op's full key is worked out only when an earlier op has its cheap
@@ -137,14 +155,26 @@ def run(graph: Graph, state: PassState) -> int:
     never = state.cache.setdefault("cse never", set())  # ops that are never merged (_eligible is False)
     eligible = state.cache.setdefault("cse eligible", set())  # and those that may be
     known = keys.get
-    buckets: dict = {}  # cheap key -> [the first op's entry, {full key: the first op with it} or None]
+    firsts: dict = {}  # cheap key -> the entry of the first op with it
+    fulls: dict = {}  # cheap key (of a second op) -> {full key: the first op with it}
     rewrites = 0
     for op in filterfalse(never.__contains__, not_of_types(graph.get_operations(), NEVER)):
         entry = known(op)
         if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
             pass  # its keys still hold
         elif op not in eligible:
-            if not _eligible(op):
+            ok = _KIND.get(op.op_def)  # (_eligible, written out: it is asked of every op once)
+            if ok is None:
+                ok = _eligible(op)
+            elif ok:
+                if op.outputs:
+                    for t in op.outputs:
+                        if t.dtype.np_dtype is None:
+                            ok = False
+                            break
+                else:
+                    ok = False
+            if not ok:
                 never.add(op)  # (what makes an op eligible never changes)
                 continue
             eligible.add(op)
@@ -158,21 +188,21 @@ def run(graph: Graph, state: PassState) -> int:
             else:
                 continue  # unused: pruning erases it
         if entry is None:
-            entry = keys[op] = [op, op.inputs, op.control_inputs,
-                                    (op.type, tuple(map(id, op.inputs)), id(op.ctx)), _UNKNOWN]
-        bucket = buckets.get(entry[3])
-        if bucket is None:
-            buckets[entry[3]] = [entry, None]  # the first op with this cheap key: first of its full key too
+            entry = keys[op] = [op, op.inputs, op.control_inputs, _cheap_key(op), _UNKNOWN]
+        cheap = entry[3]
+        head = firsts.get(cheap)
+        if head is None:
+            firsts[cheap] = entry  # the first op with this cheap key: first of its full key too
             continue
         full = _full_key(entry)
         if full is None:
             continue  # attributes that cannot be compared: never merged
-        seen = bucket[1]
+        seen = fulls.get(cheap)
         if seen is None:
-            seen = bucket[1] = {}
-            first_key = _full_key(bucket[0])
+            seen = fulls[cheap] = {}
+            first_key = _full_key(head)
             if first_key is not None:
-                seen[first_key] = bucket[0][0]
+                seen[first_key] = head[0]
         first = seen.setdefault(full, op)
         if first is op:
             continue
