@@ -670,7 +670,7 @@ class Function:
             f"{self.__name__} was traced {sum(self._history)} times in the last {len(self._history)} calls because "
             f"the Python value {what}, which it reads, keeps changing (e.g. {', '.join(values)}): each trace holds "
             "it as a constant. Pass it as an argument, as a numpy value, so that it becomes a graph input. (A "
-            "value the function changes itself, such as `self.step += 1`, changes on every call.)",
+            "value the function changes itself, such as `self.count += 1`, changes on every call.)",
             RetracingWarning, stacklevel=5)
 
     @property
