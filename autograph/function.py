@@ -4,7 +4,9 @@ signature, and run the graph with the executor on later calls.
 Arguments that are numpy arrays or numpy scalars become graph inputs (placeholders)
 keyed by dtype and shape; every other argument is a Python value that is part of the
 cache key. `input_signature=` pins one trace. Calls return numpy values in the
-structure the Python function returns.
+structure the Python function returns. The other Python values a trace reads (globals,
+closure cells, attributes of arguments...) are its guards (guards.py): a call first
+checks them, and retraces when one changed, as the graph holds the old value.
 """
 from __future__ import annotations
 
