@@ -20,6 +20,7 @@ import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
 
+from . import guards
 from .errors import SourceNotFoundError
 from .operators.maybe_defined import may_be_none
 from .operators.side_effects import check_call_result, converted_call_scope
@@ -122,6 +123,7 @@ def converted_call(f, args, kwargs):
             if getattr(f, "__name__", "") != "<lambda>":
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
+            guards.note(f)
         return _call_tracking_recursion(f, target, args, kwargs or {})
     if hasattr(f, "python_function") and gc.get_default_graph() is not None:
         from .function import Function  # noqa: PLC0415 (cycle: Function converts through us)
@@ -129,6 +131,7 @@ def converted_call(f, args, kwargs):
         if isinstance(f, Function) and plain_function(f.python_function) is not None:
             # an @function called while tracing is inlined: a recursion through it is tracked too
             return _call_tracking_recursion(f.python_function, f, args, kwargs or {})
+    guards.note(f)  # the user's code called as it is (do_not_convert, a class): what it reads is traced
     try:
         return f(*args, **(kwargs or {}))
     except TypeError as e:

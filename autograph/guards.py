@@ -32,11 +32,14 @@ import dis
 import functools
 import math
 import os
+import sys
 import sysconfig
 import threading
 import types
 
 import numpy as np
+
+from graphcore import source_info
 
 # numpy arrays of up to this many bytes are compared by value (a copy of their bytes);
 # larger ones by identity only (comparing them on every call would cost as much as work)
@@ -120,16 +123,17 @@ def _code_info(code: types.CodeType) -> tuple[frozenset, frozenset]:
     return frozenset(names), frozenset(mentions)
 
 
-def _internal(filename: str) -> bool:
-    return filename.startswith(_PACKAGE_DIRS)
+def _library_file(filename: str) -> bool:
+    """This project's packages (grad's wrapper), the standard library, installed packages."""
+    return filename.startswith(_PACKAGE_DIRS) or filename.startswith(_LIBRARY_ROOTS) or "site-packages" in filename
 
 
 def _is_user_module(m: types.ModuleType) -> bool:
-    name = (m.__name__ or "").split(".")[0]
-    if name in _OPAQUE_MODULES or name in ("math", "sys", "os"):
+    name = (getattr(m, "__name__", None) or "").split(".")[0]
+    if name in _OPAQUE_MODULES or name in sys.builtin_module_names:
         return False
-    f = getattr(m, "__file__", None)
-    return f is not None and not f.startswith(_LIBRARY_ROOTS) and "site-packages" not in f
+    f = getattr(m, "__file__", None)  # (None: made in Python, types.ModuleType("config"))
+    return f is None or not (f.startswith(_LIBRARY_ROOTS) or "site-packages" in f)
 
 
 def _opaque_type(t: type) -> bool:
@@ -209,6 +213,7 @@ class Recorder:
         self._nodes: dict = {}
         self.unguarded: dict = {}  # text -> why: reads a check cannot repeat without effects
         self.truncated = False
+        self._walked = False
         for i, (name, value) in enumerate(zip(arg_names, arg_values)):
             self._add_root(("arg", i), ("arg", i), name, lambda v=value: v, keyed=True, structural=True)
         if instance is not None:
@@ -232,16 +237,26 @@ class Recorder:
                 for v in (*fn.args, *fn.keywords.values()):
                     self._add_object_root(v, f"an argument bound by functools.partial of {fn.func!r}")
                 fn = fn.func
+            elif isinstance(fn, type) and not _opaque_type(fn):  # a class called: its __init__ runs
+                fn = _type_lookup(fn, "__init__")[1]
             else:
                 break
         if not isinstance(fn, types.FunctionType):
             return
+        original = getattr(fn, "__wrapped__", None)
+        if isinstance(original, types.FunctionType) and source_info.is_generated(fn.__code__.co_filename):
+            # the user's code, not the converted: the same globals and cells, and the names it
+            # mentions are the user's (the converted code's `names=('h', ...)` name variables)
+            fn = original
         code = fn.__code__
         key = (code, tuple(map(id, fn.__closure__ or ())), id(fn.__globals__))  # (cells are kept by the roots)
-        if key in self._functions or _internal(code.co_filename):
+        if key in self._functions:
             return
         self._functions.add(key)
+        if _library_file(code.co_filename):
+            return
         names, mentions = _code_info(code)
+        known, first_new = len(self.mentions), len(self._roots)
         self.mentions |= mentions
         g = fn.__globals__
         for name in names:
@@ -249,25 +264,31 @@ class Recorder:
                 self._add_root(("global", id(g), name), ("global", g, name), name,
                                lambda g=g, name=name: g.get(name, MISSING), keyed=False, structural=False)
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            if name != "ag__":
+            if name != "ag__":  # (the converted code's runtime)
                 self._add_root(("cell", id(cell)), ("cell", cell), name, lambda c=cell: c.cell_contents,
                                keyed=False, structural=False)
         for v in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):
             self._add_object_root(v, f"a default of {fn.__qualname__}")
-        self.walk()
+        # names mentioned before: walked already from the old roots
+        self.walk(0 if len(self.mentions) > known or not self._walked else first_new)
 
     def _add_object_root(self, value, text: str) -> None:
         if not isinstance(value, _SCALARS):  # (a number held by the function cannot change)
             self._add_root(("const", id(value)), ("const", value), text, lambda: value, keyed=False, structural=False)
 
-    def walk(self) -> None:
+    def walk(self, start: int = 0) -> None:
+        """Visit the roots from `start` on (values already found keep their first value)."""
+        self._walked = True
         visited: set = set()
-        for path, get, text, keyed, structural, current in list(self._roots):
+        for path, get, text, keyed, structural, current in self._roots[start:]:
             try:
                 value = current()
             except ValueError:  # an empty cell: nothing the trace could read
                 continue
-            self._visit(path, None, get, text, value, keyed, structural, 0, visited)
+            try:
+                self._visit(path, None, get, text, value, keyed, structural, 0, visited)
+            except Exception as e:  # (an object whose len() or keys fail): what is found so far stays
+                self.unguarded[text] = f"{type(e).__name__} while walking it: {e}"
         while self._pending:  # property getters found by the walk: what they read
             self.add_function(self._pending.pop())
 

@@ -312,3 +312,25 @@ def test_a_user_modules_attribute():
 def test_guards_can_be_listed():
     c = step_with.get_concrete_function(one(1.0), one(1.0), Params(0.3))
     assert c.guards.describe() == ["p.lr == 0.3"]
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v * SCALE
+
+
+@autograph.do_not_convert
+def scaled_plainly(x):
+    return x * SCALE
+
+
+def test_globals_read_by_code_called_as_it_is():
+    """A `do_not_convert` function and a class's __init__ run while tracing as they are:
+    what they read is guarded too."""
+    global SCALE
+    SCALE = 2.0
+    f = function(lambda x: scaled_plainly(x) + Box(1.0).v)
+    assert f(one(1.0)) == 4.0
+    SCALE = 3.0
+    assert f(one(1.0)) == 6.0
+    SCALE = 2.0
