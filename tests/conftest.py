@@ -53,3 +53,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "needs_graphviz" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _generous_time_limits_for_random_programs(monkeypatch):
+    """The fuzzers' per-program limits (10 s for a gradient program, 20 s for a value program)
+    are for a quiet machine; the fixed seeds take about a second, but a test machine busy with
+    other work stalled some past them. A loop that never ends is still caught."""
+    from autograph.testing import differential, random_grad_programs  # noqa: PLC0415 (after the install above)
+
+    monkeypatch.setattr(random_grad_programs, "TIME_LIMIT", 60.0)
+    monkeypatch.setattr(differential, "TIMEOUT_SECONDS", 60.0)

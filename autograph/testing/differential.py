@@ -109,8 +109,10 @@ def load_function(program: Program):
     return namespace[program.func_name], filename
 
 
-def call(fn, args, timeout: float = TIMEOUT_SECONDS) -> RunResult:
-    """Call fn(*args) capturing stdout, the value or the exception, and the time."""
+def call(fn, args, timeout: float | None = None) -> RunResult:
+    """Call fn(*args) capturing stdout, the value or the exception, and the time (at most
+    `timeout` seconds, TIMEOUT_SECONDS when not given)."""
+    timeout = TIMEOUT_SECONDS if timeout is None else timeout
     buf = io.StringIO()
     result = RunResult()
     t0 = time.perf_counter()
@@ -127,7 +129,7 @@ def call(fn, args, timeout: float = TIMEOUT_SECONDS) -> RunResult:
     return result
 
 
-def run_program(program: Program, timeout: float = TIMEOUT_SECONDS) -> Outcome:
+def run_program(program: Program, timeout: float | None = None) -> Outcome:
     """Run `program` plain and converted and compare the two runs."""
     import autograph  # noqa: PLC0415 (autograph imports this package lazily, not the other way)
 
