@@ -585,15 +585,30 @@ class Graph:
                     if t is old:
                         self.update_input(op, k, new)
             else:  # what update_input does for each input that reads `old`, at once
-                inputs = list(op.inputs)
-                n = 0
-                for k in range(len(inputs)):
-                    if inputs[k] is old:
-                        inputs[k] = new
-                        n += 1
-                        old._consumers.remove(op)
-                op.inputs = tuple(inputs)
-                new._consumers.extend([op] * n)
+                ins = op.inputs
+                if len(ins) == 2:  # (the usual arities written out: `op` reads `old` at least once)
+                    a, b = ins
+                    if a is old:
+                        n = 2 if b is old else 1
+                        op.inputs = (new, new) if n == 2 else (new, b)
+                    else:
+                        n = 1
+                        op.inputs = (a, new)
+                elif len(ins) == 1:
+                    n = 1
+                    op.inputs = (new,)
+                else:
+                    inputs = list(ins)
+                    n = 0
+                    for k in range(len(inputs)):
+                        if inputs[k] is old:
+                            inputs[k] = new
+                            n += 1
+                    op.inputs = tuple(inputs)
+                users, readers = old._consumers, new._consumers
+                for _ in range(n):
+                    users.remove(op)
+                    readers.append(op)
                 self.version += n
             rewired.append(op)
         return rewired
