@@ -286,8 +286,20 @@ def _reused(site, get_state, set_state, names, init, can_chain, line):
         return None
     if [_signature(v) for v in flat] != sig:
         return None
-    plan = [("py", flat[i]) if e[0] == "py" and is_tensor(e[1]) else e for i, e in enumerate(plan)]
+    plan = [("py", flat[i]) if e[0] == "py" and e[1] is None and is_tensor(flat[i]) else e
+            for i, e in enumerate(plan)]
     return state, plan, set(strong), dict(kinds), use_token, summary
+
+
+def _skeleton(template):
+    """A container's structure without its values (the table must not keep the graph's tensors
+    alive: it is keyed weakly by the graph)."""
+    if isinstance(template, dict):
+        return {k: _skeleton(v) for k, v in template.items()}
+    if isinstance(template, (list, tuple)):
+        items = [_skeleton(v) for v in template]
+        return type(template)(*items) if hasattr(template, "_fields") else type(template)(items)
+    return None
 
 
 def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, loop) -> None:
@@ -298,8 +310,10 @@ def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, 
     sig = [_signature(v) for v in state.flatten(init)]
     if any(x is None for x in sig):
         return
-    learnt_plans()[(site, tuple(names), can_chain)] = (state.templates, sig, list(plan), frozenset(strong),
-                                                        dict(kinds), use_token, (loop.out_shapes, loop.body_effects))
+    plan = [("py", None) if e[0] == "py" and is_tensor(e[1]) else e for e in plan]  # (remapped when reused)
+    learnt_plans()[(site, tuple(names), can_chain)] = (
+        list(map(_skeleton, state.templates)), sig, plan, frozenset(strong), dict(kinds), use_token,
+        (loop.out_shapes, loop.body_effects))
 
 
 def _graph_while(test, body, get_state, set_state, names, line, site=None) -> None:
