@@ -334,3 +334,15 @@ def test_globals_read_by_code_called_as_it_is():
     SCALE = 3.0
     assert f(one(1.0)) == 6.0
     SCALE = 2.0
+
+
+def test_a_value_that_keeps_changing_warns_naming_it_and_keeps_a_few_traces():
+    global LR
+    f = function(lambda w: w - LR)
+    with pytest.warns(RetracingWarning, match=r"the Python value LR, which it reads, keeps changing \(e\.g\. 0\.0"):
+        for i in range(12):
+            LR = i / 100
+            assert f(one(1.0)) == 1.0 - LR
+    from autograph.function import TRACES_PER_SIGNATURE
+    assert f.trace_count == TRACES_PER_SIGNATURE
+    LR = 0.1
