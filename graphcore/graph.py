@@ -468,11 +468,38 @@ class Graph:
         lo = ops[i - 1]._order if i else hi - 2 * _GAP
         if hi - lo >= 2:
             op._order = (lo + hi) >> 1
-        else:  # no room left between the two: number every op anew (in C)
-            list(map(setattr, ops, itertools.repeat("_order"), range(0, len(ops) * _GAP, _GAP)))
-            self._renumbered += 1
+        else:
+            self._renumber_around(i)
         self._insert_index = i + 1
         self._inserted_id = op._id
+
+    def _renumber_around(self, i: int) -> None:
+        """Number anew the ops around place `i`, which has no room left: the smallest window
+        around it (doubling) whose neighbours' numbers leave a wide step for each of its ops, or
+        that reaches an end of the list (where numbers may grow past the end), so repeated
+        insertions at one place cost a few renumberings of a few ops each."""
+        ops = self._ops
+        n, k = len(ops), 8
+        while True:
+            a, b = max(0, i - k), min(n, i + k + 1)
+            slots = b - a + 1
+            if a == 0 and b == n:
+                lo, hi = 0, slots * _GAP
+            elif a == 0:
+                hi = ops[b]._order
+                lo = hi - slots * _GAP
+            elif b == n:
+                lo = ops[a - 1]._order
+                hi = lo + slots * _GAP
+            else:
+                lo, hi = ops[a - 1]._order, ops[b]._order
+            if hi - lo >= slots * (_GAP >> 16):
+                step = (hi - lo) // slots
+                for j in range(a, b):
+                    ops[j]._order = lo + (j - a + 1) * step
+                self._renumbered += 1
+                return
+            k *= 2
 
     def checkpoint(self) -> int:
         """A mark to `rollback` to: builders that trace user code once to learn types
