@@ -810,8 +810,8 @@ class Graph:
             raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
         if not op.outputs:
             raise GraphError(f"{where}: it has no outputs to bring back into the loop")
-        for t in op.inputs:
-            if not ctx.is_loop_invariant(t):
+        for t in op.inputs:  # (an invariant is an Enter: asked first, without a call)
+            if t.op.type != "Enter" or not ctx.is_loop_invariant(t):
                 raise GraphError(f"{where}: its input {t.name} is computed in {ctx.describe()}, not a loop "
                                  "invariant (a constant Enter of the loop)")
         controls, pivot = [], None
@@ -822,21 +822,43 @@ class Graph:
                 pivot = c
             else:
                 raise GraphError(f"{where}: it waits for {c.name}, which runs in {ctx.describe()}")
-        users = list(dict.fromkeys(u for t in op.outputs for u in t._consumers))
-        need_pivot = [u for u in users if u.ctx is ctx
-                      and all(t.op is op or ctx.is_loop_invariant(t) for t in u.inputs)
-                      and not any(c is not op and ctx.contains(c.ctx) for c in u.control_inputs)]
+        # (loops rather than generators: a pass moves ops out one by one)
+        users: dict = {}
+        for t in op.outputs:
+            for u in t._consumers:
+                users[u] = None
+        need_pivot = []  # readers left with only loop invariants and nothing else in the loop to wait for
+        for u in users:
+            if u.ctx is not ctx:
+                continue
+            for t in u.inputs:
+                p = t.op
+                if p is not op and (p.type != "Enter" or not ctx.is_loop_invariant(t)):
+                    break
+            else:
+                for c in u.control_inputs:
+                    if c is not op and ctx.contains(c.ctx):
+                        break
+                else:
+                    need_pivot.append(u)
         if need_pivot and pivot is None and ctx.first_switch_true is None:
             raise GraphError(f"{where}: it is in the condition of {ctx.name}, where its consumers "
                              f"{', '.join(u.name for u in need_pivot)} would run once too often")
+        outer_inputs = []
+        for t in op.inputs:
+            outer_inputs.append(t.op.inputs[0])
+        specs = []
+        for t in op.outputs:
+            specs.append((t.dtype, t.shape))
         with self._inserting(op, op, ctx.outer):
-            new = self.create_op(op.op_def, [t.op.inputs[0] for t in op.inputs], op.attrs,
-                                 name=op.name.rpartition("/")[2], control_inputs=controls,
-                                 output_specs=[(t.dtype, t.shape) for t in op.outputs])
-            with self.in_control_flow_context(ctx):
-                entered = [ctx.capture(t) for t in new.outputs]
-                if need_pivot and pivot is None:
-                    pivot = ctx.pivot.op
+            new = self.create_op(op.op_def, outer_inputs, op.attrs, name=op.name.rpartition("/")[2],
+                                 control_inputs=controls, output_specs=specs)
+            self._ctx = ctx  # (what in_control_flow_context(ctx) does; the insertion restores it)
+            entered = []
+            for t in new.outputs:
+                entered.append(ctx.capture(t))
+            if need_pivot and pivot is None:
+                pivot = ctx.pivot.op
         for old, inner in zip(op.outputs, entered):
             self.replace_all_uses_with(old, inner)
         for waiting in list(op._control_outputs):
