@@ -180,7 +180,7 @@ _TRANSPARENT = frozenset({"Identity", "Switch", "Enter", "StopGradient"})
 # ops whose result's kind is their own, whatever their inputs: the walk stops there
 _BOUNDARY = frozenset({
     "Const", "Placeholder", "Merge", "Exit", "NextIteration", "LoopCond", "PythonMath", "PythonToNumpy",
-    "IntOfFloat", "Shape", "Size", "Rank", "Range", "ArgMax", "ArgMin", "AsPythonType", "ReadVariableOp",
+    "IntOfFloat", "IntCheck", "Shape", "Size", "Rank", "Range", "ArgMax", "ArgMin", "AsPythonType", "ReadVariableOp",
     "VarHandleOp", "_Recv", "ZerosLike", "OnesLike", "TensorListNew", "TensorListPushBack", "TensorListPopBack",
     "TensorListStack", "TensorListLength", "TensorListGetItem", "TensorListFromTensor", "TensorListZerosLike",
     "TensorListAddN", "TensorListGetItemGrad"})

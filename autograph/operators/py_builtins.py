@@ -13,6 +13,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.ops.array_ops import int_of_float
+from graphcore.ops.python_type_ops import int_check
 
 from . import effects, math_functions, numpy_types, path_types
 from .iterables import enumerate_, range_, reversed_, zip_
@@ -236,13 +237,9 @@ def int_(x=0, *args):
 
 def _raises_unread(x):
     """Python's int() of NaN or an infinity raises whether or not its value is read, so an
-    effect (run in program order on every run) raises it: int() of x where x is not finite,
-    of 0 elsewhere. The value op stays lazy: a float beyond int64 fails only where it is read
-    (Python's int holds it; a graph's does not)."""
-    def check():
-        finite = gc.less(gc.abs(x), gc.constant(np.inf, dtype=x.dtype))
-        return int_of_float(gc.where(finite, gc.zeros_like(x), x))
-    math_functions.kept(check, x)
+    effect (IntCheck, run in program order on every run) raises it. The value op stays lazy:
+    a float beyond int64 fails only where it is read (Python's int holds it; a graph's does not)."""
+    math_functions.kept(lambda: int_check(x), x)
 
 
 def float_(x=0.0):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
-from ..registry import CHEAP, define_op
+from ..registry import CHEAP, define_op, scalar_of
 
 # The codes, in order: what each stands for, its name in messages, and the dtype a graph
 # holds its values in without loss (a Python int is an int64 in a graph).
@@ -69,3 +69,20 @@ def as_python_type(value, code, what: str = "the value", name=None):
     """The AsPythonType op: `value` (a tensor) shown as the type of `code` (an int32 scalar
     tensor) when the graph runs; `what` names it in the error for an inexact int."""
     return as_python_type_op(value, code, what=str(what), name=name or "AsPythonType")
+
+
+def _int_check_kernel(x):
+    int(np.asarray(x).item())  # Python's own ValueError (NaN) / OverflowError (infinity); a big int is fine
+    return np.True_
+
+
+# stateful: kept in program order as an effect by its caller, never folded nor merged
+int_check_op = define_op("IntCheck", shape=scalar_of(dt.bool_), kernel=_int_check_kernel, cost=CHEAP,
+                         stateful=True, doc="Raises what Python's int() raises for a float (NaN, an infinity); "
+                                            "True otherwise: int(x) run for its errors, its value never read")
+int_check_op.not_differentiable("a check, not a number to differentiate")
+
+
+def int_check(x, name=None):
+    """The IntCheck op: fails the run where Python's int(x) raises."""
+    return int_check_op(x, name=name or "IntCheck")
