@@ -51,6 +51,15 @@ _BY_TYPE[DType] = lambda v: ("dtype", v.name)
 _BY_TYPE[TensorShape] = lambda v: ("shape", v.dims)
 
 
+def _ndarray(v):
+    if v.dtype == object:
+        raise _Unhashable
+    return ("nd", v.dtype.str, v.shape, v.tobytes())
+
+
+_BY_TYPE[np.ndarray] = _ndarray  # (exactly ndarray: what the general way gives it)
+
+
 def _key_of_attr(v):
     f = _BY_TYPE.get(type(v))
     if f is not None:
@@ -82,9 +91,14 @@ def _key(op):
     attrs = op.attrs
     if attrs:
         try:
-            if len(attrs) == 1:
+            n = len(attrs)
+            if n == 1:
                 for k, v in attrs.items():
                     attrs = ((k, _key_of_attr(v)),)
+            elif n == 2:  # (a Const's value and dtype: the pair in sorted order, without sorting)
+                (k1, v1), (k2, v2) = attrs.items()
+                attrs = ((k1, _key_of_attr(v1)), (k2, _key_of_attr(v2))) if k1 < k2 else \
+                    ((k2, _key_of_attr(v2)), (k1, _key_of_attr(v1)))
             else:
                 attrs = tuple(sorted([(k, _key_of_attr(v)) for k, v in attrs.items()]))
         except (_Unhashable, TypeError):
@@ -194,7 +208,9 @@ def run(graph: Graph, state: PassState) -> int:
         if head is None:
             firsts[cheap] = entry  # the first op with this cheap key: first of its full key too
             continue
-        full = _full_key(entry)
+        full = entry[4]
+        if full is _UNKNOWN:
+            full = entry[4] = _key(op)
         if full is None:
             continue  # attributes that cannot be compared: never merged
         seen = fulls.get(cheap)
