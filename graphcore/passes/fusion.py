@@ -29,18 +29,32 @@ _order_of = attrgetter("_order")
 
 def run(graph: Graph, state: PassState) -> int:
     anchors = set(state.anchors)
-    ops = graph.get_operations()
-    # (what makes an op fusible never changes; its type is looked at in C)
-    candidates = [op for op in ops if op.type in FUSIBLE and _fusible_typed(op)]
+    fetched = state._fetched
+    candidates = []  # the fusible ops: one output, of numpy dtypes in and out
+    for op in graph._ops:  # (read, not copied: the loop ends before anything changes)
+        if op.type in FUSIBLE:
+            outs = op.outputs
+            if len(outs) != 1 or outs[0].dtype.np_dtype is None:
+                continue
+            for t in op.inputs:
+                if t.dtype.np_dtype is None:
+                    break
+            else:
+                candidates.append(op)
     free = set(candidates)  # the fusible ops that may still join a tree: not protected, not taken
     free.difference_update(state.protected())
     taken: set[Operation] = set()
     replaced: list[Operation] = []  # erased together at the end: one erase walks the graph once
     stand_ins = []  # (root, its fused op): the erase puts each fused op in its root's place
     for root in reversed(candidates):
-        if root in taken or not _may_root(root, anchors, state):
+        # (_may_root, written out: a fetched op may be a root, an anchor or an op something
+        # waits for may not)
+        if root.type == "Const" or root in taken or root in anchors or root._control_outputs:
             continue
-        members = _grow(root, state, free)
+        out = root.outputs[0]
+        if not out._consumers and out not in fetched:
+            continue
+        members = _grow(root, fetched, free)
         if len(members) < 2:
             continue
         members.sort(key=_order_of)  # the graph's order
@@ -55,38 +69,14 @@ def run(graph: Graph, state: PassState) -> int:
     return len(stand_ins)
 
 
-def _fusible(op: Operation) -> bool:
-    return op.type in FUSIBLE and _fusible_typed(op)
-
-
-def _fusible_typed(op: Operation) -> bool:
-    """`_fusible` for an op whose type is fusible (a loop rather than all(...): fusion asks it
-    of most ops of the graph)."""
-    outs = op.outputs
-    if len(outs) != 1 or outs[0].dtype.np_dtype is None:
-        return False
-    for t in op.inputs:
-        if t.dtype.np_dtype is None:
-            return False
-    return True
-
-
-def _may_root(op: Operation, anchors: set[Operation], state: PassState) -> bool:
-    """A fetched op may be a root (the fused op is fetched instead); an anchor, or an op
-    something waits for, may not (`op` is fusible)."""
-    if op.type == "Const" or op in anchors or op._control_outputs:
-        return False
-    return bool(op.outputs[0]._consumers or state.is_fetched(op.outputs[0]))
-
-
-def _grow(root: Operation, state: PassState, free: set[Operation]) -> list[Operation]:
+def _grow(root: Operation, fetched: set, free: set[Operation]) -> list[Operation]:
     """The root and every producer that may join its tree (see the module docstring; `free`:
     the fusible ops neither protected nor in a tree already). Each member's inputs are looked
     at once, when it joins: a producer can join only once all its consumers have, and the last
     of them to join looks at it then."""
     members = {root: None}  # (a dict: the members in the order they join)
     todo = [root]
-    ctx, device, fetched = root.ctx, root.device, state._fetched
+    ctx, device = root.ctx, root.device
     while todo:
         m = todo.pop()
         for t in m.inputs:
