@@ -53,6 +53,7 @@ class PassState:
         self._dead_memo: dict | None = None  # op -> may be dead (see may_be_dead)
         self._dead_version = self._run_version = graph.version
         self._walking: list | None = None  # [heap, types, excluding, made, current order] of walk_types
+        self._sx: tuple | None = None  # (the Switches and Exits, the checkpoint they were listed at)
 
     # -- the worklist ------------------------------------------------------------
     def walk(self, ops=None):
@@ -180,7 +181,7 @@ class PassState:
         if memo is None or self._dead_version != self._run_version:
             memo = self._dead_memo = {}
             self._dead_version = self._run_version
-            self._root_live = _root_always_live(self.graph)
+            self._root_live = _root_always_live(self.graph, self._switches_and_exits())
         if op.ctx is None and self._root_live:
             return False
         hit = memo.get(op)
@@ -204,6 +205,24 @@ class PassState:
             memo[cur] = _deadness(cur, deps, memo)
             stack.pop()
         return memo[op]
+
+    def _switches_and_exits(self) -> list[Operation]:
+        """The graph's Switches and Exits (what `_root_always_live` asks about): listed once, then
+        kept up to date from the list, less the erased ones, and the ops made since (passes
+        rarely make a Switch: a capture into a cond), not by a walk of the graph per run."""
+        graph, cached = self.graph, self._sx
+        if cached is not None:
+            ops, made = cached
+            for op in created_since(graph, made):
+                if op.type in _SWITCH_EXIT:
+                    break
+            else:
+                ops = [op for op in ops if op in graph]
+                self._sx = (ops, graph.checkpoint())
+                return ops
+        ops = of_types(graph.get_operations(), _SWITCH_EXIT)
+        self._sx = (ops, graph.checkpoint())
+        return ops
 
     def begin_run(self) -> None:
         """The manager calls this before each pass run."""
@@ -337,12 +356,15 @@ def const_value(t: Tensor):
 _SWITCH_EXIT = frozenset({"Switch", "Exit"})
 
 
-def _root_always_live(graph: Graph) -> bool:
+def _root_always_live(graph: Graph, switches_and_exits: list | None = None) -> bool:
     """True if no op outside control flow may be dead (`may_be_dead`'s rules): a dead token
     reaches the root only from a Switch there (a cond's at the top level) or from the Exit of a
     loop without Enters; with neither, the walk of a root op's ancestors finds nothing dead (an
-    Exit's deadness is that of its loop's inputs, which are outside the loop)."""
-    for op in of_types(graph.get_operations(), _SWITCH_EXIT):
+    Exit's deadness is that of its loop's inputs, which are outside the loop). The graph's
+    Switches and Exits may be given (in any order)."""
+    if switches_and_exits is None:
+        switches_and_exits = of_types(graph.get_operations(), _SWITCH_EXIT)
+    for op in switches_and_exits:
         if op.type == "Switch":
             if op.ctx is None:
                 return False
