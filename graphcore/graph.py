@@ -674,7 +674,11 @@ class Graph:
         doomed: dict[Operation, None] = {}  # (ops by identity, as they hash)
         by_name = self._by_name
         for op in ops:
-            if not isinstance(op, Operation) or op.graph is not self or by_name.get(op.name) is not op:
+            try:  # (an op of this graph is the one its name names: the one question asked)
+                mine = by_name.get(op.name) is op
+            except (AttributeError, TypeError):
+                mine = False
+            if not mine:
                 self._check_op(op, "erase_ops")
             doomed[op] = None
         for op in doomed:
@@ -686,24 +690,21 @@ class Graph:
                 if u not in doomed:
                     self._refuse_erase(op, doomed)
         all_ops = self._ops
-        if stand_ins:
-            flags = list(map(doomed.__contains__, all_ops))
-            removed = list(itertools.compress(all_ops, flags))
-            instead = dict(stand_ins)
-            for old, new in stand_ins:
-                flags[_index_of(all_ops, old)] = False
-                new._order = old._order
-                self._inserted_id = max(self._inserted_id, new._id)
-            kept = list(itertools.compress(map(instead.get, all_ops, all_ops), map(operator.not_, flags)))
-            self._remove(removed, kept=kept)
-        elif len(doomed) <= 8:  # a few: found by position (no walk over the graph in Python)
+        if len(doomed) <= 8 and not stand_ins:  # a few: found by position (no walk over the graph)
             where = sorted(_index_of(all_ops, op) for op in doomed)
             removed = [all_ops[i] for i in where]
             self._remove(removed, where=where)
-        else:  # one walk tells the removed ops from the kept ones
-            flags = list(map(doomed.__contains__, all_ops))
-            removed = list(itertools.compress(all_ops, flags))
-            self._remove(removed, kept=list(itertools.compress(all_ops, map(operator.not_, flags))))
+            return removed
+        # one walk (in C) tells the removed ops from the kept ones: an erased op reads as None
+        # in `table`, a stand-in's op as the stand-in, any other op as itself (ops are truthy)
+        table = dict(doomed)
+        for old, new in stand_ins:
+            table[old] = new
+            new._order = old._order
+            if new._id > self._inserted_id:
+                self._inserted_id = new._id
+        removed = list(itertools.compress(all_ops, map(doomed.__contains__, all_ops)))
+        self._remove(removed, kept=list(filter(None, map(table.get, all_ops, all_ops))))
         return removed
 
     def _op_standing_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
