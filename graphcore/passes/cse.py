@@ -202,8 +202,19 @@ def run(graph: Graph, state: PassState) -> int:
             else:
                 continue  # unused: pruning erases it
         if entry is None:
-            entry = keys[op] = [op, op.inputs, op.control_inputs, _cheap_key(op), _UNKNOWN]
-        cheap = entry[3]
+            ins = op.inputs  # (_cheap_key's usual arities written out: it is asked of every op)
+            n = len(ins)
+            if n == 2:
+                a, b = ins
+                cheap = (op.type, op.ctx, a.op, a.value_index, b.op, b.value_index)
+            elif n == 1:
+                a = ins[0]
+                cheap = (op.type, op.ctx, a.op, a.value_index)
+            else:
+                cheap = _cheap_key(op)
+            entry = keys[op] = [op, ins, op.control_inputs, cheap, _UNKNOWN]
+        else:
+            cheap = entry[3]
         head = firsts.get(cheap)
         if head is None:
             firsts[cheap] = entry  # the first op with this cheap key: first of its full key too
