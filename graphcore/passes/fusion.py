@@ -123,7 +123,8 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
         for t in m.inputs:
             k = index.get(t.op)
             args.append(position[t] if k is None else n + k)
-        steps.append((m.type, tuple(args), dict(m.attrs), m.name, loc, m.outputs[0].dtype))
+        # (the member's own attrs: it is erased with the tree, so the step is their only user)
+        steps.append((m.type, tuple(args), m.attrs, m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
     controls = {}  # (an op by identity: a dict keeps the first of each, in order)
     for m in members:

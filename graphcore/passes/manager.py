@@ -19,7 +19,7 @@ from ..errors import GraphError
 from ..graph import Graph
 from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, fusion, identical_branches, licm,
                pruning)
-from .state import PassState, created_since, spread
+from .state import PassState, created_since
 
 # name -> run(graph, state) -> rewrites; the order of one round
 PASSES: dict[str, Callable] = {
@@ -217,10 +217,15 @@ def _erase_leftovers(state: PassState, stats: dict) -> None:
 def _worklist(state: PassState, since: int, retry) -> set:
     """The ops touched since `since` (and, for a READERS_TOO pass, their readers and waiters),
     and the ops in `retry`."""
-    touched = state.log[since:]
-    visit = set(touched)
+    visit = set(state.log[since:])
     if state.readers_too:
-        for op in list(visit):
-            spread(op, visit)
+        near = set()  # (spread, written out: it is asked of every touched op)
+        for op in visit:
+            for t in op.outputs:
+                if t._consumers:
+                    near.update(t._consumers)
+            if op._control_outputs:
+                near.update(op._control_outputs)
+        visit |= near
     visit.update(retry)
     return visit
