@@ -460,6 +460,10 @@ class Graph:
                 op._order = ops[-1]._order + _GAP
             ops.append(op)
             return
+        self._place_before(op, anchor)
+
+    def _place_before(self, op: Operation, anchor: Operation) -> None:
+        ops = self._ops
         i = self._insert_index
         if i >= len(ops) or ops[i] is not anchor:
             i = _index_of(ops, anchor)
@@ -706,6 +710,26 @@ class Graph:
         removed = list(itertools.compress(all_ops, map(doomed.__contains__, all_ops)))
         self._remove(removed, kept=list(filter(None, map(table.get, all_ops, all_ops))))
         return removed
+
+    def _op_before(self, anchor: Operation, op_def, attrs: dict, name: str, output_specs: list) -> Operation:
+        """The op without inputs `create_op(op_def, (), attrs, name=name, output_specs=output_specs)`
+        makes inside `inserting_before(anchor)`, made without the insertion's setting and
+        restoring of the graph's state when `anchor` is at the top level (no context to capture
+        into or hang on a pivot; the insertion has no control dependencies). Constant folding
+        makes its constants this way."""
+        if anchor.ctx is not None:
+            with self.inserting_before(anchor):
+                return self.create_op(op_def, (), attrs, name=name, output_specs=output_specs)
+        self._check_op(anchor, "inserting_before")
+        with self._lock:
+            scope = anchor.name.rpartition("/")[0] + "/" if "/" in anchor.name else ""  # (as _Insertion sets it)
+            source = anchor.source
+            op = Operation(self, op_def, self._unique(scope + name), (), output_specs, dict(attrs), (),
+                           anchor.device or "", None, source if source is not None else user_location(2))
+            self._place_before(op, anchor)
+            self._by_name[op.name] = op
+            self.version += 1
+            return op
 
     def _op_standing_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
                         control_inputs: list, output_specs: list) -> Operation:

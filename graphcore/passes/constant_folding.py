@@ -89,14 +89,14 @@ def _pivot_before(op, position: Positions) -> bool:
     return pivot is not None and position(pivot.op) < position(op)
 
 
-def _constant(graph: Graph, arr: np.ndarray, dtype):
-    """`constant(arr, dtype=dtype)` where the op being folded stands (`arr` has the dtype's numpy
-    dtype; not in a while body, whose constants `constant` builds outside): the same Const op,
-    built without the public builder's conversions and shape rule."""
+def _constant(graph: Graph, op, arr: np.ndarray, dtype):
+    """`constant(arr, dtype=dtype)` built right before `op`, the op being folded (`arr` has the
+    dtype's numpy dtype; not in a while body, whose constants `constant` builds outside): the
+    same Const op, built without the public builder's conversions and shape rule."""
     if arr.ndim == 0:
         arr = arr[()]  # a numpy scalar, as `constant` makes it
-    return graph.create_op(const_op, (), {"value": arr, "dtype": dtype}, name="Const",
-                           output_specs=[(dtype, TensorShape(arr.shape))]).outputs[0]
+    return graph._op_before(op, const_op, {"value": arr, "dtype": dtype}, "Const",
+                            [(dtype, TensorShape(arr.shape))]).outputs[0]
 
 
 def run(graph: Graph, state: PassState) -> int:
@@ -142,9 +142,8 @@ def _run(graph: Graph, state: PassState) -> int:
         values, extra = folded
         controls = list(dict.fromkeys(list(op.control_inputs) + extra))
         new = []
-        with graph.inserting_before(op):
-            for t in used:
-                new.append((t, _constant(graph, values[t.value_index], t.dtype)))
+        for t in used:
+            new.append((t, _constant(graph, op, values[t.value_index], t.dtype)))
         for _, c in new:
             for d in controls:
                 if d is not c.op:
