@@ -54,6 +54,11 @@ def run(graph: Graph, state: PassState) -> int:
         out = root.outputs[0]
         if not out._consumers and out not in fetched:
             continue
+        for t in root.inputs:  # (no free producer: a tree of one, found without growing it)
+            if t.op in free:
+                break
+        else:
+            continue
         members = _grow(root, fetched, free)
         if len(members) < 2:
             continue
