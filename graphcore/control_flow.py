@@ -42,13 +42,14 @@ class ControlFlowContext:
         self._pivot: Tensor | None = None
         graph.add_removal_hook(self._forget)
 
-    def _forget(self, gone_ids) -> None:
+    def _forget(self, gone) -> None:
+        """`gone`: the set of ops that left the graph (ops hash by identity)."""
         if self._captured:  # (a context of a trace that was rolled back caches nothing: no work)
-            self._captured = {k: v for k, v in self._captured.items() if id(v[1].op) not in gone_ids}
-        if self._pivot is not None and id(self._pivot.op) in gone_ids:
+            self._captured = {k: v for k, v in self._captured.items() if v[1].op not in gone}
+        if self._pivot is not None and self._pivot.op in gone:
             self._pivot = None
         sw = getattr(self, "_pred_switch", None)
-        if sw is not None and id(sw) in gone_ids:
+        if sw is not None and sw in gone:
             self._pred_switch = None
 
     def contains(self, ctx) -> bool:
@@ -155,27 +156,27 @@ class WhileContext(ControlFlowContext):
         self.maximum_iterations = None
         self.loop_var_names: list[str] = []  # one per Merge, as the user wrote them (for pictures)
 
-    def _forget(self, gone_ids) -> None:
+    def _forget(self, gone) -> None:
         """Besides the captures, drop removed ops from the loop's lists (a loop variable
         whose Merge, Switch, NextIteration or Exit is gone leaves all four lists)."""
-        super()._forget(gone_ids)
+        super()._forget(gone)
         lists = (self.loop_merges, self.switches, self.next_iterations, self.exits)
-        if gone_ids.isdisjoint(map(id, itertools.chain(self.enters, *lists))):
+        if gone.isdisjoint(itertools.chain(self.enters, *lists)):
             pass  # none of the loop's ops is gone: its lists stay as they are
         else:
-            self._forget_loop_ops(gone_ids, lists)
-        if self.loop_cond is not None and id(self.loop_cond) in gone_ids:
+            self._forget_loop_ops(gone, lists)
+        if self.loop_cond is not None and self.loop_cond in gone:
             self.loop_cond = None
-        if self.first_switch_true is not None and id(self.first_switch_true.op) in gone_ids:
+        if self.first_switch_true is not None and self.first_switch_true.op in gone:
             self.first_switch_true = None
 
-    def _forget_loop_ops(self, gone_ids, lists) -> None:
-        self.enters = [e for e in self.enters if id(e) not in gone_ids]
+    def _forget_loop_ops(self, gone, lists) -> None:
+        self.enters = [e for e in self.enters if e not in gone]
         if len({len(each) for each in lists}) == 1:
-            keep = [k for k in range(len(self.loop_merges)) if not any(id(each[k]) in gone_ids for each in lists)]
+            keep = [k for k in range(len(self.loop_merges)) if not any(each[k] in gone for each in lists)]
             lists = tuple([each[k] for k in keep] for each in lists)
         else:  # a loop being built: its lists are not filled alike yet
-            lists = tuple([op for op in each if id(op) not in gone_ids] for each in lists)
+            lists = tuple([op for op in each if op not in gone] for each in lists)
         self.loop_merges, self.switches, self.next_iterations, self.exits = lists
 
     def _wrap(self, outer_t: Tensor) -> Tensor:

@@ -382,9 +382,11 @@ class Graph:
     def control_flow_context(self):
         return self._ctx
 
-    def add_removal_hook(self, hook: Callable[[set[int]], None]) -> None:
-        """Call `hook(ids of removed ops)` whenever ops leave the graph (`rollback`,
-        `erase_op`): a control-flow context drops what it cached of them."""
+    def add_removal_hook(self, hook: Callable[[set], None]) -> None:
+        """Call `hook(set of the removed ops)` whenever ops leave the graph (`rollback`,
+        `erase_op`): a control-flow context drops what it cached of them. (The ops themselves,
+        which hash by identity: a hook asks about each op it caches, and id() would be a
+        call per op.)"""
         self._removal_hooks.append(hook)
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
@@ -550,10 +552,8 @@ class Graph:
         # a loop all of whose Enters are gone is gone (a loop that never got one stays)
         self._while_contexts = {k: c for k, c in self._while_contexts.items()
                                 if not c.enters or not all(map(gone.__contains__, c.enters))}
-        if self._removal_hooks:
-            gone_ids = set(map(id, ops))  # (what the hooks are given)
-            for hook in list(self._removal_hooks):
-                hook(gone_ids)
+        for hook in list(self._removal_hooks):
+            hook(gone)
         self.version += 1
 
     # -- rewriting ---------------------------------------------------------
