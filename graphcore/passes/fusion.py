@@ -105,11 +105,16 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
     index = dict(zip(members, range(len(members))))
     # (tensors as keys: a Tensor hashes as an object, so its == (an Equal op) is never asked)
     inputs, position = [], {}
+    controls = {}  # (an op by identity: a dict keeps the first of each, in order)
     for m in members:
         for t in m.inputs:
             if t.op not in index and t not in position:
                 position[t] = len(inputs)
                 inputs.append(t)
+        if m.control_inputs:
+            for c in m.control_inputs:
+                if c not in index:
+                    controls[c] = None
     if not inputs:
         return None
     n = len(inputs)
@@ -124,17 +129,24 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
                 loc = where[key] = m.location()
         else:
             loc = m.location()
-        args = []
-        for t in m.inputs:
-            k = index.get(t.op)
-            args.append(position[t] if k is None else n + k)
+        ins = m.inputs
+        if len(ins) == 2:  # (the usual arities written out)
+            a, b = ins
+            ka, kb = index.get(a.op), index.get(b.op)
+            args = (position[a] if ka is None else n + ka, position[b] if kb is None else n + kb)
+        elif len(ins) == 1:
+            a = ins[0]
+            ka = index.get(a.op)
+            args = (position[a] if ka is None else n + ka,)
+        else:
+            args = []
+            for t in ins:
+                k = index.get(t.op)
+                args.append(position[t] if k is None else n + k)
+            args = tuple(args)
         # (the member's own attrs: it is erased with the tree, so the step is their only user)
-        steps.append((m.type, tuple(args), m.attrs, m.name, loc, m.outputs[0].dtype))
+        steps.append((m.type, args, m.attrs, m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
-    controls = {}  # (an op by identity: a dict keeps the first of each, in order)
-    for m in members:
-        if m.control_inputs:
-            controls.update(dict.fromkeys(c for c in m.control_inputs if c not in index))
     out = root.outputs[0]
     # its inputs are the members' own: nothing to capture, no pivot to add; its output spec is
     # what its shape rule gives
