@@ -732,17 +732,21 @@ class Graph:
             return op
 
     def _op_standing_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
-                        control_inputs: list, output_specs: list) -> Operation:
+                        control_inputs: list) -> Operation:
         """The op `create_op(op_def, inputs, attrs, name=name, control_inputs=control_inputs,
-        output_specs=output_specs, capture=False)` makes inside `_inserting(like, like, _SAME)`,
-        for a pass that knows its inputs are tensors of this graph and its control inputs distinct
-        ops of it; it is named, wired and counted, but stands nowhere in the graph's order until
-        `erase_ops(..., stand_ins=[(like, op)])` puts it in `like`'s place. (Fusion replaces many
-        trees, each by one op: their one erase places them all, without an insertion each.)"""
+        output_specs=<like's>, capture=False)` makes inside `_inserting(like, like, _SAME)`, for a
+        pass that knows its inputs are tensors of this graph and its control inputs distinct ops
+        of it, and that then has every reader of `like` read it instead (replace_all_uses_with,
+        output by output). The new op takes over `like`'s output tensors themselves (`like` is
+        left with none, to be erased), so its readers and fetches need no rewiring; their lists
+        of readers end as the rewiring leaves them. It is named, wired and counted, but stands
+        nowhere in the graph's order until `erase_ops(..., stand_ins=[(like, op)])` puts it in
+        `like`'s place. (Fusion replaces many trees, each by one op: their one erase places them
+        all, without an insertion or a rewiring each.)"""
         with self._lock:
             scope = like.name.rpartition("/")[0] + "/" if "/" in like.name else ""  # (as _Insertion sets it)
             source = like.source
-            op = Operation(self, op_def, self._unique(scope + name), inputs, output_specs,
+            op = Operation(self, op_def, self._unique(scope + name), inputs, (),
                            dict(attrs), control_inputs, like.device or "", like.ctx,
                            source if source is not None else user_location(2))
             self._by_name[op.name] = op
@@ -751,6 +755,16 @@ class Graph:
             for c in control_inputs:
                 c._control_outputs.append(op)
             self.version += 1
+            outputs, like.outputs = like.outputs, ()
+            op.outputs = outputs
+            for t in outputs:
+                t.op = op
+                users = t._consumers
+                if users:
+                    # what the rewiring does: each reader in the order it first read, as often as it reads
+                    if len(set(users)) != len(users):
+                        users[:] = [u for u in dict.fromkeys(users) for _ in range(users.count(u))]
+                    self.version += len(users)
             return op
 
     @staticmethod

@@ -148,11 +148,11 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
         steps.append((m.type, args, m.attrs, m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
     out = root.outputs[0]
-    # its inputs are the members' own: nothing to capture, no pivot to add; its output spec is
-    # what its shape rule gives
+    readers = list(dict.fromkeys(out._consumers))
+    # its inputs are the members' own: nothing to capture, no pivot to add; it takes over the
+    # root's output (what its shape rule gives), which its readers and the fetches then read
     op = graph._op_standing_in(root, fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
-                               f"{root.name.rpartition('/')[2]}_fused", list(controls), [(out.dtype, out.shape)])
-    new = op.outputs[0]
-    new.weak = out.weak
-    state.replace(out, new)
+                               f"{root.name.rpartition('/')[2]}_fused", list(controls))
+    if readers or state.is_fetched(out):
+        state.touch(root, op, *readers)  # (what state.replace logs)
     return op
