@@ -23,7 +23,7 @@ from .staging import location
 # managers with no effect of their own when nothing raises while tracing (an error the graph
 # raises when it runs is not suppressed: a loud difference, as with a `try` around graph ops)
 _TRACE_ONLY = (warnings.catch_warnings, contextlib.suppress, contextlib.nullcontext)
-_NO_CALL = np.errstate()._call  # numpy's "call not given" marker
+_NO_CALL = getattr(np.errstate(), "_call", None)  # numpy's "call not given" marker
 
 
 def _builds_the_graph(manager) -> bool:
@@ -33,8 +33,13 @@ def _builds_the_graph(manager) -> bool:
 
 
 def _changes_values(errstate: np.errstate) -> bool:
-    settings = (errstate._all, errstate._divide, errstate._over, errstate._under, errstate._invalid)
-    calls = errstate._call is not _NO_CALL
+    """Whether it raises or calls (numpy 2 keeps its arguments as _all, _divide, ...; a numpy
+    that does not is taken to raise: refusing is the safe side)."""
+    try:
+        settings = (errstate._all, errstate._divide, errstate._over, errstate._under, errstate._invalid)
+        calls = errstate._call is not _NO_CALL
+    except AttributeError:
+        return True
     return calls or any(s not in (None, "ignore", "warn") for s in settings)
 
 
