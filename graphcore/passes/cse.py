@@ -163,11 +163,83 @@ def _cheap_key(op):
 def run(graph: Graph, state: PassState) -> int:
     # Two ops merge only if their cheap keys (type, inputs, context) and their full keys (`_key`:
     # the rest) are equal: an op's full key is worked out only when an earlier op has its cheap
-    # key, and compared only with those of the ops with its cheap key. An op's keys stay while its inputs and control inputs do (the graph gives
-    # an op new tuples when it rewires them), so a later run works out those of changed ops only.
+    # key, and compared only with those of the ops with its cheap key. An op's keys stay while its
+    # inputs and control inputs do (the graph gives an op new tuples when it rewires them), so a
+    # later run works out those of changed ops only.
     keys = state.cache.setdefault("cse", {})  # op -> [op, inputs, controls, cheap key, full key]
     never = state.cache.setdefault("cse never", set())  # ops that are never merged (_eligible is False)
     eligible = state.cache.setdefault("cse eligible", set())  # and those that may be
+    if state.visit is None:
+        return _sweep(graph, state, keys, never, eligible)
+    return _near(graph, state, keys, never, eligible)
+
+
+def _usable(op, never: set, eligible: set) -> bool:
+    """`op` may merge (its type and effects allow it: remembered) and something reads it or
+    waits for it (else pruning erases it)."""
+    if op in never:
+        return False
+    if op not in eligible:
+        ok = _KIND.get(op.op_def)  # (_eligible, written out: it is asked of every op once)
+        if ok is None:
+            ok = _eligible(op)
+        elif ok:
+            if op.outputs:
+                for t in op.outputs:
+                    if t.dtype.np_dtype is None:
+                        ok = False
+                        break
+            else:
+                ok = False
+        if not ok:
+            never.add(op)  # (what makes an op eligible never changes)
+            return False
+        eligible.add(op)
+    if op._control_outputs:  # (the graph's own lists: read, not copied)
+        return True
+    for t in op.outputs:
+        if t._consumers:
+            return True
+    return False
+
+
+def _entry(op, keys: dict) -> list:
+    """`op`'s [op, inputs, controls, cheap key, full key], worked out anew if they changed."""
+    entry = keys.get(op)
+    if entry is not None and entry[1] is op.inputs and entry[2] is op.control_inputs:
+        return entry
+    ins = op.inputs  # (_cheap_key's usual arities written out: it is asked of every op)
+    n = len(ins)
+    if n == 2:
+        a, b = ins
+        cheap = (op.type, op.ctx, a.op, a.value_index, b.op, b.value_index)
+    elif n == 1:
+        a = ins[0]
+        cheap = (op.type, op.ctx, a.op, a.value_index)
+    else:
+        cheap = _cheap_key(op)
+    entry = keys[op] = [op, ins, op.control_inputs, cheap, _UNKNOWN]
+    return entry
+
+
+def _merge(graph: Graph, state: PassState, op, first) -> bool:
+    """Make `op`'s readers read `first` (an earlier op with the same keys), and what waits for
+    `op` wait for `first` when both are in one context. True if anything changed."""
+    changed = False
+    for old, new in zip(op.outputs, first.outputs):
+        changed |= state.replace(old, new)
+    if op._control_outputs and first.ctx is op.ctx:
+        for waiting in op.control_outputs:
+            graph.remove_control_input(waiting, op)
+            graph.add_control_input(waiting, first)
+            state.touch(waiting)
+        state.touch(op, first)
+        changed = True
+    return changed
+
+
+def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set) -> int:
+    """Every op in the graph's order, each merged into the first op before it with its keys."""
     known = keys.get
     firsts: dict = {}  # cheap key -> the entry of the first op with it
     fulls: dict = {}  # cheap key (of a second op) -> {full key: the first op with it}
@@ -233,16 +305,92 @@ def run(graph: Graph, state: PassState) -> int:
         first = seen.setdefault(full, op)
         if first is op:
             continue
-        changed = False
-        for old, new in zip(op.outputs, first.outputs):
-            changed |= state.replace(old, new)
-        if op._control_outputs and first.ctx is op.ctx:
-            for waiting in op.control_outputs:
-                graph.remove_control_input(waiting, op)
-                graph.add_control_input(waiting, first)
-                state.touch(waiting)
-            state.touch(op, first)
-            changed = True
-        if changed:
+        if _merge(graph, state, op, first):
+            rewrites += 1
+    # for the ops without inputs (constants: one cheap key per context), the first op of each
+    # full key, for _near (the sweep merged the others into it)
+    inputless = state.cache["cse inputless"] = {}
+    for cheap, head in firsts.items():
+        if len(cheap) == 2:  # (type, context): no inputs
+            table = inputless[cheap] = dict(fulls.get(cheap, ()))
+            full = _full_key(head)
+            if full is not None:
+                table.setdefault(full, head[0])
+    return rewrites
+
+
+def _near(graph: Graph, state: PassState, keys: dict, never: set, eligible: set) -> int:
+    """A later run: what a sweep of every op would merge, looking only at the ops touched since
+    the last run ended, in the graph's order. A merge needs an op whose keys or use changed
+    since then (the last run merged every other pair), so the ops looked at are those touched
+    and, for each, the ops with its keys after it (they may now merge into it): for an op with
+    inputs, the readers of its first input that read what it reads; for one without (constants:
+    one cheap key per context), the first op of its full key, from a table the sweep made and
+    each later run keeps. An op is merged into the first op before it with its keys (which
+    changed no more after the walk passed it), as the sweep would."""
+    inputless = state.cache.setdefault("cse inputless", {})
+    visit = state.visit
+    rewrites = 0
+    for op in state.walk_types(NEVER, excluding=True):
+        if not _usable(op, never, eligible):
+            continue
+        entry = _entry(op, keys)
+        cheap = entry[3]
+        ins = op.inputs
+        if not ins:  # (type, context): the table of the first op of each full key
+            full = entry[4]
+            if full is _UNKNOWN:
+                full = entry[4] = _key(op)
+            if full is None:
+                continue
+            table = inputless.setdefault(cheap, {})
+            first = table.get(full)
+            if first is not None and first is not op and first in graph and _usable(first, never, eligible) \
+                    and _entry(first, keys)[4] == full:
+                if first._order < op._order:
+                    if _merge(graph, state, op, first):
+                        rewrites += 1
+                    continue
+                if first not in visit:  # it comes after: it merges into this op when reached
+                    visit.add(first)
+                    state._push((first,))
+            table[full] = op
+            continue
+        mates = []  # the ops with its cheap key: readers of its first input that read what it reads
+        first_input, n = ins[0], len(ins)
+        for m in dict.fromkeys(first_input._consumers):
+            if m is not op and m.type == op.type and m.ctx is op.ctx:
+                mi = m.inputs
+                if len(mi) == n:
+                    for a, b in zip(mi, ins):
+                        if a is not b:
+                            break
+                    else:
+                        mates.append(m)
+        if not mates:
+            continue
+        order = op._order
+        ahead = [m for m in mates if m._order > order and m not in visit]
+        if ahead:  # they may merge into this op now
+            visit.update(ahead)
+            state._push(ahead)
+        full = entry[4]
+        if full is _UNKNOWN:
+            full = entry[4] = _key(op)
+        if full is None:
+            continue  # attributes that cannot be compared: never merged
+        first = None
+        for m in mates:
+            if m._order < order and (first is None or m._order < first._order) and m in graph \
+                    and _usable(m, never, eligible):
+                m_entry = _entry(m, keys)
+                if m_entry[3] != cheap:
+                    continue
+                m_full = m_entry[4]
+                if m_full is _UNKNOWN:
+                    m_full = m_entry[4] = _key(m)
+                if m_full is not None and m_full == full:
+                    first = m
+        if first is not None and _merge(graph, state, op, first):
             rewrites += 1
     return rewrites

@@ -39,8 +39,12 @@ ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others not
 LAST = ("fusion", "compile_loops", "numba_loops")  # passes that run once, after the others reached their fixed point
 # passes that, run again, look only at the ops near a change (state.py: the worklist); the
 # others look at every op every time (cse keeps each op's key while the op is unchanged)
-WORKLIST = frozenset({"licm", "constant_folding", "arithmetic", "control_flow"})
+WORKLIST = frozenset({"licm", "constant_folding", "arithmetic", "control_flow", "cse"})
 READERS_TOO = frozenset({"arithmetic"})  # these look at the readers of a touched op too
+# these deal with all that their own rewrites touch within the run that makes them (cse: what a
+# merge touches behind the op it looks at is the op merged into and the merged op, whose keys
+# stay): their next run looks at what was touched since their last run ended
+OWN_TOUCHES_DONE = frozenset({"cse"})
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:
@@ -167,6 +171,8 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
         t0 = time.perf_counter()
         n = PASSES[name](graph, state)
         s.seconds += time.perf_counter() - t0
+        if name in OWN_TOUCHES_DONE:
+            began[name] = len(state.log)
         s.runs += 1
         retry[name], state.visit = state.retry, None
         added = graph.checkpoint() - created  # op ids are never reused

@@ -160,6 +160,54 @@ def test_random_programs_optimize_to_the_same_graph_with_and_without_worklists(m
     assert not different
 
 
+def _cse_runs(visits):
+    return [asked for asked, _ in visits["cse"]]
+
+
+def _tanh_behind_an_identity():
+    """tanh(identity(x)) + tanh(x): the two tanh differ until control-flow simplification (after
+    CSE) removes the Identity; CSE's second run looks at the first tanh only (it was rewired),
+    and must merge the second, untouched one into it (a reader of x with the same keys)."""
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        y = gc.tanh(gc.identity(x)) + gc.tanh(x)
+    return g, [y], x
+
+
+def _constant_folded_late():
+    """identity(2) * 3 + x, and x * 6: the first product folds to a 6 only in the second round
+    (after the Identity goes), and that new constant stands before the 6 the trace made; CSE's
+    second run looks at the new one (and its table of constants) and must merge the old 6, which
+    comes after it and was not touched, into it."""
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.float64, [], name="x")
+        y = gc.identity(gc.constant(2.0)) * gc.constant(3.0) + x
+        z = x * gc.constant(6.0)
+    return g, [y + z], x
+
+
+@pytest.mark.parametrize("build, expect", [(_tanh_behind_an_identity, 2 * np.tanh(0.5)),
+                                           (_constant_folded_late, 6.0 + 0.5 + 0.5 * 6.0)])
+def test_a_later_cse_run_merges_untouched_ops_into_touched_ones(monkeypatch, visits, build, expect):
+    g, fetches, x = build()
+    report = optimize(g, fetches, skip=["fusion"], validate=True)
+    asked = _cse_runs(visits)
+    assert len(asked) == 2 and asked[0] is None and asked[1] is not None and len(asked[1]) <= 6
+    listing = str(g)
+    monkeypatch.setenv("AUTOGRAPH_OPTIMIZE_WORKLIST", "0")
+    g2, fetches2, x2 = build()
+    report2 = optimize(g2, fetches2, skip=["fusion"], validate=True)
+    assert listing == str(g2)  # the same graph as when every run looks at every op
+    types = [op.type for op in g.get_operations()]
+    assert types.count("Tanh") <= 1 and [op.attrs["value"] for op in g.get_operations()
+                                          if op.type == "Const"].count(6.0) <= 1
+    value = Session(g, num_threads=1).run(report.fetches, feed_dict={x: 0.5})[0]
+    np.testing.assert_allclose(value, expect)
+    assert report.passes[[p.name for p in report.passes].index("cse")].rewritten >= 1
+
+
 def _loop_with_an_invariant_product():
     g = gc.Graph()
     with g.as_default():
