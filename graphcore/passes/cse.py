@@ -5,7 +5,6 @@ earlier one. Stateful ops, ops reading variables, control-flow primitives, ident
 """
 from __future__ import annotations
 
-from itertools import filterfalse
 from math import copysign
 
 import numpy as np
@@ -239,58 +238,53 @@ def _merge(graph: Graph, state: PassState, op, first) -> bool:
 
 
 def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set) -> int:
-    """Every op in the graph's order, each merged into the first op before it with its keys."""
-    known = keys.get
-    firsts: dict = {}  # cheap key -> the entry of the first op with it
+    """Every op in the graph's order, each merged into the first op before it with its keys.
+    (An op's entry, with its full key, is made only when one is compared: most ops are the
+    only ones with their cheap key.)"""
+    firsts: dict = {}  # cheap key -> the first op with it
     fulls: dict = {}  # cheap key (of a second op) -> {full key: the first op with it}
+    kind_of = _KIND.get
     rewrites = 0
-    for op in filterfalse(never.__contains__, not_of_types(graph.get_operations(), NEVER)):
-        entry = known(op)
-        if entry is not None and entry[0] is op and entry[1] is op.inputs and entry[2] is op.control_inputs:
-            pass  # its keys still hold
-        elif op not in eligible:
-            ok = _KIND.get(op.op_def)  # (_eligible, written out: it is asked of every op once)
-            if ok is None:
-                ok = _eligible(op)
-            elif ok:
-                if op.outputs:
-                    for t in op.outputs:
-                        if t.dtype.np_dtype is None:
-                            ok = False
-                            break
-                else:
-                    ok = False
-            if not ok:
-                never.add(op)  # (what makes an op eligible never changes)
-                continue
-            eligible.add(op)
-            entry = None
-        else:
-            entry = None
+    for op in not_of_types(graph.get_operations(), NEVER):
+        if op in never:
+            continue
+        ok = kind_of(op.op_def)  # (_eligible, written out: it is asked of every op)
+        if ok is None:
+            ok = _eligible(op)
+        elif ok:
+            if op.outputs:
+                for t in op.outputs:
+                    if t.dtype.np_dtype is None:
+                        ok = False
+                        break
+            else:
+                ok = False
+        if not ok:
+            never.add(op)  # (what makes an op eligible never changes)
+            continue
         if not op._control_outputs:  # (the graph's own lists: read, not copied)
             for t in op.outputs:
                 if t._consumers:
                     break
             else:
                 continue  # unused: pruning erases it
-        if entry is None:
-            ins = op.inputs  # (_cheap_key's usual arities written out: it is asked of every op)
-            n = len(ins)
-            if n == 2:
-                a, b = ins
-                cheap = (op.type, op.ctx, a.op, a.value_index, b.op, b.value_index)
-            elif n == 1:
-                a = ins[0]
-                cheap = (op.type, op.ctx, a.op, a.value_index)
-            else:
-                cheap = _cheap_key(op)
-            entry = keys[op] = [op, ins, op.control_inputs, cheap, _UNKNOWN]
+        ins = op.inputs  # (_cheap_key's usual arities written out: it is asked of every op)
+        n = len(ins)
+        if n == 2:
+            a, b = ins
+            cheap = (op.type, op.ctx, a.op, a.value_index, b.op, b.value_index)
+        elif n == 1:
+            a = ins[0]
+            cheap = (op.type, op.ctx, a.op, a.value_index)
         else:
-            cheap = entry[3]
+            cheap = _cheap_key(op)
         head = firsts.get(cheap)
         if head is None:
-            firsts[cheap] = entry  # the first op with this cheap key: first of its full key too
+            firsts[cheap] = op  # the first op with this cheap key: first of its full key too
             continue
+        entry = keys.get(op)
+        if entry is None or entry[1] is not ins or entry[2] is not op.control_inputs:
+            entry = keys[op] = [op, ins, op.control_inputs, cheap, _UNKNOWN]
         full = entry[4]
         if full is _UNKNOWN:
             full = entry[4] = _key(op)
@@ -299,9 +293,9 @@ def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set
         seen = fulls.get(cheap)
         if seen is None:
             seen = fulls[cheap] = {}
-            first_key = _full_key(head)
+            first_key = _full_key(_entry(head, keys))
             if first_key is not None:
-                seen[first_key] = head[0]
+                seen[first_key] = head
         first = seen.setdefault(full, op)
         if first is op:
             continue
@@ -313,9 +307,9 @@ def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set
     for cheap, head in firsts.items():
         if len(cheap) == 2:  # (type, context): no inputs
             table = inputless[cheap] = dict(fulls.get(cheap, ()))
-            full = _full_key(head)
+            full = _full_key(_entry(head, keys))
             if full is not None:
-                table.setdefault(full, head[0])
+                table.setdefault(full, head)
     return rewrites
 
 
