@@ -19,12 +19,65 @@ def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
     """The ops (a set of Operations: they hash by identity) the fetches, the effects and the
     anchors need; `ops` is the graph's order if the caller has it already.
 
-    A loop is kept whole when one of its ops is needed, which is when one of the ops of the
-    outermost loop around it is: the ancestors of what is needed are marked first (each op
-    when it is first found, so each is looked at once), then each outermost loop with a needed
-    op gets all its ops marked with their ancestors, until no other loop has one."""
+    A loop is kept whole when one of its ops is needed. The ancestors of what is needed are
+    marked first (each op when it is first found, so each is looked at once); then an op left
+    unmarked in a loop is needed if its outermost loop's LoopCond is (one of that loop's ops),
+    with its ancestors, until none is. An unmarked op in a loop whose LoopCond is not marked
+    (a loop nothing may need) takes the general way, `_needed_by_loops`."""
     if ops is None:
         ops = graph.get_operations()
+    roots = [f.op if isinstance(f, Tensor) else f for f in state.fetches]
+    roots += [op for op in ops if op.op_def.stateful]
+    roots += [op for op in state.anchors if op in graph]
+    needed = set(roots)
+    stack = list(needed)
+    outermost: dict = {}  # context -> the outermost while loop around it (None: none)
+    while True:
+        _mark_ancestors(needed, stack)
+        for op in ops:
+            if op in needed:
+                continue
+            ctx = op.ctx if op.type != "Exit" else op.inputs[0].op.ctx  # (an Exit: the loop it leaves)
+            if ctx is None:
+                continue
+            loop = outermost.get(ctx, False)
+            if loop is False:
+                loop, c = None, ctx
+                while c is not None:
+                    if c.is_while:
+                        loop = c
+                    c = c.outer
+                outermost[ctx] = loop
+            if loop is None:
+                continue
+            cond = loop.loop_cond
+            if cond is None or cond not in needed:
+                return _needed_by_loops(graph, state, ops)
+            needed.add(op)  # its loop is kept: all of it, with what it needs
+            stack.append(op)
+        if not stack:
+            return needed
+
+
+def _mark_ancestors(needed: set, stack: list) -> None:
+    """Mark every producer and control input of the ops on `stack`, transitively."""
+    mark, push = needed.add, stack.append
+    while stack:
+        op = stack.pop()
+        for t in op.inputs:
+            p = t.op
+            if p not in needed:
+                mark(p)
+                push(p)
+        for c in op.control_inputs:
+            if c not in needed:
+                mark(c)
+                push(c)
+
+
+def _needed_by_loops(graph: Graph, state: PassState, ops: list) -> set:
+    """needed_ops the general way: each outermost loop with a needed op gets all its ops marked
+    with their ancestors, until no other loop has one."""
     by_ctx: dict = {}  # context -> its ops (an Exit belongs to the loop it leaves)
     for op in ops:
         ctx = op.ctx if op.type != "Exit" else op.inputs[0].op.ctx
@@ -51,17 +104,7 @@ def needed_ops(graph: Graph, state: PassState, ops: list | None = None) -> set:
     mark, push = needed.add, stack.append
     loops = list(members.values())
     while True:
-        while stack:
-            op = stack.pop()
-            for t in op.inputs:
-                p = t.op
-                if p not in needed:
-                    mark(p)
-                    push(p)
-            for c in op.control_inputs:
-                if c not in needed:
-                    mark(c)
-                    push(c)
+        _mark_ancestors(needed, stack)
         left = []
         for its in loops:
             if any(map(needed.__contains__, its)):  # kept: all of it, with what it needs
