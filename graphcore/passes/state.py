@@ -84,8 +84,9 @@ class PassState:
     def _walk_heap(self, visit, types, excluding):
         graph = self.graph
         by_name = graph._by_name
-        heap = [(op._order, op._id, op) for op in visit
-                if (op.type in types) is not excluding and by_name.get(op.name) is op]
+        # (an op erased since it was touched is passed over when popped; its stale number may
+        # equal a live op's, which the unique _id then orders: ops are never compared)
+        heap = [(op._order, op._id, op) for op in visit if (op.type in types) is not excluding]
         heapify(heap)
         state = self._walking = [heap, types, excluding, graph.checkpoint(), float("-inf")]
         renumbered, now = graph._renumbered, None
