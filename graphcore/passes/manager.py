@@ -37,8 +37,8 @@ PASSES: dict[str, Callable] = {
 DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p not in ("compile_loops", "numba_loops"))
 ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
 LAST = ("fusion", "compile_loops", "numba_loops")  # passes that run once, after the others reached their fixed point
-# passes that, run again, look only at the ops near a change (state.py: the worklist); the
-# others look at every op every time (cse keeps each op's key while the op is unchanged)
+# passes that, run again, look only at the ops near a change (state.py: the worklist; cse:
+# cse._near); identical_branches looks at every top-level Merge every time
 WORKLIST = frozenset({"licm", "constant_folding", "arithmetic", "control_flow", "cse"})
 READERS_TOO = frozenset({"arithmetic"})  # these look at the readers of a touched op too
 # these deal with all that their own rewrites touch within the run that makes them (cse: what a
