@@ -668,31 +668,37 @@ class Graph:
         self._remove(removed)
         return removed
 
-    def erase_ops(self, ops: Iterable[Operation], *, stand_ins: Sequence = ()) -> list[Operation]:
+    def erase_ops(self, ops: Iterable[Operation], *, stand_ins: Sequence = (),
+                  _checked: bool = False) -> list[Operation]:
         """Remove several ops at once (dead code elimination): every op that reads one of
         their outputs or waits for one of them must be among them. One pass over the
         graph, however many ops go. Returns the removed ops in graph order.
 
         `stand_ins`: pairs (an op erased here, the op `_op_standing_in` made for it), which
-        takes its place in the graph's order (as if inserted right before it)."""
-        doomed: dict[Operation, None] = {}  # (ops by identity, as they hash)
-        by_name = self._by_name
-        for op in ops:
-            try:  # (an op of this graph is the one its name names: the one question asked)
-                mine = by_name.get(op.name) is op
-            except (AttributeError, TypeError):
-                mine = False
-            if not mine:
-                self._check_op(op, "erase_ops")
-            doomed[op] = None
-        for op in doomed:
-            for t in op.outputs:
-                for u in t._consumers:
+        takes its place in the graph's order (as if inserted right before it). `_checked`: the
+        caller (a pass) knows the ops are of this graph and that all their users are among
+        them, so they are not asked again."""
+        if _checked:
+            doomed = dict.fromkeys(ops)  # (ops by identity, as they hash)
+        else:
+            doomed = {}
+            by_name = self._by_name
+            for op in ops:
+                try:  # (an op of this graph is the one its name names: the one question asked)
+                    mine = by_name.get(op.name) is op
+                except (AttributeError, TypeError):
+                    mine = False
+                if not mine:
+                    self._check_op(op, "erase_ops")
+                doomed[op] = None
+            for op in doomed:
+                for t in op.outputs:
+                    for u in t._consumers:
+                        if u not in doomed:
+                            self._refuse_erase(op, doomed)
+                for u in op._control_outputs:
                     if u not in doomed:
                         self._refuse_erase(op, doomed)
-            for u in op._control_outputs:
-                if u not in doomed:
-                    self._refuse_erase(op, doomed)
         all_ops = self._ops
         if len(doomed) <= 8 and not stand_ins:  # a few: found by position (no walk over the graph)
             where = sorted(_index_of(all_ops, op) for op in doomed)

@@ -70,7 +70,8 @@ def run(graph: Graph, state: PassState) -> int:
             replaced.extend(members)
             stand_ins.append((root, new))
     if replaced:
-        graph.erase_ops(replaced, stand_ins=stand_ins)
+        # (each member's readers are members, and the roots' readers read their fused ops now)
+        graph.erase_ops(replaced, stand_ins=stand_ins, _checked=True)
     return len(stand_ins)
 
 

@@ -126,5 +126,7 @@ def run(graph: Graph, state: PassState) -> int:
     # with what other passes left unused in loops it keeps (state.erase_later): one erase
     doomed += [op for op in state.take_leftovers() if op in needed]
     if doomed:
-        state.erase(doomed)  # their users are unneeded too (else they would be needed)
+        # (checked: their users are unneeded too, else they would be needed; the leftovers
+        # have none)
+        state.erase(doomed, checked=True)
     return 0

@@ -160,9 +160,10 @@ class PassState:
         self.leftovers, self.leftover_counts = [], counts
         return out
 
-    def erase(self, ops) -> list[Operation]:
-        """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter."""
-        removed = self.graph.erase_ops(ops)
+    def erase(self, ops, checked: bool = False) -> list[Operation]:
+        """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter.
+        `checked`: the caller knows every user of the ops is among them (erase_ops' _checked)."""
+        removed = self.graph.erase_ops(ops, _checked=checked)
         self.touch(*[t.op for op in removed for t in op.inputs], *[c for op in removed for c in op.control_inputs])
         return removed
 

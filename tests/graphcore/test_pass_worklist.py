@@ -229,7 +229,7 @@ def test_ops_moved_out_of_a_loop_are_erased_once_and_counted_as_moved(skip):
     g, fetches, (x, w) = _loop_with_an_invariant_product()
     erases = []
     erase_ops = g.erase_ops
-    g.erase_ops = lambda ops: erases.append(list(ops)) or erase_ops(erases[-1])
+    g.erase_ops = lambda ops, **kw: erases.append(list(ops)) or erase_ops(erases[-1], **kw)
     report = optimize(g, fetches, skip=skip, validate=True)
     stats = {p.name: p for p in report.passes}
     assert stats["licm"].rewritten == 2 and stats["licm"].removed == 2  # tanh(w) and its product
