@@ -173,24 +173,22 @@ def run(graph: Graph, state: PassState) -> int:
     return _near(graph, state, keys, never, eligible)
 
 
+def _quick_eligible(op) -> bool:
+    """`_eligible(op)`, answered from the op type's remembered kind where it has one (asked of
+    every op, so the common case is a dict lookup and an output dtype check)."""
+    ok = _KIND.get(op.op_def)
+    if ok is None:
+        return _eligible(op)
+    return bool(ok and op.outputs and all(t.dtype.np_dtype is not None for t in op.outputs))
+
+
 def _usable(op, never: set, eligible: set) -> bool:
     """`op` may merge (its type and effects allow it: remembered) and something reads it or
     waits for it (else pruning erases it)."""
     if op in never:
         return False
     if op not in eligible:
-        ok = _KIND.get(op.op_def)  # (_eligible, written out: it is asked of every op once)
-        if ok is None:
-            ok = _eligible(op)
-        elif ok:
-            if op.outputs:
-                for t in op.outputs:
-                    if t.dtype.np_dtype is None:
-                        ok = False
-                        break
-            else:
-                ok = False
-        if not ok:
+        if not _quick_eligible(op):
             never.add(op)  # (what makes an op eligible never changes)
             return False
         eligible.add(op)
@@ -243,23 +241,11 @@ def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set
     only ones with their cheap key.)"""
     firsts: dict = {}  # cheap key -> the first op with it
     fulls: dict = {}  # cheap key (of a second op) -> {full key: the first op with it}
-    kind_of = _KIND.get
     rewrites = 0
     for op in not_of_types(graph.get_operations(), NEVER):
         if op in never:
             continue
-        ok = kind_of(op.op_def)  # (_eligible, written out: it is asked of every op)
-        if ok is None:
-            ok = _eligible(op)
-        elif ok:
-            if op.outputs:
-                for t in op.outputs:
-                    if t.dtype.np_dtype is None:
-                        ok = False
-                        break
-            else:
-                ok = False
-        if not ok:
+        if not _quick_eligible(op):
             never.add(op)  # (what makes an op eligible never changes)
             continue
         if not op._control_outputs:  # (the graph's own lists: read, not copied)
