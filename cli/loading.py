@@ -9,6 +9,7 @@ one a Python value; `--dtype float32` (or `--dtype x=float32`) picks the dtype.
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib.util
 import inspect
 import os
@@ -23,7 +24,17 @@ _DTYPES = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np
 
 
 class CliError(Exception):
-    """A user mistake on the command line: reported in one line, exit status 1."""
+    """A user mistake on the command line: reported in one line, exit status 2 (as click's
+    usage errors); `code` 1 marks a failure of the user's program found while loading it."""
+
+    code = 2
+
+
+class ProgramError(CliError):
+    """The user's file failed to import (a syntax error, an exception at import): the
+    program's fault, not the command line's, so exit status 1."""
+
+    code = 1
 
 
 @dataclass
@@ -34,6 +45,7 @@ class Target:
     module: ModuleType
     function: Any  # an autograph Function, or a plain function (convert only)
     func_name: str
+    sample: Any = None  # the samples.Sample named, when FILE was a sample's name (its EXAMPLES)
 
     @property
     def python_function(self) -> Callable:
@@ -48,23 +60,39 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def _sample_path(name: str) -> tuple[str, str] | None:
-    """A sample's file when `name` is the name of one (so `autograph run collatz` works)."""
+def _find_sample(name: str):
+    """The sample called `name` (so `autograph run collatz` works), or None."""
     try:
         from samples import find_sample  # noqa: PLC0415
     except ImportError:
         return None
-    s = find_sample(name)
-    if s is None:
-        return None
-    return s.path, s.function
+    return find_sample(name)
+
+
+def _no_such_file(path: str) -> CliError:
+    """`no such sample or file: colatz; did you mean collatz?`: the close sample names (and
+    .py files here) for a name that is neither a file nor a sample."""
+    try:
+        from samples import available_samples  # noqa: PLC0415
+        names = [s.name for s in available_samples()] + [s.function for s in available_samples()]
+    except ImportError:
+        names = []
+    here = os.path.dirname(path) or "."
+    try:
+        files = [os.path.join(os.path.dirname(path), f) for f in os.listdir(here) if f.endswith(".py")]
+    except OSError:
+        files = []
+    close = difflib.get_close_matches(path, list(dict.fromkeys(names)) + files, n=3, cutoff=0.6)
+    what = "file" if path.endswith(".py") or os.sep in path else "sample or file"
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return CliError(f"no such {what}: {path}{hint} (`autograph samples` lists the samples)")
 
 
 def load_module(path: str) -> ModuleType:
     """Import the file at `path` as a fresh module (its directory goes on sys.path so
     it can import its neighbours). Errors become one-line CliErrors."""
     if not os.path.exists(path):
-        raise CliError(f"no such file: {path}")
+        raise _no_such_file(path)
     if os.path.isdir(path):
         raise CliError(f"{path} is a directory; name a Python file")
     path = os.path.abspath(path)
@@ -80,9 +108,9 @@ def load_module(path: str) -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:
-        raise CliError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+        raise ProgramError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     except Exception as e:  # noqa: BLE001 (the user's module failed to import: say so in one line)
-        raise CliError(f"importing {path} failed: {type(e).__name__}: {e}") from None
+        raise ProgramError(f"importing {path} failed: {type(e).__name__}: {e}") from None
     return module
 
 
@@ -96,11 +124,13 @@ def load_target(spec: str, need_function: bool = True) -> Target:
     A plain (undecorated) function is wrapped with autograph.function, so any function
     in a file can be converted and run."""
     path, func_name = split_spec(spec)
+    sample = None
     if not os.path.exists(path) and not path.endswith(".py"):
-        hit = _sample_path(path)
-        if hit is not None:
-            path, default_func = hit
-            func_name = func_name or default_func
+        sample = _find_sample(path)
+        if sample is not None:
+            path, func_name = sample.path, func_name or sample.function
+            if func_name != sample.function:
+                sample = None  # another function of the sample's file: its examples are not for it
     module = load_module(path)
     if func_name is None:
         found = [k for k, v in vars(module).items() if _is_autograph_function(v)
@@ -125,7 +155,7 @@ def load_target(spec: str, need_function: bool = True) -> Target:
         import autograph  # noqa: PLC0415
 
         fn = autograph.function(fn)
-    return Target(path, module, fn, func_name)
+    return Target(path, module, fn, func_name, sample)
 
 
 # -- arguments ------------------------------------------------------------------------
@@ -231,6 +261,8 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
             name, text = key, rest
             if name in keywords:
                 raise CliError(f"argument {name} is given twice")
+        elif sep and key.isidentifier() and not key.startswith("_"):
+            raise CliError(f"{py.__name__} has no parameter {key!r}; its parameters are {', '.join(names) or 'none'}")
         elif keywords:
             raise CliError(f"argument {text!r} comes after a NAME=VALUE argument; give positional ones first")
         else:
@@ -267,3 +299,45 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
     if params and len(out) > len(names) and not any(p.kind == p.VAR_POSITIONAL for p in params):
         raise CliError(f"{py.__name__} takes {len(names)} argument(s) ({', '.join(names)}), got {len(out)}")
     return out
+
+
+# -- a sample's example, as arguments one can type --------------------------------------
+
+# an argument longer than this is not worth typing: `samples` says "runs on its example"
+TYPEABLE_CHARS = 48
+
+
+def _literal(v) -> str | None:
+    """A value as the literal `parse_args` reads back to it (numpy scalars and small arrays
+    of the default dtypes), or None."""
+    if isinstance(v, np.ndarray) and v.dtype in (np.int64, np.float64, np.bool_) and v.size:
+        text = repr(v.tolist())
+    elif isinstance(v, (np.int64, np.float64, np.bool_)):
+        text = repr(v.item())
+    else:
+        return None
+    return text if len(text) <= TYPEABLE_CHARS else None
+
+
+def typeable_args(fn, values) -> list[str] | None:
+    """The command-line words that give `fn` exactly these argument values (same dtypes,
+    shapes and numbers, checked by reading them back), or None when there are none."""
+    texts = [_literal(v) for v in values]
+    if any(t is None for t in texts):
+        return None
+    try:
+        back = parse_args(fn, texts)
+    except CliError:
+        return None
+    same = len(back) == len(values) and all(
+        type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+        and np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(back, values))
+    return texts if same else None
+
+
+def example_values(target: Target, args: list[str]) -> list | None:
+    """A sample named with no arguments runs on its first example (`autograph run rnn_adam`);
+    None when arguments were given, or the target is not a sample, or it takes none."""
+    if args or target.sample is None or not target.sample.examples:
+        return None
+    return list(target.sample.examples[0])

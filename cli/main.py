@@ -26,7 +26,7 @@ from typing import List, Optional
 
 import typer
 
-from .loading import CliError, Target, load_target, parse_args
+from .loading import CliError, Target, example_values, load_target, parse_args, typeable_args
 from .render import Column, format_value, show_code, show_text, table
 from .trace_format import LEGEND, TraceWriter
 
@@ -108,7 +108,7 @@ def friendly(fn):
             _quiet_stdout()
             raise typer.Exit(0) from None
         except CliError as e:
-            _fail(str(e), EXIT_USAGE)
+            _fail(str(e), e.code)
         except Exception as e:  # noqa: BLE001 (errors of the user's program: one line each)
             _fail(one_line(e), EXIT_PROGRAM)
 
@@ -116,8 +116,22 @@ def friendly(fn):
 
 
 def _target_and_args(spec: str, args: list[str], dtype, static) -> tuple[Target, list]:
+    """The function and its argument values: those typed, or a sample's first example."""
     target = load_target(spec)
+    values = _example(target, args)
+    if values is not None:
+        return target, values
     return target, parse_args(target.function, args or [], dtype, static)
+
+
+def _example(target: Target, args) -> list | None:
+    """A sample's first example when no arguments were typed (said on stderr)."""
+    values = example_values(target, args or [])
+    if values is not None and values:
+        shown = typeable_args(target.function, values)
+        what = " ".join(shown) if shown is not None else "its example"
+        typer.echo(f"({target.sample.name} on {what}: the sample's first example)", err=True)
+    return values or None
 
 
 # -- convert ------------------------------------------------------------------------
@@ -460,18 +474,25 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 @app.command("samples")
 @friendly
 def samples_command(plain: bool = typer.Option(False, "--plain", help="Plain text table.")):
-    """List the samples (each usable by name: `autograph run collatz 27`)."""
+    """List the samples: each runs by name on its own first example (`autograph run rnn_adam`),
+    or on arguments you type (`autograph run collatz 27`)."""
     from samples import available_samples  # noqa: PLC0415
 
-    rows = [[s.name, ", ".join(_short_args(a) for a in s.examples[:1]), s.description] for s in available_samples()]
-    table("the samples: autograph run NAME ARGS, autograph graph NAME ARGS ...",
-          [Column("name"), Column("e.g.", squeeze=True), Column("what it shows", squeeze=True)], rows, plain)
+    rows = [[s.name, _example_text(s), s.description] for s in available_samples()]
+    table("the samples: autograph run NAME [ARGS]; graph, trace and grad take them too",
+          [Column("name"), Column("its example, as arguments", squeeze=True), Column("what it shows", squeeze=True)],
+          rows, plain)
 
 
-def _short_args(args: tuple) -> str:
-    from .demo import _short  # noqa: PLC0415
+def _example_text(sample) -> str:
+    """The first example as words the shell and `parse_args` take back, or a note that the
+    sample runs on it when named alone (arrays too big to type, tuples of arrays)."""
+    import shlex  # noqa: PLC0415
 
-    return " ".join(_short(a).replace(" ", "") for a in args)
+    if not sample.examples:
+        return ""
+    words = typeable_args(sample.fn, sample.examples[0])
+    return " ".join(shlex.quote(w) for w in words) if words is not None else "(runs on its example)"
 
 
 # -- demo ---------------------------------------------------------------------------------------

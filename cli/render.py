@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,11 +92,15 @@ def short_value(v, digits: int = 6) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """A table column: `justify` "left" or "right"; a `squeeze` column gives up width
-    (its cells end in an ellipsis) when the table would not fit, the others never do."""
+    """A table column: `justify` "left" or "right"; a `squeeze` column gives up width (its
+    cells wrap onto more lines) when the table would not fit, the others never do."""
     header: str
     justify: str = "left"
     squeeze: bool = False
+
+
+# a squeezed column keeps at least this many characters a line
+MIN_SQUEEZED = 10
 
 
 def terminal_width(default: int = 80) -> int:
@@ -105,10 +110,11 @@ def terminal_width(default: int = 80) -> int:
 
 def fit_widths(columns: list[Column], rows: list[list[str]], budget: int) -> list[int]:
     """Column widths whose sum fits `budget`: the natural widths, the squeezable columns
-    cut (the widest first, never below their header or 6) until the total fits."""
+    narrowed (the widest first, never below their header or MIN_SQUEEZED) until the total
+    fits; the sum is still over `budget` when even that is not enough."""
     widths = [max([len(c.header)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
     while sum(widths) > budget:
-        cands = [i for i, c in enumerate(columns) if c.squeeze and widths[i] > max(len(c.header), 6)]
+        cands = [i for i, c in enumerate(columns) if c.squeeze and widths[i] > max(len(c.header), MIN_SQUEEZED)]
         if not cands:
             break
         i = max(cands, key=lambda k: widths[k])
@@ -116,35 +122,58 @@ def fit_widths(columns: list[Column], rows: list[list[str]], budget: int) -> lis
     return widths
 
 
-def _cut(text: str, width: int, ellipsis: str) -> str:
-    return text if len(text) <= width else text[: max(width - len(ellipsis), 0)] + ellipsis
+def _wrap(text: str, width: int) -> list[str]:
+    """A cell's lines at `width`: wrapped at spaces, a longer word folded; never cut short."""
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def _stacked(title: str, columns: list[Column], rows: list[list[str]], width: int) -> None:
+    """Each row as a block (`name` then `  header: value` lines, wrapped): for a terminal
+    too narrow for the columns side by side, so no value is cut or dropped."""
+    out = sys.stdout
+    out.write("\n".join(_wrap(title, width)) + "\n")
+    label = max(len(c.header) for c in columns[1:]) if len(columns) > 1 else 0
+    for r in rows:
+        out.write("\n" + "\n".join(_wrap(f"{columns[0].header}: {r[0]}", width)) + "\n")
+        for c, x in zip(columns[1:], r[1:]):
+            lines = _wrap(x, max(width - label - 4, 10))
+            out.write(f"  {c.header + ':':<{label + 1}} {lines[0]}\n")
+            for more in lines[1:]:
+                out.write(" " * (label + 4) + more + "\n")
 
 
 def table(title: str, columns: list, rows: list[list[str]], plain: bool, width: int | None = None) -> None:
     """A table that fits the terminal (80 columns in a pipe): rich box drawing, or aligned
-    plain columns. Cells never wrap; squeezable columns end in an ellipsis instead."""
+    plain columns. Squeezable columns wrap onto more lines; when even that does not fit,
+    each row is printed as a block of `header: value` lines. No value is ever cut."""
     columns = [c if isinstance(c, Column) else Column(c) for c in columns]
     width = width or terminal_width()
+    budget = width - 2 * (len(columns) - 1) if plain else width - 3 * len(columns) + 1
+    widths = fit_widths(columns, rows, budget)
+    if sum(widths) > budget:
+        _stacked(title, columns, rows, width)
+        return
     if plain:
-        widths = fit_widths(columns, rows, width - 2 * (len(columns) - 1))
         out = sys.stdout
-        out.write(f"{_cut(title, width, '...')}\n")
+        out.write("\n".join(_wrap(title, width)) + "\n")
 
-        def line(cells):
-            return "  ".join(_cut(x, w, "...").rjust(w) if c.justify == "right" else _cut(x, w, "...").ljust(w)
-                             for c, x, w in zip(columns, cells, widths)).rstrip() + "\n"
+        def lines(cells):
+            wrapped = [_wrap(x, w) if c.squeeze else [x] for c, x, w in zip(columns, cells, widths)]
+            for k in range(max(len(w) for w in wrapped)):
+                parts = [(w[k] if k < len(w) else "") for w in wrapped]
+                out.write("  ".join(p.rjust(w) if c.justify == "right" else p.ljust(w)
+                                    for c, p, w in zip(columns, parts, widths)).rstrip() + "\n")
 
-        out.write(line([c.header for c in columns]))
+        lines([c.header for c in columns])
         out.write("  ".join("-" * w for w in widths) + "\n")
         for r in rows:
-            out.write(line(r))
+            lines(r)
         return
     # rich, no outer edge: each column has one space of padding each side, and one
     # character separates neighbours
-    widths = fit_widths(columns, rows, width - 3 * len(columns) + 1)
     t = Table(title=title, box=box.SIMPLE_HEAVY, show_edge=False, padding=(0, 1))
     for c, w in zip(columns, widths):
-        t.add_column(c.header, justify=c.justify, no_wrap=True, overflow="ellipsis",
+        t.add_column(c.header, justify=c.justify, no_wrap=not c.squeeze, overflow="fold",
                      min_width=None if c.squeeze else w, max_width=w)
     for r in rows:
         t.add_row(*r)
