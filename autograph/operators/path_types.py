@@ -708,10 +708,18 @@ def shown(value, doing: str = "formatting"):
     return as_python_type(value, tag_tensor(found.tag), what=shown_name(found.name)), False
 
 
+# the dtype a Python number is held in: a weak scalar of it is returned as that Python type
+_PYTHON_STORAGE = {gc.bool_: PY_BOOL, gc.int64: PY_INT, gc.float64: PY_FLOAT}
+
+
 def returned_kind(value) -> "int | gc.Tensor | None":
-    """The kind a returned tensor is converted to after the run (None: as it is)."""
+    """The kind a returned tensor is converted to after the run (None: as it is). A weak
+    scalar stands for a Python number (a counter from 0, int(x), x.item(), `not x`): it is
+    returned as one, as print shows it; in another dtype than Python's it stays numpy's."""
     found = info(value)
     if found is None:
+        if getattr(value, "weak", False) and value.shape.rank == 0:
+            return _PYTHON_STORAGE.get(value.dtype)
         return None
     if isinstance(found.kinds, Untracked):
         raise untracked_error(found.kinds, "returning")
