@@ -15,6 +15,7 @@ from .ops.array_ops import getitem as strided_slice
 from .ops.list_ops import (tensor_list_from_tensor, tensor_list_get_item, tensor_list_length, tensor_list_new,
                            tensor_list_pop_back, tensor_list_push_back, tensor_list_stack)
 from .ops.logging_ops import Assert
+from .ops.py_function_ops import py_function, pyobject
 from .ops.logging_ops import print  # noqa: A004
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, bitwise_and, bitwise_or, bitwise_xor,  # noqa: A004
                            ceil, cos, divide, equal, exp, expm1, floor, floordiv, greater, greater_equal, invert,
