@@ -11,6 +11,8 @@ checks them, and retraces when one changed, as the graph holds the old value.
 from __future__ import annotations
 
 import collections
+import copy
+import dataclasses
 import functools
 import inspect
 import threading
@@ -98,7 +100,73 @@ def _flatten(value) -> list:
         return [x for v in value for x in _flatten(v)]
     if isinstance(value, dict):
         return [x for k in value for x in _flatten(value[k])]
+    if isinstance(value, _ObjectOutput):
+        return _flatten(value.values)
     return [value]
+
+
+class _ObjectOutput:
+    """A returned dataclass or plain object holding tensors: each call returns a copy of it
+    whose attributes hold that run's values (the traced object holds graph tensors)."""
+
+    __slots__ = ("template", "names", "values")
+
+    def __init__(self, template, names, values):
+        self.template, self.names, self.values = template, names, values
+
+    def build(self, values):
+        obj = copy.copy(self.template)
+        for name, v in zip(self.names, values):
+            object.__setattr__(obj, name, v)  # (a frozen dataclass too, as its own __init__ does)
+        return obj
+
+
+def _attributes(obj) -> "list[str] | None":
+    """The attributes a returned object's values live in: a dataclass's fields, else its
+    __dict__ (None: not an object whose attributes can be copied)."""
+    if isinstance(obj, type) or isinstance(obj, (types.ModuleType, types.FunctionType, types.MethodType,
+                                                 functools.partial)):
+        return None
+    if dataclasses.is_dataclass(obj):
+        return [f.name for f in dataclasses.fields(obj) if hasattr(obj, f.name)]
+    d = getattr(obj, "__dict__", None)
+    return list(d) if isinstance(d, dict) else None
+
+
+def _holds_tensor(v, depth: int = 0) -> bool:
+    if isinstance(v, gc.Tensor) or isinstance(v, StagedList):
+        return True
+    if depth > 20:
+        return False
+    if isinstance(v, (list, tuple)):
+        return any(_holds_tensor(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return any(_holds_tensor(x, depth + 1) for x in v.values())
+    if isinstance(v, (str, bytes, int, float, complex, np.ndarray, np.generic)) or v is None:
+        return False
+    names = _attributes(v)
+    return names is not None and any(_holds_tensor(getattr(v, n), depth + 1) for n in names)
+
+
+def _objects_out(value, depth: int = 0):
+    """The returned structure with each object that holds tensors (a dataclass, a plain
+    object) replaced by an _ObjectOutput of its attributes."""
+    if depth > 20 or isinstance(value, gc.Tensor):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_objects_out(v, depth + 1) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        items = {k: _objects_out(v, depth + 1) for k, v in value.items()}
+        return value if all(items[k] is value[k] for k in value) else items
+    if isinstance(value, (str, bytes, int, float, complex, np.ndarray, np.generic, StagedList)) or value is None:
+        return value
+    names = _attributes(value)
+    if not names or not _holds_tensor(value):
+        return value
+    return _ObjectOutput(value, names, [_objects_out(getattr(value, n), depth + 1) for n in names])
 
 
 class _ListOutput:
@@ -138,15 +206,20 @@ def _returned_shape(v, python_function):
                        f"partly known while tracing ({v}); return graphcore.shape(x) to get it when the graph runs")
 
 
-def _pack(structure, flat: list, pos: list | None = None):
+def _pack(structure, flat: list, pos: list | None = None, build: bool = False):
+    """`structure` with its leaves from `flat`; `build`: returned objects made (a call's
+    result), else kept as _ObjectOutput (a structure of tensors)."""
     pos = pos if pos is not None else [0]
+    if isinstance(structure, _ObjectOutput):
+        values = _pack(structure.values, flat, pos, build)
+        return structure.build(values) if build else _ObjectOutput(structure.template, structure.names, values)
     if isinstance(structure, (list, tuple)):
-        items = [_pack(v, flat, pos) for v in structure]
+        items = [_pack(v, flat, pos, build) for v in structure]
         if isinstance(structure, tuple) and hasattr(structure, "_fields"):
             return type(structure)(*items)
         return type(structure)(items)
     if isinstance(structure, dict):
-        return {k: _pack(structure[k], flat, pos) for k in structure}
+        return {k: _pack(structure[k], flat, pos, build) for k in structure}
     v = flat[pos[0]]
     pos[0] += 1
     return v
@@ -295,7 +368,7 @@ class ConcreteFunction:
         it = iter(values)
         out = [next(it) if isinstance(v, gc.Tensor) else list(next(it)) if isinstance(v, _ListOutput) else v
                for v in flat]
-        return _pack(self.structured_outputs, out)
+        return _pack(self.structured_outputs, out, build=True)
 
     def _as_python_types(self, values: list) -> list:
         """The returned values whose Python type depends on the path, as the type this run's
@@ -590,6 +663,7 @@ class Function:
                         if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
                             _run_effects_before(g, chain.token, dict(zip(placeholders, inputs)))
                         raise
+            out = _objects_out(out)
             flat_out = _flatten(out)
             for v in flat_out:
                 if isinstance(v, TruthOnly):  # an `and` / `or` result the graph cannot give

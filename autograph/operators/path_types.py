@@ -174,6 +174,9 @@ _RECOMPUTED = {"Add": math_ops.add_op, "Sub": math_ops.sub_op, "Mul": math_ops.m
                "Pow": math_ops.pow_op, "Maximum": math_ops.maximum_op, "Minimum": math_ops.minimum_op}
 # unary ops that keep an exact int exact (|result| <= |operand|)
 _EXACT_UNARY = frozenset({"Neg", "Abs", "Sign", "Floor", "Ceil", "Invert"})
+# unary ops whose result a float dtype holds exactly whenever it held the operand exactly (a
+# join checked that): -h of a Python float held in a float32 is Python's -h
+_EXACT_FLOAT_UNARY = frozenset({"Neg", "Abs", "Sign", "Floor", "Ceil", "Relu"})
 
 # ops that pass their first input through (an outer value captured into a cond or loop)
 _TRANSPARENT = frozenset({"Identity", "Switch", "Enter", "StopGradient"})
@@ -498,6 +501,8 @@ def _check_result(op_type, out, x, y, results, tag, found: Typed):
     if y is None:
         if op_type in _EXACT_UNARY and all(k in INTS for k in narrow):
             return out  # exact on exact ints (but for -(-2**31) in an int32, where numpy wraps too)
+        if op_type in _EXACT_FLOAT_UNARY and out.dtype.is_floating and all(k in FLOATS for k in narrow):
+            return out
         if op_type == "Square" and all(k in INTS for k in narrow) and out.dtype.is_floating:
             mask = None if len(results) == 1 else _is(tag, set(narrow))
             return _guard(out, _small(out, mask), message)
