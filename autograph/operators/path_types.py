@@ -367,6 +367,8 @@ def _observe(op_type: str, x, y):
     the tables, a refusal where Python raises on one of the operands' kinds."""
     if getattr(_building, "on", False):
         return None
+    if op_type == "Mul" and (isinstance(x, _SEQUENCES) or isinstance(y, _SEQUENCES)):
+        _refuse_repetition(x, y)
     t = x if isinstance(x, gc.Tensor) else y
     if not _registry.get(t.graph):
         return None
@@ -396,6 +398,34 @@ def _observe(op_type: str, x, y):
             f"Python gives a float for an int to a negative power (and numpy raises), so the type would be decided "
             f"by the value. Write float({_plain(found[0].name)}) ** ..., or an exponent known to be >= 0.")
     return lambda out: _derived(op_type, out, x, y, pairs, results, found[0])
+
+
+_SEQUENCES = (list, tuple, str, bytes)
+_REPEATS = frozenset({PY_BOOL, PY_INT, NP_INT32, NP_INT64})  # kinds Python repeats a sequence by
+
+
+def _refuse_repetition(x, y) -> None:
+    """`[0] * n`, `"ab" * n` with a scalar tensor n: Python repeats the sequence (numpy would
+    multiply elementwise, a wrong value). A graph holds no list or str of run-time length, so
+    it is refused; where Python raises (a float count), the same TypeError. An array count
+    is numpy's elementwise product, as in Python."""
+    seq, n = (x, y) if isinstance(x, _SEQUENCES) else (y, x)
+    if not isinstance(n, gc.Tensor) or (n.shape.rank or 0) > 0:
+        return
+    kinds = kinds_of(n)
+    if isinstance(kinds, frozenset) and kinds and not kinds & _REPEATS:
+        name = TYPE_NAMES[min(kinds)].replace("np.", "numpy.").replace("numpy.bool_", "numpy.bool")
+        raise TypeError(f"can't multiply sequence by non-int of type '{name}'")
+    kind = type(seq).__name__
+    if isinstance(seq, (str, bytes)):
+        instead = "build the text outside the converted function, or print the pieces in a loop"
+    else:
+        instead = ("write np.full(n, value) (or np.zeros) for an array of that many items, or "
+                   "pass the count as a Python int (not a numpy value), so the list is built while tracing")
+    raise StagingError(
+        f"{_where()}: a {kind} repeated by a count that is a graph tensor (`{kind} * n`): Python makes a {kind} of "
+        f"n copies, but n is only known when the graph runs and a graph holds no {kind} of run-time length (numpy "
+        f"would multiply elementwise, another value). Instead, {instead}.")
 
 
 def _non_negative(y) -> bool:

@@ -1,0 +1,197 @@
+"""Issue 25: converted functions give Python's exact result (value and type, the caller's
+objects changed as Python changes them) or refuse clearly, naming the user's line, under
+every engine: sequence repetition by a tensor count, returned objects, returned Python
+numbers, negation of path-typed values, arguments changed in place, grad of a tuple."""
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import autograph
+from autograph import StagingError, function
+
+ENGINES = [{}, {"optimize": False}, {"jit_compile": True}, {"devices": ["cpu:0", "cpu:1"]}]
+try:
+    import numba  # noqa: F401
+    ENGINES.append({"jit_compile": "numba"})
+except ImportError:  # the numba backend is optional
+    pass
+ENGINE_IDS = ["default", "unoptimized", "jit", "two_devices", "numba"][:len(ENGINES)]
+
+
+def same_exactly(expected, got):
+    """Equal values of the very same types, recursively (np.int64(3) is not 3)."""
+    assert type(got) is type(expected), (expected, got)
+    if isinstance(expected, (list, tuple)):
+        assert len(expected) == len(got), (expected, got)
+        for a, b in zip(expected, got):
+            same_exactly(a, b)
+    elif isinstance(expected, dict):
+        assert expected.keys() == got.keys()
+        for k in expected:
+            same_exactly(expected[k], got[k])
+    elif dataclasses.is_dataclass(expected) or hasattr(expected, "__dict__") and not isinstance(expected, type):
+        same_exactly(vars(expected), vars(got))
+    elif isinstance(expected, np.ndarray):
+        assert expected.dtype == got.dtype and np.array_equal(expected, got, equal_nan=True), (expected, got)
+    else:
+        assert expected == got or (expected != expected and got != got), (expected, got)
+
+
+def agree_exactly(fn, *args, engine=None, capsys=None):
+    expected = fn(*args)
+    out = capsys.readouterr().out if capsys else None
+    got = function(fn, **(engine or {}))(*args)
+    same_exactly(expected, got)
+    if capsys:
+        assert capsys.readouterr().out == out
+    return got
+
+
+@pytest.fixture(params=ENGINES, ids=ENGINE_IDS)
+def engine(request):
+    return request.param
+
+
+# -- 6: returned values have Python's types ------------------------------------------
+
+def counter(x):
+    c = 0
+    while x > 0:
+        c += 1
+        x -= 1
+    return c
+
+
+def collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def conversions(x):
+    return int(x), float(x), round(x), x.item(), not x, bool(x > 1), math.sqrt(abs(x))
+
+
+def to_list(a):
+    return a.tolist()
+
+
+def big_power(n):
+    r = collatz(n)
+    return r ** 10
+
+
+def test_python_numbers_are_returned_as_python_types(engine, capsys):
+    agree_exactly(counter, np.int64(4), engine=engine)
+    agree_exactly(counter, np.int64(0), engine=engine)
+    assert agree_exactly(collatz, np.int64(27), engine=engine) == 111
+    for x in (np.float64(2.5), np.float64(0.0), np.float64(-3.25)):
+        agree_exactly(conversions, x, engine=engine)
+    agree_exactly(to_list, np.array([1.5, 2.0]), engine=engine)
+    agree_exactly(to_list, np.array([3, 4], dtype=np.int64), engine=engine)
+
+
+def test_python_int_beyond_int64_raises_instead_of_wrapping(engine):
+    assert big_power(np.int64(27)) == 111 ** 10  # Python's int: beyond int64
+    with pytest.raises(OverflowError):
+        function(big_power, **engine)(np.int64(27))
+
+
+# -- 3: returned objects hold values ---------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    label: str = "p"
+
+
+class Box:
+    def __init__(self, value, items):
+        self.value, self.items = value, items
+
+
+def make_objects(x):
+    s = 0.0
+    while x > 0:
+        s += x
+        x -= 1.0
+    return Point(s, x), Box(s * 2, [Point(s, 1.0)]), {"k": Point(x, 2)}
+
+
+def test_returned_dataclasses_and_objects_hold_values(engine):
+    f = function(make_objects, **engine)
+    for x in (np.float64(3.0), np.float64(-1.0)):
+        same_exactly(make_objects(x), f(x))
+    a, b = f(np.float64(2.0)), f(np.float64(2.0))
+    assert a[0] is not b[0] and a[0] == b[0]  # a new object per call, as Python makes
+
+
+# -- 2: a sequence repeated by a tensor count -------------------------------------------
+
+def zeros_list(n):
+    return [0] * n
+
+
+def length_of_repeat(n):
+    return len([7] * n)
+
+
+def tuple_repeat(n):
+    return n * (1, 2)
+
+
+def text_repeat(n):
+    return "ab" * n
+
+
+def float_count(x):
+    return [1.0] * x
+
+
+def array_times_list(a):
+    return a * [1, 2]
+
+
+@pytest.mark.parametrize("fn", [zeros_list, length_of_repeat, tuple_repeat, text_repeat])
+def test_repetition_by_a_tensor_count_is_refused_with_the_line(fn):
+    fn(3)  # Python repeats
+    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: a (list|tuple|str) repeated by "
+                                           r"a count that is a graph tensor") as e:
+        function(fn)(np.int64(3))
+    assert "np.full(n, value)" in str(e.value) or "text" in str(e.value)
+
+
+def test_repetition_by_a_python_int_is_python_and_float_counts_raise_pythons_type_error(engine):
+    assert function(zeros_list, **engine)(3) == [0, 0, 0]
+    for x in (np.float64(2.0), np.bool_(True)):
+        with pytest.raises(TypeError) as plain:
+            float_count(x)
+        with pytest.raises(TypeError) as converted:
+            function(float_count, **engine)(x)
+        assert str(plain.value) == str(converted.value)
+    agree_exactly(array_times_list, np.array([1.0, 2.0]), engine=engine)  # numpy's elementwise product
+
+
+# -- 8: exact operations on a path-typed float32 value ------------------------------------
+
+def negated(x):
+    h = 3.0
+    if x > 1:
+        h = x
+    return -h, abs(h), h * 2
+
+
+def test_negation_of_path_typed_float32_is_accepted(engine):
+    for x in (np.float32(2.5), np.float32(0.5)):
+        agree_exactly(negated, x, engine=engine)
