@@ -160,21 +160,6 @@ def slug(signature: str) -> str:
     return f"{readable}-{hashlib.sha1(signature.encode()).hexdigest()[:6]}"
 
 
-def _clear_previous(out: Path) -> None:
-    """Remove the files an earlier run wrote (only those: they start with our header)."""
-    if not out.is_dir():
-        return
-    for path in out.glob("*/seed_*.py"):
-        try:
-            if HEADER_MARK in path.read_text(encoding="utf-8").splitlines()[0]:
-                path.unlink()
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-    for d in out.iterdir():
-        if d.is_dir() and not any(d.iterdir()):
-            d.rmdir()
-
-
 def _write(failure: Failure, out: Path) -> Path:
     path = out / slug(failure.signature) / f"seed_{failure.seed}.py"
     note = f"{failure.signature}"
@@ -192,7 +177,7 @@ def _write(failure: Failure, out: Path) -> Path:
 
 # -- the command ------------------------------------------------------------------------------------
 
-def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED .. SEED+N-1)."),
+def fuzz(n: int = typer.Option(10000, "--n", min=1, help="How many programs (seeds SEED .. SEED+N-1)."),
          seed: int = typer.Option(0, "--seed", help="The first seed."),
          out: Path = typer.Option(Path("fuzz-failures"), "--out", help="Where to write the failing programs."),
          shrink: bool = typer.Option(True, "--shrink/--no-shrink", help="Shrink failing programs before writing them."),
@@ -200,7 +185,7 @@ def fuzz(n: int = typer.Option(10000, "--n", help="How many programs (seeds SEED
                                               help="Shrink this many (the smallest) of each failure class; 0: all."),
          kind: str = typer.Option("values", "--kind", help="values: results, dtypes and prints of scalar control flow; arrays: numpy programs "
                                                          "(vectors, reductions, lists); grads: gradients."),
-         jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0: one per core)."),
+         jobs: int = typer.Option(0, "--jobs", "-j", min=0, help="Worker processes (0: one per core)."),
          plain: bool = typer.Option(False, "--plain", help="Plain text, no progress bar.")):
     """Differential testing: random programs, run as plain Python and converted, compared."""
     from rich.progress import Progress  # noqa: PLC0415
@@ -253,7 +238,8 @@ def _to_shrink(failures: list, per_class: int) -> list:
 
 
 def _report(summary: Summary, failures: list, kind: str, out: Path, plain: bool) -> None:
-    _clear_previous(out)
+    # earlier runs' files are kept (a clean run must not erase failures not yet looked at);
+    # a file of the same class and seed is the same failure, written again
     by_class = defaultdict(list)
     for f in failures:
         by_class[f.signature].append((f, _write(f, out)))

@@ -161,6 +161,7 @@ def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The fil
 FORMATS = ("text", "dot", "svg", "png", "json")
 
 
+ENGINES = ("local", "ray")
 DEVICES_HELP = "Partition across N devices (cpu:0 ... cpu:N-1), placing ops by --place unless gc.device did."
 PLACE_HELP = ("With --devices: loops (loop bodies on the next device, predicates where the loop is), "
               "round-robin (every op on the next device), depth (loop nesting picks the device).")
@@ -181,8 +182,9 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           effects: bool = typer.Option(False, "--effects", help="Pictures: show the effects token's chain."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Pictures: the legend of the primitives."),
           plain: bool = typer.Option(False, "--plain", help="No colours."),
-          optimize: bool = typer.Option(False, "--optimize", help="Show the graph after the graph passes, and a "
-                                        "per-pass table (ops removed/added, time)."),
+          optimize: Optional[bool] = typer.Option(
+              None, "--optimize/--no-optimize", help="The graph after the graph passes (the default: what run and "
+              "trace run) with --optimize adding a per-pass table (ops removed/added, time); --no-optimize: as traced."),
           passes: Optional[str] = typer.Option(None, "--passes", metavar="P1,P2",
                                                help="Only these passes (implies --optimize): pruning, licm, "
                                                     "constant_folding, arithmetic, cse, control_flow, "
@@ -199,31 +201,22 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     if format not in FORMATS:
         raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
     target, values = _target_and_args(spec, args, dtype, static)
-    concrete = target.function.get_concrete_function(*values)
-    g = concrete.graph
-    summary = None
     jit = jit or numba
     if numba:
         from executor.numba_loop import require_numba  # noqa: PLC0415
 
         require_numba()
-    if optimize or passes or jit:
-        from graphcore.passes import DEFAULT_PASSES  # noqa: PLC0415
-        from graphcore.passes.manager import PASSES  # noqa: PLC0415
-
-        chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
-        unknown = [p for p in chosen or () if p not in PASSES]
-        if unknown:
-            raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(PASSES)}")
-        if jit:
-            extra = ["compile_loops"] + (["numba_loops"] if numba else [])
-            chosen = [p for p in chosen or DEFAULT_PASSES if p not in extra] + extra
-        if concrete.optimize_report is not None and chosen is not None:
-            raise CliError("this graph was optimized already (the function ran); --passes needs a fresh trace")
-        report = concrete.optimize_report or concrete.optimize(chosen, force=True)
-        summary = report.table() if report is not None else None
-        if summary is not None and (format != "text" or output is not None):
-            typer.echo(summary, err=True)  # stdout holds the graph file
+    if optimize is False and (passes or jit):
+        raise CliError("--no-optimize shows the graph as traced: leave out --passes, --jit and --numba")
+    if optimize is False:
+        concrete, traced_ops = _as_traced(target, values), None
+        summary = None
+    else:
+        concrete, traced_ops, summary = _optimized(target, values, passes, jit, numba, table=bool(optimize))
+    g = concrete.graph
+    typer.echo(_which_graph(target, values, len(g), traced_ops), err=True)
+    if summary is not None and (format != "text" or output is not None):
+        typer.echo(summary, err=True)  # stdout holds the graph file
 
     fetches = concrete.outputs
     if devices is not None:  # the partitioned graph: one cluster per device, _Send/_Recv, control loops
@@ -257,6 +250,54 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
             typer.echo("\n" + summary)
         if jit and format == "text":
             _show_compiled_loops(g, plain)
+
+
+def _as_traced(target: Target, values: list):
+    """The concrete function as traced: a fresh trace when this one ran (and so was optimized)."""
+    return _unoptimized(target).get_concrete_function(*values)
+
+
+def _unoptimized(target: Target):
+    """The function with the graph passes off (a fresh Function: the target's own may have
+    run, and so optimized its graph in place)."""
+    import autograph  # noqa: PLC0415
+
+    return autograph.function(target.python_function, optimize=False)
+
+
+def _optimized(target: Target, values: list, passes: Optional[str], jit: bool, numba: bool, table: bool = False):
+    """(concrete function optimized as a call would run it, ops as traced or None when the
+    passes are off, the per-pass table when asked for with `table` or `passes`)."""
+    from graphcore.passes import DEFAULT_PASSES  # noqa: PLC0415
+    from graphcore.passes.manager import PASSES  # noqa: PLC0415
+
+    concrete = target.function.get_concrete_function(*values)
+    traced_ops = len(concrete.graph) if concrete.optimize_report is None else concrete.optimize_report.ops_before
+    chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
+    unknown = [p for p in chosen or () if p not in PASSES]
+    if unknown:
+        raise CliError(f"--passes: unknown pass {', '.join(unknown)}; the passes are {', '.join(PASSES)}")
+    if jit:
+        extra = ["compile_loops"] + (["numba_loops"] if numba else [])
+        chosen = [p for p in chosen or DEFAULT_PASSES if p not in extra] + extra
+    if concrete.optimize_report is not None and chosen is not None:
+        raise CliError("this graph was optimized already (the function ran); --passes needs a fresh trace")
+    forced = table or chosen is not None
+    report = concrete.optimize_report or concrete.optimize(chosen, force=forced)
+    if report is None:
+        return concrete, None, None
+    return concrete, traced_ops, report.table() if forced else None
+
+
+def _which_graph(target: Target, values: list, ops: int, traced_ops: Optional[int]) -> str:
+    """`fibonacci(10): 30 ops, optimized (36 as traced; --no-optimize shows that)`: which graph
+    graph and trace show, the same one, as a run runs it."""
+    call = f"{target.func_name}({', '.join(format_value(v) for v in values)})"
+    if len(call) > 60:
+        call = f"{target.func_name}(...)"
+    if traced_ops is None:
+        return f"{call}: {ops} ops, as traced (not optimized)"
+    return f"{call}: {ops} ops, optimized ({traced_ops} as traced; --no-optimize shows that graph)"
 
 
 def _device_names(n: int) -> list[str]:
@@ -341,7 +382,7 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                       help="Run the graph passes on the traced graph first (the default)."),
         devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
         place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP),
-        engine: str = typer.Option("local", "--engine", metavar="[local|ray]",
+        engine: Optional[str] = typer.Option(None, "--engine", metavar="[local|ray]",
                                    help="With --devices: run the devices on threads here (local) or in Ray actors."),
         jit: bool = typer.Option(False, "--jit", help="Compile loops (jit_compile=True)."),
         numba: bool = typer.Option(False, "--numba", help="Compile loops with numba where exact "
@@ -353,6 +394,11 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
     if timeout is not None and not timeout > 0:
         raise CliError(f"--timeout {timeout:g}: give a positive number of seconds")
+    if engine is not None and engine not in ENGINES:
+        raise CliError(f"--engine {engine}: use one of {', '.join(ENGINES)}")
+    if engine is not None and devices is None:
+        raise CliError(f"--engine {engine} runs the devices of --devices N: give --devices too")
+    engine = engine or "local"
     if not optimize:
         os.environ["AUTOGRAPH_OPTIMIZE"] = "0"  # this process only: the command runs one function
     target, values = _target_and_args(spec, args, dtype, static)
@@ -365,8 +411,6 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         import autograph  # noqa: PLC0415
         from graphcore.placement import spread  # noqa: PLC0415
 
-        if engine not in ("local", "ray"):
-            raise CliError(f"--engine {engine}: use local or ray")
         fn = autograph.function(fn, devices=_device_names(devices), engine=engine)
         spread(fn.get_concrete_function(*values).graph, _device_names(devices), _place_rule(place))
     t0 = time.perf_counter()
@@ -409,21 +453,32 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                                 help="Write to this file (html: trace.html) instead of the terminal."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Text: explain the notation first."),
           dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
-          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP)):
+          static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
+          optimize: bool = typer.Option(True, "--optimize/--no-optimize",
+                                        help="Run the graph after the graph passes (the default, as run does and "
+                                             "graph shows) or as traced.")):
     """The executor's run, step by step (one thread, so it is reproducible), streamed as it runs."""
     if format not in ("text", "json", "html"):
         raise CliError(f"--format {format}: use text, json or html")
+    if format == "html" and output is None:
+        output = "trace.html"  # a page is for a browser, not the terminal
     target, values = _target_and_args(spec, args, dtype, static)
-    concrete = target.function.get_concrete_function(*values)
+    fn = target.function
+    if optimize:
+        concrete, traced_ops, _ = _optimized(target, values, None, False, False)
+    else:
+        fn = _unoptimized(target)
+        concrete, traced_ops = fn.get_concrete_function(*values), None
+    which = _which_graph(target, values, len(concrete.graph), traced_ops)
     call = f"{target.func_name}({', '.join(format_value(v) for v in values)})"
     with (open(output, "w", encoding="utf-8") if output is not None else contextlib.nullcontext(sys.stdout)) as out:
         writer = TraceWriter(out.write, graph=concrete.graph, fmt=format, show_pending=pending,
-                             limit=limit, frame=frame, op=op, title=f"trace of {call}")
+                             limit=limit, frame=frame, op=op, title=f"trace of {which}")
         if format == "text":
-            out.write(f"trace of {call}: {len(concrete.graph)} ops, num_threads=1\n")
+            out.write(f"trace of {which}; num_threads=1\n")
             if legend:
                 out.write(LEGEND + "\n")
-        result = target.function.traced_call(*values, trace=writer)
+        result = fn.traced_call(*values, trace=writer)
         writer.close(result=format_value(result))
         if format == "text":
             out.write(f"result: {format_value(result)}\n")
@@ -431,6 +486,9 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
             out.write(json.dumps({"event": "result", "value": format_value(result)}) + "\n")
     if output is not None:
         typer.echo(f"wrote {output} ({format}, {writer.summary.steps} steps)")
+    missed = writer.unmatched_filters()
+    if missed:
+        typer.echo(missed, err=True)
 
 
 # -- grad ------------------------------------------------------------------------------------
@@ -458,7 +516,7 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     dtype = list(dtype or [])
     if not any("=" not in d for d in dtype):
         dtype += [f"{w}=float64" for w in wrt if not any(d.startswith(f"{w}=") for d in dtype)]
-    values = parse_args(target.function, args or [], dtype, static)
+    values = _example(target, args) or parse_args(target.function, args or [], dtype, static)
     argnums = [names.index(w) for w in wrt]
     vg = autograph.value_and_grad(target.function, argnums=argnums if len(argnums) > 1 else argnums[0])
     value, grads = vg(*values)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -93,10 +94,10 @@ class StepAnnotator:
                 outputs.setdefault(e["port"], e["value"])
         facts: dict = {}
         if kind == "Switch":
+            live = min(outputs) if outputs else self._live_port(node, after)
             if run.get("dead"):
                 facts["switch"] = {"live": None}
-            elif outputs:
-                live = min(outputs)
+            elif live is not None:
                 facts["switch"] = {"live": live, "pred": bool(live)}
         elif kind == "Merge":
             source = self.arrived.pop((node, run["frame"]), None)
@@ -110,6 +111,23 @@ class StepAnnotator:
         elif outputs:
             facts["value"] = short_value(tuple(outputs[k] for k in sorted(outputs)), width=40)
         return facts
+
+
+    def _live_port(self, node: str, after: list[dict]) -> int | None:
+        """A Switch's live output when it sent no value event (its live output has no
+        consumer, or only a control one): the output whose consumers got a dead token
+        is the dead one, so the other is live."""
+        op = self.ops.get(node)
+        if op is None:
+            return None
+        for e in after:
+            consumer = self.ops.get(e["node"]) if e["event"] == "pending" and e.get("source") == node else None
+            if consumer is None or e["dead_count"][0] == e["dead_count"][1]:
+                continue
+            ports = {t.value_index for t in consumer.inputs if t.op is op}
+            if len(ports) == 1:
+                return 1 - ports.pop()
+        return None
 
 
 def describe(facts: dict) -> str:
@@ -210,6 +228,8 @@ class TraceWriter:
         self.shown = 0
         self.hidden_by_limit = 0
         self.step: list[dict] = []  # the current step's run event and what followed it
+        self.frames_seen: dict[str, None] = {}  # frame paths without iterations, in order (for --frame)
+        self.matched = 0  # steps that passed --frame and --op (shown or over the --limit)
         self.before_first: list[dict] = []  # frame events before the first step
         names = [op.name for op in graph.get_operations()] if graph is not None else []
         types = [op.type for op in graph.get_operations()] if graph is not None else []
@@ -225,6 +245,7 @@ class TraceWriter:
         if e["event"] == "run":
             self._flush()
             self.step = [e]
+            self.frames_seen.setdefault(re.sub(r":\d+", "", e["frame"]))
         elif self.step:
             self.step.append(e)
         else:
@@ -245,6 +266,14 @@ class TraceWriter:
             self.write(f"... {self.hidden_by_limit} more step(s) not shown (--limit {self.limit})\n")
         self.write(self.summary.text() + "\n")
 
+    def unmatched_filters(self) -> str:
+        """What to say when --frame or --op let no step through (else ""): the frames seen."""
+        if self.matched or (self.frame is None and self.op is None) or not self.summary.steps:
+            return ""
+        asked = " and ".join(f"--{k} {v}" for k, v in (("frame", self.frame), ("op", self.op)) if v is not None)
+        return (f"no step matched {asked}; the run's frames were {', '.join(self.frames_seen)} "
+                f"(a frame: its name, root/NAME or root/NAME:ITERATION; --op: a node name or op type)")
+
     def _wanted(self, run: dict) -> bool:
         if self.frame is not None and not frame_matches(self.frame, run["frame"]):
             return False
@@ -262,6 +291,7 @@ class TraceWriter:
         facts = self.annotator.annotate(run, after)
         if not self._wanted(run):
             return
+        self.matched += 1
         if self.limit is not None and self.shown >= self.limit:
             self.hidden_by_limit += 1
             return

@@ -1,0 +1,91 @@
+"""What a new user meets (issue 28): samples by name, names, exit codes, big pictures, the
+trace beside the graph, graph files with signatures, fuzz, warnings, bench, REPL source."""
+import re
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+
+runner = CliRunner()
+
+
+def invoke(*args, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+# -- 1. samples by name, on their own example -------------------------------------------------
+
+def test_a_sample_named_alone_runs_on_its_first_example():
+    r = invoke("run", "collatz")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == "111"
+    assert "collatz on 27: the sample's first example" in r.stderr
+
+
+def test_a_sample_whose_example_cannot_be_typed_runs_on_it():
+    r = invoke("run", "matrix_power", "--check")
+    assert r.exit_code == 0, r.output
+    assert "agrees" in r.stdout
+
+
+def test_graph_trace_and_grad_take_a_sample_alone():
+    assert invoke("graph", "fibonacci").exit_code == 0
+    r = invoke("trace", "count_to_ten", "--limit", "3")
+    assert r.exit_code == 0 and "result: 10" in r.stdout, r.output
+    r = invoke("grad", "power_loop", "--wrt", "x")
+    assert r.exit_code == 0 and "value: 7.59375" in r.stdout and "d/dx: 25.3125" in r.stdout, r.output
+
+
+def test_samples_shows_arguments_one_can_type(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    r = invoke("samples", "--plain")
+    assert r.exit_code == 0, r.output
+    lines = {line.split()[0]: line for line in r.stdout.splitlines() if line.strip()}
+    assert "1071 462" in lines["gcd"]
+    assert "'[5.0, 1.0, 4.0, 2.0, 8.0, 0.5]'" in lines["bubble_sort"]
+    assert "(runs on its example)" in lines["rnn_adam"]
+    assert "<" not in r.stdout  # no `<int64[15]>` that nobody can type
+    # what is shown is what runs: the typed words give the sample's example
+    r2 = invoke("run", "bubble_sort", "[5.0, 1.0, 4.0, 2.0, 8.0, 0.5]")
+    assert r2.exit_code == 0 and r2.stdout.strip() == invoke("run", "bubble_sort").stdout.strip()
+
+
+# -- 2. names -----------------------------------------------------------------------------------
+
+def test_a_misspelt_sample_suggests_the_close_one():
+    r = invoke("run", "colatz", "27")
+    assert r.exit_code == 2
+    assert "no such sample or file: colatz; did you mean collatz?" in r.stderr
+
+
+def test_an_unknown_parameter_lists_the_parameters():
+    r = invoke("run", "collatz", "m=27")
+    assert r.exit_code == 2
+    assert "collatz has no parameter 'm'; its parameters are n" in r.stderr
+
+
+# -- 3. exit codes and option checks -----------------------------------------------------------
+
+def test_errors_of_the_users_file_exit_1(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(x):\n    return x +\n")
+    r = invoke("run", f"{bad}:f", "1")
+    assert r.exit_code == 1 and "syntax error" in r.stderr, r.output
+    broken = tmp_path / "broken.py"
+    broken.write_text("import no_such_module_here\n")
+    r = invoke("run", f"{broken}:f", "1")
+    assert r.exit_code == 1 and "ModuleNotFoundError" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "collatz", "27", "--engine", "ray"], "--engine ray runs the devices of --devices N"),
+    (["run", "collatz", "27", "--engine", "local"], "give --devices too"),
+    (["run", "collatz", "27", "--engine", "spark", "--devices", "2"], "--engine spark: use one of local, ray"),
+    (["fuzz", "--n", "-3"], "Invalid value for '--n'"),
+])
+def test_option_mistakes_are_usage_errors(args, message):
+    r = invoke(*args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
