@@ -36,6 +36,7 @@ from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import get_op_def
 
 from .fused_kernel import step_kernel
+from .interrupt import python_loop
 from .numba_loop import numba_loop_kernel
 from .scalar_kernels import scalar_source
 from .scalar_loop import scalar_loop_kernel
@@ -51,7 +52,7 @@ def compiled_loop_kernel(op):
                               fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
         if k is not None:
             return k
-    return compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes)
+    return python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
 
 
 def _kernel_of(step, input_dtypes: list):

@@ -66,11 +66,14 @@ from collections import deque
 
 import numpy as np
 
-from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError, execution_error_type
+from graphcore.errors import (CancelledError, DeadlineExceededError, ExecutionError, InvalidArgumentError,
+                              execution_error_type)
 
 from . import blas, handlers
 from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
+from . import interrupt
 from .deadline import WATCHDOG, Deadline
+from .interrupt import KernelStopped, RunStop
 from .plan import CONTROL_TO_OP, EXIT, FEED, TO_FETCH, TO_MERGE, TO_OP, ExecutionPlan, FrameInfo, NodeItem
 from .state import FrameState, IterationStart, IterationState, TaggedNode
 from .stats import RunStats
@@ -121,6 +124,7 @@ class ExecutorState:
     aborted = False
     alarm = None
     root: FrameState | None = None
+    stopper: RunStop | None = None  # a plan with compiled loops: what tells them the run ended (interrupt.py)
 
     def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None,
                  transport=None):
@@ -163,13 +167,14 @@ class ExecutorState:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
         self.start()
         try:
-            if self.lock is None:
-                self._process_ready()
+            if self.stopper is not None:
+                with interrupt.running(self.stopper):
+                    self._process()
             else:
-                self._run_with_workers()
-        except _DeadlineReached:
+                self._process()
+        except (_DeadlineReached, KernelStopped) as e:
             self._abort()
-            raise self._deadline_error() from None
+            raise self._stopped_error(e) from None
         except BaseException:
             self._abort()
             raise
@@ -180,6 +185,12 @@ class ExecutorState:
             root.free_iterations[-1].inputs = None  # (no value of this run kept)
             self.plan.free_roots.append(root)
         return self.results
+
+    def _process(self) -> None:
+        if self.lock is None:
+            self._process_ready()
+        else:
+            self._run_with_workers()
 
     def start(self) -> None:
         """Put the root frame's ready nodes on the queue (and arm the deadline)."""
@@ -204,22 +215,38 @@ class ExecutorState:
             node.is_dead = False  # (a reused root frame's node may have run dead)
             self.ready.append(node)
         it0.outstanding_ops = len(plan.roots)
+        if plan.stoppable:
+            self.stopper = RunStop()
         self.alarm = self._arm_deadline(root, it0) if self.deadline is not None else None
 
     def pump(self) -> bool:
         """(Parts of a partitioned run taking turns on one thread: executor/distributed/local.py)
         Run what is ready and take the values that arrived meanwhile; True once the run is
         over, False if it waits for values from other parts."""
-        self._process_ready()
-        while self.arrivals:
-            self._take_arrivals()
+        with interrupt.running(self.stopper):
             self._process_ready()
+            while self.arrivals:
+                self._take_arrivals()
+                self._process_ready()
         return not self.inflight and not self.ready and not self.heavy_waiting
 
     def failed(self, e: BaseException) -> BaseException:
         """The run ends with `e`: stop what is still out; the error to raise."""
         self._abort()
-        return self._deadline_error() if isinstance(e, _DeadlineReached) else e
+        return self._stopped_error(e) if isinstance(e, (_DeadlineReached, KernelStopped)) else e
+
+    def cancel(self) -> None:
+        """(From any thread) the run is cancelled: a compiled loop running for it stops;
+        the run then raises CancelledError (or what ended it first)."""
+        if self.stopper is not None:
+            self.stopper.stop(interrupt.CANCELLED)
+
+    def _stopped_error(self, e: BaseException) -> BaseException:
+        """The error of a run that its deadline or a cancellation ended (e: how it was told)."""
+        if isinstance(e, _DeadlineReached) or (self.stopper is not None and self.stopper.reason == interrupt.DEADLINE):
+            return self._deadline_error()
+        return CancelledError("the run was cancelled while a compiled loop ran: another device failed or the run "
+                              "was interrupted")
 
     def stop(self) -> None:
         if self.alarm is not None:
@@ -260,6 +287,8 @@ class ExecutorState:
         """The run failed or was interrupted: tasks still out drop their results."""
         self.aborted = True
         self.ready.clear()
+        if self.stopper is not None:  # a compiled loop on a pool thread ends too
+            self.stopper.stop(interrupt.CANCELLED)
 
     def _process_ready(self) -> None:
         """Run ready nodes until the queue is empty: pop a tagged node and run its handler,
@@ -307,8 +336,12 @@ class ExecutorState:
         wake = TaggedNode(_DEADLINE_ITEM, root, it0)
         ready, wakeups = self.ready, self.wakeups
 
+        stopper = self.stopper
+
         def at_deadline():  # on the watchdog thread
             ready.append(wake)
+            if stopper is not None:  # a compiled loop that never ends is told
+                stopper.stop(interrupt.DEADLINE)
             if wakeups is not None:  # in case the calling thread waits for the pool
                 wakeups.put(None)
         return WATCHDOG.arm(self.deadline.when, at_deadline)
@@ -612,7 +645,7 @@ class ExecutorState:
         except BaseException as e:  # noqa: BLE001 (reported to the calling thread)
             out, ok = e, False
         self.pool_slots.release()
-        with self.lock:
+        with self.lock, interrupt.running(self.stopper):
             nodes = self.stats.nodes
             try:
                 if not self.aborted:

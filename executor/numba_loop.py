@@ -24,6 +24,8 @@ from graphcore.errors import GraphError
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 
+from .interrupt import STOP_EVERY, numba_loop, python_loop
+
 _TYPES = {np.dtype(np.int64): "np.int64", np.dtype(np.int32): "np.int32", np.dtype(np.float64): "np.float64",
           np.dtype(np.float32): "np.float32", np.dtype(np.bool_): "np.bool_"}
 _INTS = {np.dtype(np.int64), np.dtype(np.int32)}
@@ -221,16 +223,17 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     in_types = [np.dtype(d).type for d in input_dtypes]
     out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
     other: list = []
+    stoppable = numba_loop(fn, attrs["n_vars"], len(attrs["exits"]))
 
     def loop(*inputs):
         try:  # (a 0-d array or a Python number becomes the scalar type compiled for)
-            result = fn(*[T(x) for T, x in zip(in_types, inputs)])
+            result = stoppable(*[T(x) for T, x in zip(in_types, inputs)])
         except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
             if not other:
-                other.append(fallback())
+                other.append(python_loop(fallback()))
             return other[0](*inputs)
         if len(out_types) == 1:
-            return out_types[0](result)
+            return out_types[0](result[0])
         return tuple(T(v) for T, v in zip(out_types, result))
     loop.source = source
     loop.backend = "numba"
@@ -238,27 +241,37 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
 
 
 def _compile(a: dict, input_dtypes: list, name: str):
+    """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
+    variables...). Every STOP_EVERY iterations it reads the flag (executor/interrupt.py);
+    set, it returns stopped with the variables the next iteration would start from (exits
+    zero), so that the loop can go on from there; an inner loop that stopped makes its
+    outer loop stop at the start of its iteration."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
-    n_in = len(input_dtypes)
+    n_in, n_vars = len(input_dtypes), a["n_vars"]
     dtypes = list(input_dtypes)
     env: dict = {"np": np, **_python_helpers()}
     cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, env, name)]
+    exit_dtypes = [dtypes[k] for k in a["exits"]]
+    state = [f"v{k}" for k in range(n_vars)]
+    stopped = "return (True, " + "".join(f"{_zero(d)}, " for d in exit_dtypes) + "".join(f"{v}, " for v in state) + ")"
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
     params = ", ".join(f"x{i}" for i in range(n_in))
     out = [f"v{k}" for k in a["exits"]]
-    state = ", ".join(f"v{k}" for k in range(a["n_vars"]))
-    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "while True:"]
-    body += [f"    {x}" for x in cond_lines]
+    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "count_ = 0",
+            "while True:"]
+    body += [f"    {x}".replace("#STOPPED", stopped) for x in cond_lines]
     body += [f"    if not v{a['pred']}:", "        break"]
-    body += [f"    {x}" for x in body_lines]
-    body += [f"    {state}{',' if a['n_vars'] == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
-    body += [f"return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}"]
-    source = f"def loop({params}):\n" + "".join(f"    {x}\n" for x in body)
+    body += [f"    {x}".replace("#STOPPED", stopped) for x in body_lines]
+    body += [f"    {', '.join(state)}{',' if n_vars == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
+    body += ["    count_ += 1", f"    if count_ == {STOP_EVERY}:", "        count_ = 0", "        if stop_flag[0]:",
+             f"            {stopped}"]
+    body += ["return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")"]
+    source = f"def loop({params}{', ' if params else ''}stop_flag):\n" + "".join(f"    {x}\n" for x in body)
     exec(compile(source, f"<numba loop {name}>", "exec"), env)  # noqa: S102 (our own source)
     try:
-        fn = numba.njit(error_model="numpy", cache=False)(env["loop"])
-        fn.compile(tuple(numba.from_dtype(d) for d in input_dtypes))
+        fn = numba.njit(error_model="numpy", cache=False, nogil=True)(env["loop"])
+        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64[::1]))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError:
         raise _Inexact from None
@@ -280,10 +293,10 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
         code = [f"v{i} = v{t} if v{p} else v{f}"]
     elif kind == "Fused":
         code = _fused_lines(step, [f"v{x}" for x in ins], [dtypes[x] for x in ins], f"v{i}")
-    elif kind == "CompiledLoop":
+    elif kind == "CompiledLoop":  # (#STOPPED: the outer loop's return when the inner one stopped)
         env[f"k{i}"], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
-        targets = ", ".join(f"v{i + x}" for x in range(k))
-        code = [f"{targets} = k{i}({args})"]
+        code = [f"r{i} = k{i}({args}{', ' if args else ''}stop_flag)", f"if r{i}[0]:", "    #STOPPED"]
+        code += [f"v{i + x} = r{i}[{1 + x}]" for x in range(k)]
     elif kind == "PythonArith":
         expr = _python_expr(step[ATTRS]["op"], [f"v{x}" for x in ins], [dtypes[x] for x in ins], out_dtypes[0])
         code = [f"v{i} = {expr}"]

@@ -127,6 +127,7 @@ class ExecutionPlan:
         self.fetch_producers: list[NodeItem | None] = []
         self.placeholders_needed: list[Operation] = []
         self.has_transport = False  # it has _Send/_Recv ops: it runs as one device's part of a partitioned run
+        self.stoppable = False  # it has kernels that may run long and are told when the run ends (interrupt.py)
         # root frames (state.FrameState) of finished runs, each taken by a later run: a run of a
         # small graph then makes no frame and no tagged node anew
         self.free_roots: list = []
@@ -239,6 +240,7 @@ class ExecutionPlan:
             item.cheap = cost is not None and cost < POOL_MIN_NS
         if item.kind == NORMAL and op.type in _GENERATED:
             k = _GENERATED[op.type](op)
+            self.stoppable = self.stoppable or op.type == "CompiledLoop"
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         elif item.kind == NORMAL:
             args = (runtime,) if d.uses_runtime else ()

@@ -34,6 +34,7 @@ class LocalEngine:
             partitioning=None) -> list:
         rendezvous = Rendezvous()
         states = [part.state(feed_values, rendezvous, deadline) for part in parts]
+        rendezvous.on_abort += [state.cancel for state in states]
         threads = self.threads if self.threads is not None else any(p.heavy for p in parts)
         failures = (self._on_threads if threads else self._taking_turns)(parts, states, rendezvous)
         self.last_messages = rendezvous.messages

@@ -204,6 +204,7 @@ class DeviceActor:
         part = self.parts[part_id]
         deadline = run_deadline(seconds_left) if seconds_left is not None else None
         state = part.state(feed_values, _ActorTransport(self, run_id, rendezvous), deadline)
+        rendezvous.on_abort.append(state.cancel)  # (abort() from the driver stops a compiled loop too)
         printed = _StampedText()  # what Print ops write goes back to the driver with the results
         try:
             with contextlib.redirect_stdout(printed):

@@ -6,7 +6,8 @@ A send stores its value (or dead token) or hands it to the receive waiting for i
 receive takes the value if it is there, else leaves a callback, called on the sending
 thread when the value comes. `abort(error)` ends the run's exchange: every waiting
 receive is called back with the error, later receives raise it, later sends are dropped;
-no device keeps waiting for a value that will not come.
+no device keeps waiting for a value that will not come, and each device's running
+compiled loop is stopped (`on_abort`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Rendezvous:
         self._table: dict = {}
         self.error: BaseException | None = None
         self.messages = 0
+        self.on_abort: list = []  # called by abort(): each device's run cancels its running kernels
 
     def send(self, key: tuple, tag: str, value, dead: bool) -> None:
         k = (key, tag)
@@ -67,6 +69,8 @@ class Rendezvous:
             self._table.clear()
         for callback in waiting:
             callback(None, False, error)
+        for cancel in self.on_abort:
+            cancel()
 
     def waiting_keys(self) -> list:
         """(edge key, frame tag) of the receives waiting for a value."""

@@ -1,0 +1,212 @@
+"""Ending a kernel that runs long (a compiled loop) when its run must end: at the run's
+deadline, when the run is cancelled (another device failed, Ctrl-C on another thread), and
+on Ctrl-C in the kernel's own thread.
+
+The frame executor meets these between nodes (executor/deadline.py); a compiled loop is one
+node that may never end, so it is told:
+
+- Python code (jit_compile=True) gets KernelStopped raised in its thread
+  (PyThreadState_SetAsyncExc), which costs the loop nothing per iteration; Ctrl-C reaches it
+  as KeyboardInterrupt like any Python code on the main thread.
+- numba code (jit_compile="numba") cannot be: it releases the GIL (nogil) and reads a flag
+  (an int64 array of one) every STOP_EVERY iterations, returning its loop state when set.
+  Its wrapper then raises KernelStopped if the run ended, or lets a signal's Python handler
+  run (KeyboardInterrupt) and resumes the loop from that state otherwise. On the main
+  thread the flag is also set on a signal: Python's C handler writes to the wakeup fd
+  (signal.set_wakeup_fd) and a watcher thread reading it sets the flags (and passes the
+  byte on to a wakeup fd someone else had set, as asyncio does).
+
+A run whose plan has such kernels makes a RunStop; the threads that run its nodes make it
+current (`running(stop)`), and the kernels ask `current()`.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import threading
+
+import numpy as np
+
+# a numba loop reads its flag once per this many iterations (a power of two)
+STOP_EVERY = 4096
+
+DEADLINE, CANCELLED = "deadline", "cancelled"
+
+
+class KernelStopped(BaseException):  # (not an Exception: the loops' fallbacks must not catch it)
+    """Raised in a kernel's thread when its run ends early; the run turns it into its error."""
+
+
+_local = threading.local()
+_active_lock = threading.Lock()
+_active = [0]  # stoppable kernels running now, in this process (for tests: none left behind)
+
+
+def current():
+    """The RunStop of the run this thread runs nodes for, or None."""
+    return getattr(_local, "stop", None)
+
+
+@contextlib.contextmanager
+def running(stop):
+    """Make `stop` this thread's current RunStop (a kernel may run a graph itself: nested)."""
+    old = getattr(_local, "stop", None)
+    _local.stop = stop
+    try:
+        yield
+    finally:
+        _local.stop = old
+
+
+def active_kernels() -> int:
+    """How many stoppable kernels run now in this process."""
+    return _active[0]
+
+
+def _set_async_exc(tid: int, exc) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc) if exc else None)
+
+
+class RunStop:
+    """What a run's long kernels are told when it ends early; `reason` is set once."""
+
+    __slots__ = ("lock", "reason", "threads", "flags")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.reason: str | None = None
+        self.threads: dict[int, int] = {}   # thread id -> Python loops of this run running on it
+        self.flags: list = []               # the flags of numba loops of this run running now
+
+    def stop(self, reason: str) -> None:
+        """End the run's kernels (from any thread); the first reason stays."""
+        with self.lock:
+            if self.reason is not None:
+                return
+            self.reason = reason
+            for flag in self.flags:
+                flag[0] = 1
+            for tid, n in self.threads.items():
+                if n:
+                    _set_async_exc(tid, KernelStopped)
+
+    def run_python(self, fn, args):
+        """fn(*args), a Python loop, raising KernelStopped in it if the run ends meanwhile."""
+        tid = threading.get_ident()
+        with self.lock:
+            if self.reason is not None:
+                raise KernelStopped(self.reason)
+            self.threads[tid] = self.threads.get(tid, 0) + 1
+        _count(1)
+        try:
+            return fn(*args)
+        finally:
+            with self.lock:
+                self.threads[tid] -= 1
+                if self.reason is not None and not self.threads[tid]:
+                    _set_async_exc(tid, None)  # one sent as the loop returned: not for what runs next
+            _count(-1)
+
+
+def _count(d: int) -> None:
+    with _active_lock:
+        _active[0] += d
+
+
+def python_loop(fn):
+    """`fn` (a compiled loop in Python) as a kernel that ends when its run does."""
+    def stoppable(*args):
+        stop = getattr(_local, "stop", None)
+        if stop is None:
+            return fn(*args)
+        return stop.run_python(fn, args)
+    stoppable.__dict__.update(fn.__dict__)  # (its source, for listings and tests)
+    stoppable.__wrapped__ = fn
+    return stoppable
+
+
+# -- numba loops: a flag -------------------------------------------------------------
+
+class _SignalWatcher:
+    """Sets the flags of the numba loops running on the main thread when a signal comes
+    (Python's handler cannot run before the loop returns)."""
+
+    def __init__(self):
+        self.flags: list = []
+        self.previous = -1  # the wakeup fd set before ours, which gets each byte too
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+        threading.Thread(target=self._watch, name="executor-signals", daemon=True).start()
+
+    def _watch(self) -> None:
+        while True:
+            data = os.read(self.read_fd, 512)
+            for flag in list(self.flags):
+                flag[0] = 1
+            previous = self.previous
+            if previous != -1:
+                with contextlib.suppress(OSError):
+                    os.write(previous, data)
+
+
+_watcher: _SignalWatcher | None = None
+
+
+@contextlib.contextmanager
+def _watched(flag):
+    """On the main thread: a signal sets `flag` while the block runs."""
+    global _watcher
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _watcher is None:
+        _watcher = _SignalWatcher()
+    w = _watcher
+    w.flags.append(flag)
+    old = signal.set_wakeup_fd(w.write_fd, warn_on_full_buffer=False)
+    if old != w.write_fd:
+        w.previous = old
+    try:
+        yield
+    finally:
+        if old != w.write_fd:
+            signal.set_wakeup_fd(old)
+        w.flags.remove(flag)
+
+
+def numba_loop(fn, n_vars: int, n_exits: int):
+    """A kernel running `fn`, a numba loop taking (inputs..., flag) and returning
+    (stopped, exits..., loop variables...): stopped, it raises KernelStopped if the run
+    ended, else (a signal) lets Python's handler run and resumes from the loop variables."""
+    def run(*inputs):
+        stop = getattr(_local, "stop", None)
+        flag = np.zeros(1, np.int64)
+        if stop is not None:
+            with stop.lock:
+                if stop.reason is not None:
+                    raise KernelStopped(stop.reason)
+                stop.flags.append(flag)
+        _count(1)
+        try:
+            with _watched(flag):
+                while True:
+                    out = fn(*inputs, flag)
+                    if not out[0]:
+                        return out[1:1 + n_exits]
+                    if stop is not None and stop.reason is not None:
+                        raise KernelStopped(stop.reason)
+                    _handle_signals()  # (KeyboardInterrupt, raised by Python's handler here)
+                    flag[0] = 0
+                    inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])
+        finally:
+            if stop is not None:
+                with stop.lock:
+                    stop.flags.remove(flag)
+            _count(-1)
+    return run
+
+
+def _handle_signals() -> None:
+    """A Python call: the interpreter runs pending signal handlers on entering it."""
