@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import GraphError
 from ..frames import topological_order
 from .attr_values import encode_attr
 from .document import FORMAT, VERSION
@@ -16,11 +17,25 @@ def to_json(graph, indent: int | None = 1) -> str:
     that does (a rewritten graph may have put an op before its inputs)."""
     contexts = _ContextTable()
     ops = graph.get_operations()
+    _refuse_python_calls(ops)
     if not _in_order(ops):
         ops = topological_order(ops)
     ops = [_op_entry(op, contexts) for op in ops]
     doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
+
+
+def _refuse_python_calls(ops) -> None:
+    """A graph file is data: a Python call (py_function, a staged str() or clock reading) has
+    no text that a loader could run without running arbitrary code, so it is refused here."""
+    for op in ops:
+        if op.type == "PyFunction" or any(t.dtype.name == "pyobject" for t in op.outputs):
+            raise GraphError(
+                f"cannot write the graph to a file: {op.describe()} calls Python when the graph runs "
+                f"(py_function, or a call staged from converted code such as str(x), json.dumps or "
+                f"time.perf_counter()), and a graph file holds data, never code. Run the graph in this process "
+                f"(engine='ray' sends graphs to its workers as files: run it with engine='local'), or compute "
+                f"the value outside the function")
 
 
 def _in_order(ops) -> bool:
