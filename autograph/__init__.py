@@ -25,3 +25,5 @@ from .gradients_api import grad, value_and_grad  # noqa: E402
 from .operators.side_effects import SideEffectWarning  # noqa: E402
 
 __all__ += ["grad", "value_and_grad", "SideEffectWarning"]
+from .operators.python_calls import py_function  # noqa: E402
+__all__ += ["py_function"]

@@ -25,6 +25,7 @@ from .errors import SourceNotFoundError
 from .operators.maybe_defined import may_be_none
 from .operators.side_effects import check_call_result, converted_call_scope
 from .operators.py_builtins import OVERLOADS
+from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
 from .operators.strings import holds_tensor, str_format
 
@@ -131,6 +132,10 @@ def converted_call(f, args, kwargs):
         if isinstance(f, Function) and plain_function(f.python_function) is not None:
             # an @function called while tracing is inlined: a recursion through it is tracked too
             return _call_tracking_recursion(f.python_function, f, args, kwargs or {})
+    if gc.get_default_graph() is not None:  # a call the graph has no op for: Python's, when the graph runs
+        staged = maybe_stage(f, args, kwargs)
+        if staged is not NOT_STAGED:
+            return staged
     guards.note(f)  # the user's code called as it is (do_not_convert, a class): what it reads is traced
     try:
         return f(*args, **(kwargs or {}))

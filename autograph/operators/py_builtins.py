@@ -13,9 +13,11 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.ops.array_ops import int_of_float
+from graphcore.ops.logging_ops import FormattedString
+from graphcore.ops.py_function_ops import is_pyobject
 from graphcore.ops.python_type_ops import int_check
 
-from . import effects, math_functions, numpy_types, path_types
+from . import effects, math_functions, numpy_types, path_types, python_calls
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
 from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
@@ -23,6 +25,8 @@ from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
 def len_(x):
+    if is_pyobject(x) or isinstance(x, FormattedString):  # a run-time string or object: its len when the graph runs
+        return python_calls.stage(builtins.len, (x,), None, gc.int64, name="len")
     if isinstance(x, StagedList):
         return python_value(x.length())
     if is_tensor(x):
@@ -226,6 +230,8 @@ def _scalar(x, what: str):
 
 
 def int_(x=0, *args):
+    if is_pyobject(x) or isinstance(x, FormattedString) or (args and is_tensor(args[0])):  # int(str(n)), int(s, 16)
+        return python_calls.stage(builtins.int, (x, *args), None, gc.int64, name="int")
     if not is_tensor(x):
         return builtins.int(x, *args)
     x = _scalar(x, "int")
@@ -243,10 +249,14 @@ def _raises_unread(x):
 
 
 def float_(x=0.0):
+    if is_pyobject(x) or isinstance(x, FormattedString):
+        return python_calls.stage(builtins.float, (x,), None, gc.float64, name="float")
     return python_value(gc.cast(_scalar(x, "float"), gc.float64)) if is_tensor(x) else builtins.float(x)
 
 
 def bool_(x=False):
+    if is_pyobject(x):
+        return python_calls.stage(builtins.bool, (x,), None, gc.bool_, name="bool")
     if is_tensor(x):
         dims = x.shape.dims
         if dims is None or (dims and None in dims):

@@ -18,7 +18,7 @@ from graphcore.ops.logging_ops import FormattedString, format_value
 
 import graphcore as gc
 
-from . import path_types
+from . import path_types, python_calls
 from .staging import is_tensor
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conversion
@@ -98,27 +98,34 @@ def _format(value, conversion: int, spec: str) -> str:
     return format_value(value, _CONVERSIONS[conversion], spec)
 
 
+def _staged_text(value) -> bool:
+    return is_tensor(value) or holds_tensor(value) or isinstance(value, FormattedString)
+
+
 def str_(*args, **kwargs):
-    """`str(t)` of a tensor: its value as text when the graph runs (where a Print prints
-    it); Python's str otherwise."""
-    if len(args) == 1 and not kwargs and (is_tensor(args[0]) or holds_tensor(args[0])):
-        return FormattedString(_field(args[0], "s", ""))
+    """`str(t)` of a tensor (or of a container holding one): Python's str of the value, made
+    when the graph runs, as a run-time string (python_calls): its methods, len, comparisons and
+    int() give Python's values (the tensor's description never leaks)."""
+    if len(args) == 1 and not kwargs and _staged_text(args[0]):
+        return python_calls.stage(builtins.str, args, name="str")
     return builtins.str(*args, **kwargs)
 
 
 def repr_(obj):
     """`repr(t)` of a tensor: as Python shows the value when the graph runs (np.float64(1.5)
-    for a numpy scalar, 1.5 for a Python number)."""
-    return FormattedString(_field(obj, "r", "")) if is_tensor(obj) or holds_tensor(obj) else builtins.repr(obj)
+    for a numpy scalar, 1.5 for a Python number), a run-time string."""
+    return python_calls.stage(builtins.repr, (obj,), name="repr") if _staged_text(obj) else builtins.repr(obj)
 
 
 def ascii_(obj):
-    return FormattedString([_piece(obj, "a", "")]) if is_tensor(obj) else builtins.ascii(obj)
+    return python_calls.stage(builtins.ascii, (obj,), name="ascii") if _staged_text(obj) else builtins.ascii(obj)
 
 
 def format_(value, spec=""):
-    """`format(t, spec)` of a tensor: formatted when the graph runs."""
-    return FormattedString([_piece(value, "", spec)]) if is_tensor(value) else builtins.format(value, spec)
+    """`format(t, spec)` of a tensor: formatted when the graph runs, a run-time string."""
+    if _staged_text(value) or _staged_text(spec):
+        return python_calls.stage(builtins.format, (value, spec), name="format")
+    return builtins.format(value, spec)
 
 
 def _piece(value, conversion: str, spec):
