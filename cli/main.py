@@ -26,7 +26,7 @@ from typing import List, Optional
 
 import typer
 
-from .loading import CliError, Target, example_values, load_target, parse_args, typeable_args
+from .loading import CliError, ProgramError, Target, example_values, load_target, parse_args, typeable_args
 from .render import Column, format_value, show_code, show_text, table
 from .trace_format import LEGEND, TraceWriter
 
@@ -239,7 +239,14 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                 f.write(data)
             typer.echo(f"wrote {output} ({len(g)} ops)")
         return
-    text = {"text": str, "dot": lambda x: picture(), "json": lambda x: x.to_json()}[format](g)
+    def as_json(x):
+        if devices is not None:
+            return x.to_json()  # a partitioned graph: its inputs and outputs are per device
+        from graphcore.serialization import to_json  # noqa: PLC0415
+
+        return to_json(x, signature=_signature(target, concrete))
+
+    text = {"text": str, "dot": lambda x: picture(), "json": as_json}[format](g)
     if output is not None:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
@@ -298,6 +305,18 @@ def _which_graph(target: Target, values: list, ops: int, traced_ops: Optional[in
     if traced_ops is None:
         return f"{call}: {ops} ops, as traced (not optimized)"
     return f"{call}: {ops} ops, optimized ({traced_ops} as traced; --no-optimize shows that graph)"
+
+
+def _signature(target: Target, concrete) -> dict:
+    """How to call the traced graph, for its file: each graph input by its Placeholder's
+    name (the parameter's, `params_0` for an item of a tuple), and the returned tensors."""
+    structured = concrete.structured_outputs
+    structure = "tuple" if isinstance(structured, tuple) else "list" if isinstance(structured, list) else "value"
+    outputs = concrete.outputs
+    if structure == "value" and len(outputs) != 1:
+        structure = "tuple"
+    return {"function": target.func_name, "inputs": [(t.op.name, t) for t in concrete.inputs if t.op in concrete.graph],
+            "outputs": outputs, "structure": structure}
 
 
 def _device_names(n: int) -> list[str]:
@@ -394,6 +413,13 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
 
     if timeout is not None and not timeout > 0:
         raise CliError(f"--timeout {timeout:g}: give a positive number of seconds")
+    if spec.endswith(".json"):
+        if check or jit or numba or devices is not None or static:
+            raise CliError("a graph file runs as it is: --check, --jit, --numba, --devices and --static need "
+                           "the Python function (FILE.py:FUNC)")
+        with deadline(timeout) if timeout is not None else contextlib.nullcontext():
+            typer.echo(format_value(_run_graph_file(spec, args or [], dtype)))
+        return
     if engine is not None and engine not in ENGINES:
         raise CliError(f"--engine {engine}: use one of {', '.join(ENGINES)}")
     if engine is not None and devices is None:
@@ -431,6 +457,70 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                    f"graph {t_graph * 1000:.1f} ms incl. tracing, Python {t_py * 1000:.1f} ms)")
         if not ok:
             raise typer.Exit(1)
+
+
+def _run_graph_file(path: str, args: list[str], dtype) -> object:
+    """Run a graph file written by `autograph graph ... -f json`: ARGS fill the inputs its
+    signature names (in order, or NAME=VALUE), each read as a literal of the Placeholder's
+    dtype; the outputs come back as the function returned them."""
+    import numpy as np  # noqa: PLC0415
+
+    import graphcore as gc  # noqa: PLC0415
+    from executor import Session  # noqa: PLC0415
+    from graphcore.serialization import parse, read_document  # noqa: PLC0415
+
+    from .loading import parse_dtype_options, parse_literal, to_graph_value  # noqa: PLC0415
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise CliError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        g = gc.Graph.from_json(text)
+        record = read_document(parse(text))
+    except gc.GraphFileError as e:
+        raise ProgramError(f"{path}: {e}") from None
+    sig = record.signature
+    if sig is None:
+        raise CliError(f"{path} has no signature (which placeholders are inputs, which tensors the result): "
+                       "write it with `autograph graph FILE:FUNC ARGS -f json -o FILE.json`")
+
+    def tensor(ref):
+        return g.get_tensor_by_name(f"{record.ops[ref.op].name}:{ref.index}")
+
+    inputs = [(name, tensor(ref)) for name, ref in sig.inputs]
+    names = [n for n, _ in inputs]
+    default_dtype, per_name = parse_dtype_options(dtype)
+    given: dict[str, object] = {}
+    for k, word in enumerate(args):
+        key, sep, rest = word.partition("=")
+        if sep and key.isidentifier():
+            if key not in names:
+                raise CliError(f"{sig.function or path} has no input {key!r}; its inputs are {', '.join(names) or 'none'}")
+            name, word = key, rest
+        elif k < len(names):
+            name = names[k]
+        else:
+            raise CliError(f"{sig.function or path} takes {len(names)} input(s) ({', '.join(names)}), got {len(args)}")
+        if name in given:
+            raise CliError(f"input {name} is given twice")
+        given[name] = word
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise CliError(f"{sig.function or path} needs input(s) {', '.join(missing)} (its inputs are {', '.join(names)})")
+    feeds = {}
+    for name, t in inputs:
+        want = per_name.get(name, default_dtype) or t.dtype.name
+        value = to_graph_value(parse_literal(given[name], f"input {name}"), want, f"input {name}")
+        value = np.asarray(value)
+        if t.shape.dims is not None and tuple(value.shape) != tuple(t.shape.dims) and None not in t.shape.dims:
+            raise CliError(f"input {name}: the graph takes shape {list(t.shape.dims)}, got {list(value.shape)}")
+        feeds[t] = value
+    results = Session(g).run([tensor(ref) for ref in sig.outputs], feed_dict=feeds)
+    if sig.structure == "value":
+        return results[0]
+    return tuple(results) if sig.structure == "tuple" else list(results)
 
 
 # -- trace --------------------------------------------------------------------------------

@@ -63,9 +63,22 @@ class OpRecord:
 
 
 @dataclass(frozen=True)
+class SignatureRecord:
+    """What a file written from a traced function says about calling it: the inputs (a
+    name for each, the Placeholder's output fed) and the outputs, in order; `structure`
+    is how the function returned them ("value", "tuple" or "list")."""
+
+    inputs: tuple[tuple[str, TensorRef], ...]
+    outputs: tuple[TensorRef, ...]
+    function: str = ""
+    structure: str = "value"
+
+
+@dataclass(frozen=True)
 class GraphFile:
     contexts: tuple[ContextRecord, ...]
     ops: tuple[OpRecord, ...]
+    signature: SignatureRecord | None = None        # the top-level "signature", when written
 
 
 # -- step 1: text -> JSON values ------------------------------------------------------------------
@@ -186,7 +199,38 @@ def read_document(doc) -> GraphFile:
     contexts = tuple(_read_context(j, cd, names) for j, cd in enumerate(ctx_docs))
     ops = tuple(_read_op(i, od, names, len(contexts)) for i, od in enumerate(op_docs))
     _check_contexts(contexts, ops)
-    return GraphFile(contexts, ops)
+    signature = _read_signature(doc["signature"], names) if doc.get("signature") is not None else None
+    return GraphFile(contexts, ops, signature)
+
+
+_SIGNATURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+STRUCTURES = ("value", "tuple", "list")
+
+
+def _read_signature(sd, names: _Names) -> SignatureRecord:
+    """The top-level "signature": names (identifiers, unique) of Placeholder outputs, and
+    output tensors that are in the file. Data only: names are matched, never run."""
+    w = "signature"
+    _object(sd, w)
+    inputs, fed = [], set()
+    for k, entry in enumerate(_field(sd, "inputs", w, list)):
+        we = f"{w}.inputs[{k}]"
+        _object(entry, we)
+        name = _field(entry, "name", we, str)
+        if not _SIGNATURE_NAME.fullmatch(name) or name in dict(inputs):
+            raise GraphFileError(f"{we}.name: {name!r} is not a new input name (a Python identifier)")
+        ref = names.tensor(_field(entry, "tensor", we, str), f"{we}.tensor")
+        if names.op_defs[ref.op].type != "Placeholder" or ref in fed:
+            raise GraphFileError(f"{we}.tensor: {entry['tensor']!r} is not a Placeholder's output fed once")
+        fed.add(ref)
+        inputs.append((name, ref))
+    outputs = tuple(names.tensor(t, f"{w}.outputs[{k}]") for k, t in enumerate(_field(sd, "outputs", w, list)))
+    function = _field(sd, "function", w, str, default="")
+    structure = _field(sd, "structure", w, str, default="value")
+    if structure not in STRUCTURES or (structure == "value" and len(outputs) != 1):
+        raise GraphFileError(f"{w}.structure: {structure!r} is not one of {', '.join(STRUCTURES)} "
+                             f"(value: one output)")
+    return SignatureRecord(tuple(inputs), outputs, function, structure)
 
 
 def _read_context(j: int, cd, names: _Names) -> ContextRecord:

@@ -11,10 +11,15 @@ from .attr_values import encode_attr
 from .document import FORMAT, VERSION
 
 
-def to_json(graph, indent: int | None = 1) -> str:
+def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str:
     """The graph as a JSON document that `from_json` loads back; ops in the graph's order
     where it lists every op after what it waits for (a traced graph does), else in an order
-    that does (a rewritten graph may have put an op before its inputs)."""
+    that does (a rewritten graph may have put an op before its inputs).
+
+    `signature` (a file written from a traced function) says how to call the graph:
+    {"inputs": [(name, placeholder tensor), ...], "outputs": [tensor, ...], "function":
+    name, "structure": "value" | "tuple" | "list"}; it is written as tensor names, which
+    the reader matches to the file's ops (document.py, read_document)."""
     contexts = _ContextTable()
     ops = graph.get_operations()
     _refuse_python_calls(ops)
@@ -22,6 +27,8 @@ def to_json(graph, indent: int | None = 1) -> str:
         ops = topological_order(ops)
     ops = [_op_entry(op, contexts) for op in ops]
     doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
+    if signature is not None:
+        doc["signature"] = _signature_entry(signature)
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
 
 
@@ -52,6 +59,13 @@ def _in_order(ops) -> bool:
 
 def _tensor_name(t) -> str:
     return f"{t.op.name}:{t.value_index}"
+
+
+def _signature_entry(signature: dict) -> dict:
+    return {"function": str(signature.get("function", "")),
+            "inputs": [{"name": name, "tensor": _tensor_name(t)} for name, t in signature["inputs"]],
+            "outputs": [_tensor_name(t) for t in signature["outputs"]],
+            "structure": signature.get("structure", "value")}
 
 
 def _op_entry(op, contexts: "_ContextTable") -> dict:
