@@ -118,8 +118,8 @@ class ControlFlowTransformer(Converter):
         return out
 
     def _body_locals(self, node, body: list, names: list[str]) -> list:
-        """A variable that a loop body assigns but that is not loop state is a local of
-        the body function. When a statement nested in the body (an if or loop, now a
+        """A variable that a loop body (or an if branch) assigns but that is not its state is
+        a local of the body function. When a statement nested in the body (an if or loop, now a
         function with `nonlocal`) assigns it before the body itself does, bind it first,
         so that the `nonlocal` finds it. (Its value from an earlier iteration is never
         read, or liveness would have made it loop state.)"""
@@ -150,8 +150,10 @@ class ControlFlowTransformer(Converter):
                                      closure_live=closure_live)
         code, get_state, set_state = self._state_functions(names)
         if_body, else_body = self.ctx.namer.new("if_body"), self.ctx.namer.new("else_body")
-        code += self._function(if_body, node.body, names)
-        code += self._function(else_body, node.orelse, names)
+        # a branch's own locals need binding too where a statement nested in it assigns them
+        # first (the rest of a loop body after an early return is such a branch)
+        code += self._function(if_body, self._body_locals(node, node.body, names) + node.body, names)
+        code += self._function(else_body, self._body_locals(node, node.orelse, names) + node.orelse, names)
         code += templates.replace(
             "ag__.if_stmt(test, if_body, else_body, get_state, set_state, names=names, nouts=nouts, line=line)",
             test=node.test, if_body=if_body, else_body=else_body, get_state=get_state,

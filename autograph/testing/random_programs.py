@@ -41,6 +41,9 @@ converter bug rather than noise:
   raise exactly where Python does (a staged raise fails the run only on the path that raises).
 - returns: of values, and sometimes a bare `return` / `return None` (the call gives None on that
   path, as when the function falls off its end).
+- names first bound in both branches of an if, in a loop body after an early `return` (or
+  break / continue) under a condition, then read (7% of the statements in loops; drawn
+  from a second stream, so programs without it are as they were).
 - helpers: module-level functions (with an `if` or a loop with an early return, or with a
   default and a keyword-only parameter, called by position and by keyword) called from
   expressions; they return a number on every path, and are converted when `f` calls them.
@@ -198,6 +201,13 @@ class _Generator:
     counters: int = 0
     helpers: dict = field(default_factory=dict)    # kind -> (name, source)
     lambdas: dict = field(default_factory=dict)    # kind -> (name, captured local, source)
+    # the choices of constructs added later draw from their own stream (seeded from the main
+    # one's state without drawing from it), so programs without them stay as they were
+    extra: random.Random | None = None
+
+    def __post_init__(self):
+        if self.extra is None:
+            self.extra = random.Random(repr(self.rng.getstate()[1][:8]))
 
     # -- the function ---------------------------------------------------------------------
     def function(self) -> tuple[str, tuple]:
@@ -305,6 +315,8 @@ class _Generator:
         return self.return_stmt(scope, ctx) if what == "return" else what
 
     def statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
+        if ctx.loop_depth and ctx.depth < MAX_DEPTH and self.extra.random() < 0.07:
+            return self.branch_bound_after_return(scope, ctx, indent)
         r = self.rng
         mutable = [n for n, v in scope.items() if v.assignable]
         nested = ctx.depth < MAX_DEPTH and self.budget > 0
@@ -595,6 +607,32 @@ class _Generator:
         else:
             self.emit(indent, f"for {target} in {over}:")
         return self.loop_body(scope, ctx, indent, True, prelude=prelude)
+
+    def branch_bound_after_return(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        """In a loop: an early `return` (or break / continue) under a condition, then a name
+        first bound in both branches of an if, then read (issue 25's nonlocal class: the rest
+        of the body after the return becomes a branch whose locals the inner if sets)."""
+        main, self.rng = self.rng, self.extra
+        try:
+            r = self.rng
+            self.emit(indent, f"if {self.condition(scope).text}:")
+            self.emit(indent + 1, self.return_stmt(scope, ctx) if r.random() < 0.75 else self.jump(scope, ctx))
+            kind = r.choice([INT, INT, FLOAT])
+            name = self.new_name(kind, _TEMP_NAMES)
+            cond = self.condition(scope)
+            inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=ctx.staged or cond.tensor)
+            self.emit(indent, f"if {cond.text}:")
+            a = self.assign(scope, inner, indent + 1, name=name)[name]
+            self.emit(indent, "else:")
+            b = self.assign(scope, inner, indent + 1, name=name)[name]
+            scope = dict(scope)
+            scope[name] = _Var(kind, a.tensor or b.tensor or cond.tensor, max(a.bound, b.bound), a.tainted or b.tainted)
+            if r.random() < 0.7:
+                return self.assign(scope, ctx, indent, name=name, augmented=True)
+            self.emit(indent, self.print_stmt(scope, must=[name]))
+            return scope
+        finally:
+            self.rng = main
 
     def loop_target(self, scope: dict, names: list, kind: str = INT) -> str:
         for name in names:

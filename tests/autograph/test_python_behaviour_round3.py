@@ -195,3 +195,42 @@ def negated(x):
 def test_negation_of_path_typed_float32_is_accepted(engine):
     for x in (np.float32(2.5), np.float32(0.5)):
         agree_exactly(negated, x, engine=engine)
+
+
+# -- 7: a name first bound in both branches, in a loop that returns early ------------------
+
+def returns_early_binds_in_branches(a, b):
+    for j in range(a):
+        if b > 0:
+            return b
+        if b < a:
+            u = a
+        else:
+            u = b
+        u = u + 1
+    return a
+
+
+def breaks_then_binds_in_nested_branches(n, x):
+    total = 0.0
+    k = 0
+    while k < n:
+        k += 1
+        if x > 5:
+            break
+        if x > 0:
+            if k > 1:
+                v = x
+            else:
+                v = 2 * x
+        else:
+            v = -x
+        total += v
+    return total
+
+
+def test_names_bound_in_branches_after_an_early_return(engine):
+    for a, b in ((3, 1), (3, -1), (0, 1), (2, 5)):
+        agree_exactly(returns_early_binds_in_branches, np.int64(a), np.int64(b), engine=engine)
+    for x in (1.5, -2.0, 7.0):
+        agree_exactly(breaks_then_binds_in_nested_branches, np.int64(3), np.float64(x), engine=engine)

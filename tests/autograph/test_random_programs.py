@@ -266,3 +266,24 @@ def test_fuzz_grads_reports_what_run_seed_returns(tmp_path, monkeypatch):
     files = sorted(p.name for p in tmp_path.glob("*/seed_*.py"))
     assert files == ["seed_11.py", "seed_13.py"]
     assert "return x * 11" in next(tmp_path.glob("*/seed_11.py")).read_text()
+
+
+def test_generator_writes_names_bound_in_branches_after_an_early_return_in_a_loop():
+    """Issue 25's nonlocal class: `for ...: if c: return v` then `if d: u = a else: u = b`, u read."""
+    def has_it(source):
+        for loop in ast.walk(ast.parse(source)):
+            if not isinstance(loop, (ast.For, ast.While)):
+                continue
+            body = loop.body
+            for first, second in zip(body, body[1:]):
+                if (isinstance(first, ast.If) and isinstance(first.body[0], (ast.Return, ast.Break, ast.Continue))
+                        and isinstance(second, ast.If) and second.orelse
+                        and isinstance(second.body[0], ast.Assign) and isinstance(second.orelse[0], ast.Assign)
+                        and second.body[0].targets[0].id == second.orelse[0].targets[0].id):
+                    return True
+        return False
+    found = [s for s in range(300) if has_it(generate(s).source)]
+    assert len(found) >= 15, found
+    for seed in found[:6]:
+        _, signature, detail, _ = diff.check_seed(seed)
+        assert not signature, (seed, signature, detail)
