@@ -178,6 +178,7 @@ class Session:
         """The graph optimized for these fetches and feeds (a copy, made once per graph
         version and fetch/feed set), with the fetches, targets and feeds in it."""
         from graphcore import passes  # noqa: PLC0415 (executor depends on graphcore only)
+        from graphcore.serialization import copy_graph  # noqa: PLC0415
 
         if not passes.optimization_enabled(None) or any(t.op.type != "Placeholder" for t in feeds):
             return self.graph, fetches, targets, feeds  # a fed intermediate must not be folded away
@@ -186,7 +187,7 @@ class Session:
         with self._plans_lock:
             hit = self._optimized.get(key)
             if hit is None:
-                copy = Graph.from_json(self.graph.to_json())
+                copy = copy_graph(self.graph)  # (Python calls included: the copy stays in this process)
                 c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]
                 c_targets = [copy.get_operation_by_name(o.name) for o in targets]
                 c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]

@@ -67,6 +67,11 @@ variant = DType("variant", None)
 ALL = (bool_, int32, int64, float32, float64, variant)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME["bool_"] = bool_
+# A run-time Python object (graphcore/ops/py_function_ops.py): named, so that an in-process
+# copy of a graph reads it back, but in no list of the graph's dtypes (no op but a Python call
+# makes or takes one).
+pyobject = DType("pyobject", None)
+_BY_NAME["pyobject"] = pyobject
 _BY_NP = {d.np_dtype: d for d in ALL if d.np_dtype is not None}
 
 

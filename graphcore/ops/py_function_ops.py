@@ -21,7 +21,7 @@ from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
 
 # A run-time Python object: no numpy storage, so every numeric op refuses it by its dtype.
-pyobject = dt.DType("pyobject", None)
+pyobject = dt.pyobject
 
 
 class _Entry:
