@@ -60,19 +60,41 @@ def _as_differentiable(v, name: str):
     return v
 
 
+def _location(target):
+    from .function import _definition_location  # noqa: PLC0415
+
+    return _definition_location(target)
+
+
 def _arg_name(sig: inspect.Signature, i: int) -> str:
     names = list(sig.parameters)
     return f"{i} ({names[i]})" if i < len(names) else str(i)
 
 
-def value_and_grad(f, argnums=0):
+def _several_outputs(target, out) -> TypeError:
+    """f returned a tuple, list or dict without has_aux: which output to differentiate is
+    not said (JAX refuses it too)."""
+    name = getattr(target, "__name__", "the function")
+    where = _location(target)
+    what = f"a {type(out).__name__} of {len(out)} values" if hasattr(out, "__len__") else f"a {type(out).__name__}"
+    return TypeError(
+        f"grad differentiates a function with one scalar output, and {name} (defined at {where}) returns {what}. "
+        f"Return only the value to differentiate, or pass has_aux=True: {name} then returns a pair (value, aux), "
+        "the value is differentiated and aux comes back beside the gradient, as in JAX "
+        "(grad(f, has_aux=True)(x) -> (gradient, aux); value_and_grad -> ((value, aux), gradient)).")
+
+
+def value_and_grad(f, argnums=0, has_aux: bool = False):
     """A function returning `(f(*args), gradient)`, the gradient of f's scalar output with
     respect to the argument(s) at `argnums` (an int, or a tuple giving a tuple of
     gradients). Control flow on tensors in `f` is converted as by `@function`; the
-    traced graph is cached by the arguments' dtypes and shapes.
+    traced graph is cached by the arguments' dtypes and shapes. With `has_aux=True`, f
+    returns a pair `(value, aux)`: the value is differentiated and the call returns
+    `((value, aux), gradient)`, as JAX's does.
 
-    Raises GraphError when f's output is not a scalar, and TypeError when a differentiated
-    argument is a numpy integer or bool (pass a float; a Python int becomes float64)."""
+    Raises GraphError when f's output is not a scalar, TypeError when it returns several
+    values without has_aux, and TypeError when a differentiated argument is a numpy
+    integer or bool (pass a float; a Python int becomes float64)."""
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     target = f.bound_python_function if isinstance(f, Function) else f
@@ -85,6 +107,15 @@ def value_and_grad(f, argnums=0):
         args = tuple(gc.constant(a) if i in nums and isinstance(a, (np.ndarray, np.generic)) else a
                      for i, a in enumerate(args))
         out = _converted(f)(*args, **kwargs)
+        aux = None
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) != 2:
+                raise TypeError(f"grad with has_aux=True: {getattr(target, '__name__', 'the function')} (defined at "
+                                f"{_location(target)}) must return a pair (value, aux); it returns "
+                                + ("one value" if isinstance(out, gc.Tensor) else f"a {type(out).__name__}"))
+            out, aux = out
+        if isinstance(out, (tuple, list, dict)):
+            raise _several_outputs(target, out)
         if not isinstance(out, gc.Tensor):
             out = gc.constant(out, dtype=gc.float64)
         xs = [args[i] for i in nums]
@@ -100,7 +131,8 @@ def value_and_grad(f, argnums=0):
                 continue
             gx = next(found)  # (of x's type, whatever the Python types of the values it went through)
             grads.append(path_types.anchor(gx if gx is not None else gc.zeros_like(x)))
-        return out, (grads[0] if single else tuple(grads))
+        gradient = grads[0] if single else tuple(grads)
+        return ((out, aux), gradient) if has_aux else (out, gradient)
 
     traced.__signature__ = sig
     compiled = Function(traced, autograph=False)
@@ -118,14 +150,16 @@ def value_and_grad(f, argnums=0):
     return run
 
 
-def grad(f, argnums=0):
+def grad(f, argnums=0, has_aux: bool = False):
     """A function returning the gradient of f's scalar output with respect to the
-    argument(s) at `argnums`; see value_and_grad."""
-    vg = value_and_grad(f, argnums)
+    argument(s) at `argnums`; with `has_aux=True` (f returns `(value, aux)`), the pair
+    `(gradient, aux)`, as JAX's. See value_and_grad."""
+    vg = value_and_grad(f, argnums, has_aux=has_aux)
 
     @functools.wraps(vg)
     def run(*args, **kwargs):
-        return vg(*args, **kwargs)[1]
+        value, gradient = vg(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
 
     run.get_concrete_function = vg.get_concrete_function
     return run

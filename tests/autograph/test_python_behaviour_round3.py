@@ -234,3 +234,27 @@ def test_names_bound_in_branches_after_an_early_return(engine):
         agree_exactly(returns_early_binds_in_branches, np.int64(a), np.int64(b), engine=engine)
     for x in (1.5, -2.0, 7.0):
         agree_exactly(breaks_then_binds_in_nested_branches, np.int64(3), np.float64(x), engine=engine)
+
+
+# -- 10: grad of a function that returns a tuple --------------------------------------------
+
+def power_and_steps(x):
+    y = x
+    i = 0
+    while i < 3:
+        y = y * x
+        i += 1
+    return y, i
+
+
+def test_grad_of_a_tuple_names_the_function_and_offers_has_aux():
+    with pytest.raises(TypeError, match=r"grad differentiates a function with one scalar output, and "
+                                        r"power_and_steps \(defined at .*test_python_behaviour_round3.py:\d+\) "
+                                        r"returns a tuple of 2 values.*has_aux=True"):
+        autograph.grad(power_and_steps)(np.float64(2.0))
+    gradient, steps = autograph.grad(power_and_steps, has_aux=True)(np.float64(2.0))
+    same_exactly((np.float64(32.0), 3), (gradient, steps))
+    (value, steps), gradient = autograph.value_and_grad(power_and_steps, has_aux=True)(np.float64(2.0))
+    same_exactly(((np.float64(16.0), 3), np.float64(32.0)), ((value, steps), gradient))
+    with pytest.raises(TypeError, match="must return a pair"):
+        autograph.grad(lambda x: x * x, has_aux=True)(np.float64(2.0))
