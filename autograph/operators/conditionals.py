@@ -38,7 +38,7 @@ from graphcore.errors import StagingError
 from . import effects, exceptions, maybe_defined, path_types
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
                       is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
-                      same_python_value, to_tensor, truth, zeros)
+                      runtime_object_pair, same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, adds_keys
@@ -171,6 +171,8 @@ def _branch_plan(names, true_vals, false_vals, line) -> list:
             plan.append(("py", a))
         elif _list_like(a) and _list_like(b):
             plan.append(_list_entry(name, a, b, line))
+        elif runtime_object_pair(a, b):  # str(x) in one branch, "neg" in the other: a run-time string
+            plan.append(("t", gc.pyobject, None, False))
         elif is_value(a) and is_value(b):
             dtype = join_dtypes(name, a, b, "in the if branch", "in the else branch", line)
             plan.append(("t", dtype, None, maybe_defined.needs_flag(a) or maybe_defined.needs_flag(b)))

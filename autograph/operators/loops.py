@@ -39,7 +39,7 @@ from .data_structures import copy_containers, unchanged
 from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, in_dry_run, is_array_value,
                       is_number, is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
-                      natural_dtype, rollback, same_python_value, to_tensor, truth, zeros)
+                      natural_dtype, rollback, runtime_object_pair, same_python_value, to_tensor, truth, zeros)
 from .staged_lists import StagedList
 from .state import FlatState, ShapeChanged, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
@@ -154,6 +154,8 @@ def _loop_plan(names, init, after, line) -> list:
             plan.append(("t", natural_dtype(b), fill_dims(b), True))  # None returned before, a value inside
         elif a is b and is_tensor(a) and not maybe_defined.needs_flag(a):
             plan.append(("py", a))  # provisional: promoted to a loop variable if the real body changes it
+        elif a is not b and runtime_object_pair(a, b):  # `s = ""`, then `s = s + str(i)`: a run-time string
+            plan.append(("t", gc.pyobject, None, False))
         elif is_tensor(a) or is_number(a) or (is_array_value(a) and not unchanged(a, b)):
             if not is_value(b):
                 raise StagingError(f"{location(line)}: '{name}' is {describe(a)} before the loop but {describe(b)} "

@@ -280,7 +280,12 @@ def maybe_stage(f, args, kwargs):
     return NOT_STAGED
 
 
-def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None):  # noqa: N803
+def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None, shapes=None):  # noqa: N803
     """`gc.py_function` for converted code (see graphcore.ops.py_function_ops): Python's call
-    on the values when the graph runs; a stateful call runs in program order with prints."""
-    return gc.py_function(func, inputs, Tout, stateful=stateful, grad=grad, name=name)
+    on the values when the graph runs; a stateful call runs in program order with prints.
+    Python numbers among the inputs reach `func` as Python numbers (as the call would see them)."""
+    inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    as_python = [bool(getattr(t, "weak", False)) or isinstance(t, (builtins.int, builtins.float, builtins.bool))
+                 for t in inputs]
+    return gc.py_function(func, inputs, Tout, stateful=stateful, grad=grad, name=name, shapes=shapes,
+                          as_python=as_python)

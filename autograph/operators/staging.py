@@ -137,7 +137,18 @@ def quoted(name: str) -> str:
     return f"the returned value{m.group(1)}" if m else f"'{name}'"
 
 
+def runtime_object_pair(a, b) -> bool:
+    """Two values of one variable (before and after a loop body, or of two branches) that
+    become one run-time Python object (python_calls): a run-time string and a Python string."""
+    def kind(v):
+        return "object" if is_tensor(v) and v.dtype is gc.pyobject else "text" if isinstance(v, (str, bytes)) else None
+    return {kind(a), kind(b)} in ({"object"}, {"object", "text"})
+
+
 def to_tensor(value, dtype: gc.DType):
+    if dtype is gc.pyobject:  # a Python string (or object) meeting a run-time one in a loop or branch
+        return value if is_tensor(value) else gc.py_function(lambda: value, [], gc.pyobject, stateful=False,
+                                                             name="PyValue")
     if is_tensor(value):
         return value if value.dtype == dtype else gc.cast(value, dtype)
     return gc.constant(np.asarray(value, dtype=dtype.np_dtype), dtype=dtype)
