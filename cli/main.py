@@ -177,8 +177,10 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           output: Optional[str] = typer.Option(None, "--output", "-o", help="Write to this file (needed for png)."),
           dtype: Optional[List[str]] = typer.Option(None, metavar=DTYPE_META, help=DTYPE_HELP),
           static: Optional[List[str]] = typer.Option(None, help=STATIC_HELP),
-          depth: Optional[int] = typer.Option(None, "--depth", min=0, metavar="N",
-                                              help="Pictures: draw loops and branches nested N deep as one node."),
+          depth: Optional[str] = typer.Option(None, "--depth", metavar="N|all",
+                                              help="Pictures: draw loops and branches nested N deep as one node "
+                                                   "(0: every outermost loop); all: every op. Default: as deep as "
+                                                   "fits a screen, said under the picture."),
           effects: bool = typer.Option(False, "--effects", help="Pictures: show the effects token's chain."),
           legend: bool = typer.Option(True, "--legend/--no-legend", help="Pictures: the legend of the primitives."),
           plain: bool = typer.Option(False, "--plain", help="No colours."),
@@ -225,8 +227,18 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         typer.echo(p.summary(), err=True)
 
     def picture():
-        return g.to_dot(fetches=fetches, show_effects=effects, depth=depth, legend=legend,
-                        by_device=devices is not None)
+        from graphcore.dot import SCREEN_SIZE, collapse_note, fit_depth  # noqa: PLC0415
+
+        if devices is not None:  # by device: every op, in its device's cluster
+            if depth not in (None, "all"):
+                raise CliError("--depth: a picture by device (--devices) draws every op")
+            return g.to_dot(fetches=fetches, show_effects=effects, legend=legend, by_device=True, size=SCREEN_SIZE)
+        d = _depth(depth) if depth is not None else fit_depth(g, show_effects=effects)
+        how = (f"--depth {d + 1} opens the next level, --depth all draws every op" if depth is None and d is not None
+               else "--depth all draws every op")
+        note = collapse_note(g, d, how, show_effects=effects)
+        return g.to_dot(fetches=fetches, show_effects=effects, depth=d, legend=legend, note=note,
+                        size=SCREEN_SIZE if depth is None else None)
 
     if format in ("svg", "png"):
         data = render_graphviz(picture(), format)
@@ -257,6 +269,15 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
             typer.echo("\n" + summary)
         if jit and format == "text":
             _show_compiled_loops(g, plain)
+
+
+def _depth(text: str) -> Optional[int]:
+    """--depth N (N >= 0) or all (None: no collapsing)."""
+    if text == "all":
+        return None
+    if not text.isdigit():
+        raise CliError(f"--depth {text}: give a number (0: every outermost loop as one node) or all")
+    return int(text)
 
 
 def _as_traced(target: Target, values: list):

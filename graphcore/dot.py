@@ -192,8 +192,71 @@ def op_tooltip(op) -> str:
     return _esc("\n".join(lines))
 
 
+# a default picture shows at most this many nodes (what a 1920 x 1080 screen shows legibly);
+# fit_depth collapses loops and branches until it does
+SCREEN_NODES = 60
+# ... and Graphviz scales a larger drawing down to this size in inches (at 96 dpi, 1920 x 1080)
+SCREEN_SIZE = "20,11.25"
+
+
+def _visible_ops(graph, show_effects: bool) -> list:
+    hidden = set() if show_effects else effects_ops(graph)
+    return [op for op in graph.get_operations() if op.name not in hidden]
+
+
+def drawn_nodes(graph, depth: int | None, show_effects: bool = False) -> int:
+    """How many op nodes a picture at `depth` draws: the ops outside any context nested
+    `depth` deep, plus one node per such context."""
+    collapsed: set[int] = set()
+    n = 0
+    for op in _visible_ops(graph, show_effects):
+        chain = context_chain(op.ctx)
+        if depth is None or len(chain) <= depth:
+            n += 1
+        else:
+            collapsed.add(id(chain[depth]))
+    return n + len(collapsed)
+
+
+def fit_depth(graph, max_nodes: int = SCREEN_NODES, show_effects: bool = False) -> int | None:
+    """The deepest picture of `graph` with at most `max_nodes` nodes: None (every op) when
+    the whole graph fits, else the depth at which loops and branches are drawn as one node
+    (0 at the least: the size limit then scales the picture down)."""
+    if drawn_nodes(graph, None, show_effects) <= max_nodes:
+        return None
+    deepest = max((len(context_chain(op.ctx)) for op in graph.get_operations()), default=0)
+    for d in range(deepest - 1, 0, -1):
+        if drawn_nodes(graph, d, show_effects) <= max_nodes:
+            return d
+    return 0
+
+
+def collapse_note(graph, depth: int | None, how_to_open: str, show_effects: bool = False) -> str:
+    """What a picture at `depth` collapsed, and how to open it (`how_to_open`, e.g. "--depth 2
+    opens them"), for its caption; "" when nothing was."""
+    if depth is None:
+        return ""
+    inside: dict[int, int] = {}
+    kinds: dict[int, bool] = {}
+    for op in _visible_ops(graph, show_effects):
+        chain = context_chain(op.ctx)
+        if len(chain) > depth:
+            inside[id(chain[depth])] = inside.get(id(chain[depth]), 0) + 1
+            kinds[id(chain[depth])] = chain[depth].is_while
+    if not inside:
+        return ""
+    loops = sum(kinds.values())
+    branches = len(kinds) - loops
+    what = " and ".join(x for x in (f"{loops} loop{'s' * (loops != 1)}" if loops else "",
+                                     f"{branches} branch{'es' * (branches != 1)}" if branches else "") if x)
+    where = "outermost" if depth == 0 else f"nested {depth} deep"
+    return (f"{what} ({where}) drawn as one node each, {sum(inside.values())} ops inside; "
+            f"{how_to_open}")
+
+
 def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: bool = False,
-                  depth: int | None = None, legend: bool = True, by_device: bool = False) -> "graphviz.Digraph":
+                  depth: int | None = None, legend: bool = True, by_device: bool = False,
+                  note: str = "", size: str | None = None) -> "graphviz.Digraph":
     """The picture of `graph` as a graphviz.Digraph (see the module docstring).
 
     Args:
@@ -203,6 +266,8 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
       legend: add the legend of the control-flow primitives used (if any).
       by_device: one cluster per device (a partitioned graph: graphcore/partition.py),
         loops and branches inside it as usual; each _Send is joined to its _Recv.
+      note: a caption under the picture (collapse_note: what was collapsed, how to open it).
+      size: the largest drawing, "W,H" in inches (SCREEN_SIZE): Graphviz scales it down to fit.
     """
     if by_device and depth is not None:
         raise GraphError("a picture by device draws every op: leave out the depth")
@@ -254,6 +319,8 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
     dot.attr("graph", rankdir="TB", fontname="Helvetica", compound="true")
     dot.attr("node", fontname="Helvetica", fontsize="11")
     dot.attr("edge", fontname="Helvetica", fontsize="9")
+    if size:
+        dot.attr(size=size)
 
     fetched = {t.op.name for t in fetches}
 
@@ -375,16 +442,14 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
                 if prev is not None:
                     lg.edge(prev, key, style="invis")
                 prev = key
+    if note:  # last: a graph attribute set before the clusters would be theirs too
+        dot.attr(label=_esc(note), labelloc="b", labeljust="l", fontsize="12", fontcolor="#444444")
     return dot
 
 
 def to_dot(graph, name: str = "G", **options) -> str:
     """The graph as Graphviz DOT text (render with `dot -Tsvg`); options as build_digraph."""
     return build_digraph(graph, name=name, **options).source
-
-
-# a notebook renders graphs up to this many ops in full; larger ones collapse nested loops
-NOTEBOOK_FULL_OPS = 150
 
 
 def render_svg(graph, **options) -> str | None:
@@ -408,8 +473,9 @@ def mimebundle(graph, title: str = "", fetches: Iterable = (), include=None, exc
     bundle = {"text/plain": text.rstrip("\n")}
     wanted = (include is None or "image/svg+xml" in include) and not (exclude and "image/svg+xml" in exclude)
     if wanted and len(graph):
-        depth = None if len(graph) <= NOTEBOOK_FULL_OPS else 1
-        svg = render_svg(graph, fetches=list(fetches), depth=depth)
+        depth = fit_depth(graph)
+        note = collapse_note(graph, depth, "graph.to_dot(depth=None) draws every op")
+        svg = render_svg(graph, fetches=list(fetches), depth=depth, note=note, size=SCREEN_SIZE)
         if svg is not None:
             bundle["image/svg+xml"] = svg
     return bundle

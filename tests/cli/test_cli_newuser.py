@@ -160,3 +160,39 @@ def test_a_graph_files_signature_is_checked_as_data(tmp_path):
     path.write_text(json.dumps(doc))
     r = invoke("run", path, "3")
     assert r.exit_code == 1 and "is not a new input name" in r.stderr
+
+
+# -- 4. big graphs: the default picture fits a screen and says what it collapsed --------------------
+
+def _png_size(path):
+    import struct  # noqa: PLC0415
+
+    return struct.unpack(">II", path.read_bytes()[16:24])
+
+
+@pytest.mark.skipif(__import__("shutil").which("dot") is None, reason="Graphviz `dot` is not installed")
+@pytest.mark.needs_graphviz
+def test_the_default_picture_of_a_big_graph_fits_a_screen(tmp_path):
+    path = tmp_path / "r.png"
+    r = invoke("graph", "rnn_adam", "-o", path)
+    assert r.exit_code == 0, r.output
+    width, height = _png_size(path)
+    assert width <= 1920 and height <= 1080, (width, height)
+    dot = invoke("graph", "rnn_adam", "-f", "dot").stdout
+    assert re.search(r"3 loops \(outermost\) drawn as one node each, \d+ ops inside; --depth 1 opens the next "
+                     r"level, --depth all draws every op", dot)
+    full = invoke("graph", "fibonacci", "10", "-f", "dot").stdout  # a small graph: every op, no caption
+    assert "drawn as one node" not in full and "box3d" not in full
+    assert "drawn as one node" not in invoke("graph", "rnn_adam", "--depth", "all", "-f", "dot").stdout
+    r = invoke("graph", "rnn_adam", "--depth", "deep", "-f", "dot")
+    assert r.exit_code == 2 and "--depth deep: give a number" in r.stderr
+
+
+def test_a_notebook_picture_collapses_what_does_not_fit():
+    from graphcore.dot import SCREEN_NODES, drawn_nodes, fit_depth  # noqa: PLC0415
+    from samples import find_sample  # noqa: PLC0415
+
+    s = find_sample("rnn_adam")
+    g = s.fn.get_concrete_function(*s.examples[0]).graph
+    d = fit_depth(g)
+    assert d is not None and drawn_nodes(g, d) <= SCREEN_NODES < drawn_nodes(g, None)

@@ -150,4 +150,4 @@ def test_cli_picture_options(tmp_path):
     p = Picture(path.read_bytes())
     assert "cluster_legend" not in p.clusters and any(n.startswith("collapsed_") for n in p.nodes)
     r = runner.invoke(app, ["graph", "print_loop", "3", "2", "-f", "svg", "--effects"])
-    assert r.exit_code == 0 and "effects" in Picture(r.output).nodes
+    assert r.exit_code == 0 and "effects" in Picture(r.stdout).nodes  # (stderr says which graph)
