@@ -192,7 +192,13 @@ def test_a_notebook_picture_collapses_what_does_not_fit():
     from graphcore.dot import SCREEN_NODES, drawn_nodes, fit_depth  # noqa: PLC0415
     from samples import find_sample  # noqa: PLC0415
 
-    s = find_sample("rnn_adam")
-    g = s.fn.get_concrete_function(*s.examples[0]).graph
+    def graph(name):
+        s = find_sample(name)
+        return s.fn.get_concrete_function(*s.examples[0]).graph
+
+    g = graph("bubble_sort")  # nested loops: the inner ones collapse, the outer one stays open
     d = fit_depth(g)
-    assert d is not None and drawn_nodes(g, d) <= SCREEN_NODES < drawn_nodes(g, None)
+    assert d is not None and d > 0 and drawn_nodes(g, d) <= SCREEN_NODES < drawn_nodes(g, d + 1)
+    g = graph("rnn_adam")  # too big even so: every outermost loop one node (and scaled down)
+    assert fit_depth(g) == 0 and drawn_nodes(g, 0) < drawn_nodes(g, None) / 4
+    assert fit_depth(graph("fibonacci")) is None
