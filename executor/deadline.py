@@ -25,7 +25,11 @@ class Deadline:
     seconds: float
 
 
-_scope = threading.local()
+class _Scope(threading.local):
+    deadline: Deadline | None = None  # (a class default: reading it on a thread that set none raises nothing)
+
+
+_scope = _Scope()
 
 
 def _check_seconds(seconds: float, what: str) -> float:
@@ -46,7 +50,7 @@ def deadline(seconds: float):
     """
     seconds = _check_seconds(seconds, "executor.deadline")
     new = Deadline(time.monotonic() + seconds, seconds)
-    old = getattr(_scope, "deadline", None)
+    old = _scope.deadline
     _scope.deadline = new if old is None or new.when < old.when else old
     try:
         yield
@@ -56,7 +60,7 @@ def deadline(seconds: float):
 
 def run_deadline(timeout: float | None) -> Deadline | None:
     """The deadline of a run started now: the earlier of `timeout` and the thread's scope."""
-    scoped = getattr(_scope, "deadline", None)
+    scoped = _scope.deadline
     if timeout is None:
         return scoped
     timeout = _check_seconds(timeout, "Session.run's timeout")
