@@ -34,7 +34,7 @@ from graphcore.ops.python_type_ops import as_type
 
 from . import guards
 from .errors import StagingError, UndefinedValueError
-from .operators import effects, exceptions, maybe_defined, path_types
+from .operators import effects, exceptions, maybe_defined, path_types, python_calls
 from .operators.staged_lists import StagedList
 from .operators.staging import TruthOnly
 from .conversion import plain_function
@@ -356,6 +356,9 @@ class ConcreteFunction:
         except gc.InvalidArgumentError as e:
             _raise_undefined_read(e)
             exceptions.reraise_staged(e)
+            raise
+        except gc.ExecutionError as e:  # a Python call's own exception (python_calls)
+            python_calls.reraise_python(e)
             raise
         if self._returned is not None and not bool(values[-1]):
             return None

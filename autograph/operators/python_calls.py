@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import operator
 import os
+import sys
 import time
 
 import numpy as np
@@ -271,6 +272,11 @@ def maybe_stage(f, args, kwargs):
         return StagedMethod(rendered(owner), f.__name__)(*args, **(kwargs or {}))
     if not (_holds_graph_value(args) or _holds_graph_value(kwargs or {})):
         return NOT_STAGED
+    if owner is not None and (owner is sys.stdout or owner is sys.stderr) and f.__name__ in ("write", "writelines"):
+        # sys.stdout.write(str(x)): Python looks sys.stdout up when the line runs, as print does
+        stream, method = "stdout" if owner is sys.stdout else "stderr", f.__name__
+        return stage(lambda *a, **k: getattr(getattr(sys, stream), method)(*a, **k), args, kwargs, pyobject,
+                     name=f"sys.{stream}.{method}")
     if isinstance(owner, (str, bytes)) or (owner is not None and hasattr(owner, "write") and
                                            f.__name__ in ("write", "writelines")):
         return stage(f, args, kwargs, pyobject)
@@ -289,3 +295,17 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
                  for t in inputs]
     return gc.py_function(func, inputs, Tout, stateful=stateful, grad=grad, name=name, shapes=shapes,
                           as_python=as_python)
+
+
+def reraise_python(error) -> None:
+    """If `error` is a Python call (a PyFunction) failing when the graph ran, raise the
+    exception Python raised, of its own type, with a note naming the user's line and the
+    frame and iteration (an ExecutionError[ValueError] would hide a JSONDecodeError or the
+    user's own exception class)."""
+    op, original = getattr(error, "op", None), getattr(error, "original", None)
+    if op is None or op.type != "PyFunction" or original is None or isinstance(original, gc.AutographError):
+        return
+    where = f" at {op.source}" if op.source is not None else ""
+    frame = f", in frame {error.frame} iteration {error.iteration}" if error.frame and "/" in error.frame else ""
+    original.add_note(f"  raised by the Python call made when the graph ran{where}{frame}")
+    raise original
