@@ -93,6 +93,26 @@ def _is_graph_input(value) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
 
+# numpy's scalar types of numbers and bools: a value's type alone says its dtype and shape
+_SCALAR_TYPES = frozenset(t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc")
+
+
+def _fast_key(args) -> tuple | None:
+    """For a call whose arguments are all numpy scalars or arrays: per argument its scalar
+    type, or an array's (dtype, shape), which say its cache key (see Function.__call__);
+    None for any other call."""
+    key = []
+    for v in args:
+        t = type(v)
+        if t in _SCALAR_TYPES:
+            key.append(t)
+        elif t is np.ndarray:
+            key.append((v.dtype, v.shape))
+        else:
+            return None
+    return tuple(key)
+
+
 # -- nested structures ---------------------------------------------------------------
 
 def _flatten(value) -> list:
@@ -271,6 +291,7 @@ class ConcreteFunction:
         # per fetch: None, or the Python type code (path_types) of a value whose type depends on
         # the path: a code, or an int32 tensor fetched beside it
         self._kinds = list(kinds) if kinds is not None else [None] * len(fetches)
+        self._typed = any(k is not None for k in self._kinds)  # (_follow keeps which are None)
         self.name = name
         self._session: Session | None = None
         self._lock = threading.Lock()
@@ -362,7 +383,7 @@ class ConcreteFunction:
             raise
         if self._returned is not None and not bool(values[-1]):
             return None
-        if any(k is not None for k in self._kinds):
+        if self._typed:
             values = self._as_python_types(list(values))
         if isinstance(self.structured_outputs, gc.Tensor):  # one tensor returned
             return values[0]
@@ -465,6 +486,12 @@ class Function:
         params = self._signature.parameters.values()
         self._positional = tuple(p.name for p in params) if all(
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) else None
+        # the names a call's values bind to when it passes one for each parameter, without
+        # input_signature (whose calls convert values): such a call of numpy values only is
+        # looked up in _fast (_fast_key -> the traces of its cache key in _cache)
+        self._arg_names = None if self._positional is None or input_signature is not None else \
+            self._positional[1:] if instance is not None else self._positional
+        self._fast: dict = {}
         # input signature -> its traces, the one used last first; each is valid while
         # its guards hold (the Python values it read are unchanged)
         self._cache: dict = {}
@@ -521,6 +548,15 @@ class Function:
             if not self.autograph:  # (a converted one is noted by convert)
                 guards.note(self.python_function)
             return self._callable()(*args, **kwargs)
+        if self._fast and not kwargs:  # numpy values whose signature was traced: no binding, no key to build
+            traces = self._fast.get(_fast_key(args))
+            if traces is not None:
+                concrete = traces[0]
+                check = concrete._check
+                if check is None or check(list(zip(self._arg_names, args))):
+                    self._history.append(False)  # (_note_call of a call that traced nothing)
+                    return concrete._run_flat(list(args))
+                # (a guard failed: _concrete tries the other traces, or traces anew)
         concrete, inputs = self._concrete(args, kwargs, record=True)
         return concrete._run_flat(inputs)
 
@@ -589,6 +625,11 @@ class Function:
                 self._latest = concrete
             if record:
                 self._note_call(traced, key, reason)
+            names = self._arg_names
+            if names is not None and not kwargs and len(args) == len(names):
+                fast = _fast_key(args)
+                if fast is not None:
+                    self._fast[fast] = traces
         return concrete, inputs
 
     @staticmethod

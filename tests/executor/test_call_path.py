@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 
+import autograph
 import executor
 import executor.blas
 import graphcore as gc
@@ -252,3 +253,31 @@ def test_methods_bind_self_on_the_fast_path():
         assert a.add(np.float64(i)) == i + 1.0
         assert b.add(np.float64(i)) == i + 10.0
     assert a.add(x=np.float64(1.0)) == 2.0
+
+
+_scale = 2.0
+
+
+def test_the_fast_lookup_of_numpy_arguments_keeps_guards_keys_and_retrace_warnings():
+    global _scale
+
+    @function
+    def f(x, n):
+        return x * _scale + n
+
+    x, n = np.float64(1.0), np.int64(1)
+    for _ in range(5):
+        assert f(x, n) == 3.0
+    assert f(np.array(1.0), n) == 3.0 and f.trace_count == 1  # a 0-d array: the scalar's key
+    assert f(np.True_, n) == 3 and f.trace_count == 2         # a bool is its own signature
+    _scale = 3.0
+    try:
+        assert f(x, n) == 4.0 and f.trace_count == 3           # the global changed: retraced
+        _scale = 2.0
+        assert f(x, n) == 3.0 and f.trace_count == 3           # the older trace holds again
+        with pytest.warns(autograph.RetracingWarning, match="_scale"):
+            for i in range(8):
+                _scale = float(i + 10)
+                assert f(x, n) == i + 11.0
+    finally:
+        _scale = 2.0
