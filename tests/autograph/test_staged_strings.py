@@ -1,0 +1,109 @@
+"""Issue 25 items 1 and 4, issue 30 item 2: calls the graph has no op for run as Python at run
+time. `str()` of a tensor is the value's text (never `<Tensor ...>`), its methods, len,
+comparisons and int() give Python's values; json/math on tensors give Python's; the clock and
+os.environ.get are read on every call. Each against plain Python under every engine."""
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from _engines import ENGINES, agree
+from autograph import function
+
+
+def string_methods(x, n):
+    s = str(x)
+    return (len(s), str(n) == "7", s.split("."), s.startswith("-"), s in ("2.5", "3.5"), s.upper(),
+            str(n).zfill(6), s[0], f"{x}".replace(".", ","), int(str(n)) + 1, "." in s, s.find("5"),
+            repr(x), format(x, ".3f"), str(n) != "7", f"{x}" == "2.5", len(f"{n}"))
+
+
+def json_and_math(x, n):
+    return json.dumps(float(x)), json.dumps({"n": int(n), "x": [float(x)]}), math.floor(x), math.factorial(n)
+
+
+def prints_and_writes(x, n):
+    for i in range(n):
+        print("line", i)
+        sys.stdout.write(str(x * i) + "|" + str(i).rjust(3) + "\n")
+    print("end", str(x).count("5"))
+    return str(n)
+
+
+def built_in_a_loop(n):
+    s = ""
+    for i in range(n):
+        s = s + str(i) + ","
+    return s, len(s)
+
+
+def chosen_by_a_cond(x):
+    if x > 0:
+        label = str(x)
+    else:
+        label = "negative"
+    short = label[:3] if len(label) > 3 else label
+    return label, short.upper()
+
+
+def parse_error(x):
+    print("before")
+    k = int(str(x))  # "2.5" is not an int: Python's ValueError, raised where the line runs
+    print("after")
+    return k
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn, args", [
+    (string_methods, (np.float64(2.5), np.int64(7))),
+    (string_methods, (np.float64(-3.5), np.int64(12))),
+    (json_and_math, (np.float64(2.75), np.int64(5))),
+    (prints_and_writes, (np.float64(1.5), np.int64(3))),
+    (built_in_a_loop, (np.int64(4),)),
+    (built_in_a_loop, (np.int64(0),)),
+    (chosen_by_a_cond, (np.float64(12.25),)),
+    (chosen_by_a_cond, (np.float64(-1.0),)),
+    (parse_error, (np.float64(2.5),)),
+], ids=lambda v: getattr(v, "__name__", None) or "-")
+def test_like_python(engine, fn, args):
+    run = agree(fn, args, engine)
+    assert "Tensor" not in repr(run.value) and "Tensor" not in run.stdout
+
+
+def test_exact_values_not_descriptions():
+    out = function(string_methods)(np.float64(2.5), np.int64(7))
+    assert out[0] == 3 and out[2] == ["2", "5"] and out[7] == "2" and out[8] == "2,5" and out[12] == "np.float64(2.5)"
+    assert type(out[0]) is int and type(out[1]) is bool and type(out[9]) is int
+
+
+def clock():
+    return time.perf_counter(), time.time()
+
+
+def clock_in_a_loop(n):
+    stamps = []
+    for _ in range(n):
+        stamps.append(time.perf_counter_ns())
+    return stamps
+
+
+def environment():
+    return os.environ.get("AG_TEST_STAGED_ENV", "unset"), os.getenv("AG_TEST_STAGED_ENV")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_clock_and_environment_are_read_on_every_call(engine, monkeypatch):
+    f = function(clock, **engine)
+    (a, wall_a), (b, wall_b) = f(), f()
+    assert type(a) is float and b > a and wall_b >= wall_a and abs(wall_a - time.time()) < 60
+    stamps = function(clock_in_a_loop, **engine)(np.int64(3))
+    assert len(stamps) == 3 and stamps[0] < stamps[1] < stamps[2]  # once per iteration, in order
+    g = function(environment, **engine)
+    monkeypatch.delenv("AG_TEST_STAGED_ENV", raising=False)
+    assert g() == ("unset", None)
+    monkeypatch.setenv("AG_TEST_STAGED_ENV", "on")
+    assert g() == ("on", "on")  # the same trace, read again
