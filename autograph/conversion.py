@@ -109,6 +109,9 @@ def converted_call(f, args, kwargs):
     if overload is not None:
         return overload(*args, **(kwargs or {}))
     if isinstance(getattr(f, "__self__", None), _RANDOM_SOURCES) and gc.get_default_graph() is not None:
+        staged = maybe_stage(f, args, kwargs)  # Python's random: drawn when the graph runs, as Python draws
+        if staged is not NOT_STAGED:
+            return staged
         raise _random_draw_while_tracing(f)
     if getattr(f, "__func__", None) is _TENSOR_COPY and type(f.__self__) is gc.Tensor:
         return mark_copy(f(*args, **(kwargs or {})))  # a fresh array: changing it in place changes nothing else

@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import operator
 import os
+import random
 import sys
 import time
 
@@ -33,6 +34,15 @@ NOT_STAGED = object()
 CLOCKS = {time.time: gc.float64, time.perf_counter: gc.float64, time.monotonic: gc.float64,
           time.process_time: gc.float64, time.thread_time: gc.float64, time.time_ns: gc.int64,
           time.perf_counter_ns: gc.int64, time.monotonic_ns: gc.int64, time.process_time_ns: gc.int64}
+# Draws of Python's random module (its hidden Random instance, or the user's): what they give.
+# (shuffle changes a list built while tracing, and seed / setstate are not draws: still refused)
+RANDOM_DRAWS = {
+    **{name: gc.float64 for name in ("random", "uniform", "gauss", "normalvariate", "lognormvariate",
+                                     "expovariate", "betavariate", "gammavariate", "triangular", "vonmisesvariate",
+                                     "paretovariate", "weibullvariate")},
+    **{name: gc.int64 for name in ("randint", "randrange", "getrandbits", "binomialvariate")},
+    **{name: pyobject for name in ("choice", "choices", "sample", "randbytes")},
+}
 # Library modules whose functions, given graph values, are called on the values at run time.
 STAGED_MODULES = frozenset({"json", "math", "cmath", "string", "textwrap", "datetime", "decimal", "fractions",
                             "statistics", "re", "os", "posixpath", "ntpath", "time", "sys", "io", "binascii",
@@ -262,6 +272,9 @@ def maybe_stage(f, args, kwargs):
     if clock is not None:
         return stage(f, args, kwargs, clock)
     owner = getattr(f, "__self__", None)
+    if isinstance(owner, random.Random):  # random.random(), random.randint(1, n): a new draw on every run
+        kind = RANDOM_DRAWS.get(getattr(f, "__name__", ""))
+        return NOT_STAGED if kind is None else stage(f, args, kwargs, kind, name=f"random.{f.__name__}")
     if owner is os.environ and getattr(f, "__name__", "") in ("get", "__getitem__", "__contains__"):
         return stage(f, args, kwargs, gc.bool_ if f.__name__ == "__contains__" else pyobject,
                      name=f"os.environ.{f.__name__}")

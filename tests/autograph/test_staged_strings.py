@@ -5,13 +5,14 @@ os.environ.get are read on every call. Each against plain Python under every eng
 import json
 import math
 import os
+import random
 import sys
 import time
 
 import numpy as np
 import pytest
 
-from _engines import ENGINES, agree
+from _engines import ENGINES, agree, exact_types
 from autograph import function
 
 
@@ -107,3 +108,22 @@ def test_the_clock_and_environment_are_read_on_every_call(engine, monkeypatch):
     assert g() == ("unset", None)
     monkeypatch.setenv("AG_TEST_STAGED_ENV", "on")
     assert g() == ("on", "on")  # the same trace, read again
+
+
+def draws(x, n):
+    t = 0.0
+    for _ in range(n):
+        t += random.random()
+    return x + t, random.randint(1, 6), random.choice(["a", "b", "c"]), random.uniform(2.0, 3.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_python_random_draws_when_the_graph_runs(engine):
+    f = function(draws, **engine)
+    args = (np.float64(1.0), np.int64(3))
+    random.seed(7)
+    expected = [draws(*args), draws(*args)]
+    random.seed(7)
+    got = [f(*args), f(*args)]  # the same global generator, drawn on each call as Python draws
+    assert got == expected and got[0] != got[1]
+    exact_types(expected, got)
