@@ -130,8 +130,13 @@ def stage(func, args=(), kwargs=None, result=pyobject, name=None):
             inputs.append(shown)
             as_python.append(python_number)
 
-    def call(*values):
-        return func(*_rebuild(shape_args, values), **_rebuild(shape_kwargs, values))
+    if not shape_kwargs and builtins.all(isinstance(a, _Slot) and a.i == i for i, a in enumerate(shape_args)) \
+            and builtins.len(shape_args) == builtins.len(tensors):
+        def call(*values):  # (the common case, str(x) or s.upper(): the values are the arguments)
+            return func(*values)
+    else:
+        def call(*values):
+            return func(*_rebuild(shape_args, values), **_rebuild(shape_kwargs, values))
 
     call.__qualname__ = name or _name_of(func)
     out = gc.py_function(call, inputs, result, stateful=True, as_python=as_python,
