@@ -272,7 +272,7 @@ class RunCallable:
     across devices run each call through run() itself."""
 
     __slots__ = ("session", "fetches", "feed_list", "_version", "_elems", "_fetch_tensors", "_targets", "_feeds",
-                 "_exact", "_plan", "_flat", "_through_run", "_line", "_line_stats")
+                 "_exact", "_plan", "_flat", "_through_run", "_line", "_line_stats", "_scalar_feeds")
 
     def __init__(self, session: Session, fetches, feed_list=()):
         self.session = session
@@ -293,8 +293,13 @@ class RunCallable:
         # per feed: (numpy dtype, shape) of a value passed as it is; dtype None: any value is
         self._exact = [(t.dtype.np_dtype, tuple(t.shape.as_list()) if t.shape.is_fully_defined() else None)
                        for t in self._feeds]
-        self._flat = not nest.is_nested(self.fetches) or (type(self.fetches) is list and len(self._targets) == 0
-                                                         and all(not nest.is_nested(f) for f in self.fetches))
+        # the numpy scalar type of each feed's dtype when all are of shape (): values of exactly
+        # those types are passed as they are, with one comparison for all
+        self._scalar_feeds = tuple(dtype.type for dtype, _ in self._exact) if all(
+            dtype is not None and shape == () for dtype, shape in self._exact) else None
+        # 2: one fetch, not nested (its value returned); 1: a flat list of tensors; 0: packed
+        self._flat = 2 if not nest.is_nested(self.fetches) else int(
+            type(self.fetches) is list and len(self._targets) == 0 and all(not nest.is_nested(f) for f in self.fetches))
         self._plan = None
         self._line = None  # the plan as a StraightLine (executor/straight_line.py), if it is one
         self._line_stats = None
@@ -309,17 +314,20 @@ class RunCallable:
             return session.run(self.fetches, feed_dict=dict(zip(self.feed_list, values)))
         if self._version != session.graph.version:
             self._prepare()
-        feed_values = []
-        for v, (dtype, shape), t in zip(values, self._exact, self._feeds):
-            cls = type(v)
-            if dtype is None:
-                pass
-            elif (cls is dtype.type or (cls is np.ndarray and v.dtype is dtype)) and v.shape == shape:
-                if cls is np.ndarray and not v.ndim:
-                    v = v[()]
-            else:
-                v = _coerce_feed(t, v)
-            feed_values.append(v)
+        if tuple(map(type, values)) == self._scalar_feeds:
+            feed_values = list(values)
+        else:
+            feed_values = []
+            for v, (dtype, shape), t in zip(values, self._exact, self._feeds):
+                cls = type(v)
+                if dtype is None:
+                    pass
+                elif (cls is dtype.type or (cls is np.ndarray and v.dtype is dtype)) and v.shape == shape:
+                    if cls is np.ndarray and not v.ndim:
+                        v = v[()]
+                else:
+                    v = _coerce_feed(t, v)
+                feed_values.append(v)
         plan = self._plan
         if plan is None:
             plan = self._plan = session._plan(self._fetch_tensors, self._targets, self._feeds)
@@ -332,12 +340,17 @@ class RunCallable:
         results = line.run(feed_values) if line is not None and deadline is None else None
         if results is not None:  # (None: a kernel raised; the frame executor raises it, worded as always)
             session.last_stats = self._line_stats
-            it = iter(results)
-            out = [None if isinstance(e, Operation) else _scalar(next(it)) for e in self._elems]
+            if self._flat == 2:
+                return _scalar(results[0])
+            if self._targets:
+                it = iter(results)
+                out = [None if isinstance(e, Operation) else _scalar(next(it)) for e in self._elems]
+            else:
+                out = list(map(_scalar, results))
         else:
             out = session._execute(plan, feed_values, self._elems, None, deadline)
         if self._flat:
-            return out if nest.is_nested(self.fetches) else out[0]
+            return out[0] if self._flat == 2 else out
         return nest.pack_sequence_as(self.fetches, out)
 
 

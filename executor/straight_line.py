@@ -20,44 +20,43 @@ from .plan import FEED, NORMAL, TO_FETCH, ExecutionPlan
 
 
 class StraightLine:
-    """The steps of one plan: per op (kernel, input slots, output slots, slots freed after).
+    """The steps of one plan: per op (arity: 1 or 2 for one or two inputs and one output,
+    else 0; kernel; its first two input slots; all of them; its output's slot, or -1 and
+    the slots of its outputs; the slots let go after it).
 
-    Slots number every value of the run (feeds first); a value is let go after its last
+    Slots number every value of the run, the feeds' first; a value is let go after its last
     reader ran, as the frame executor lets an input slot go once its kernel has it."""
 
-    __slots__ = ("steps", "num_slots", "feed_slots", "fetch_slots", "nodes")
+    __slots__ = ("steps", "tail", "fetch_slots", "nodes")
 
-    def __init__(self, steps: list, num_slots: int, feed_slots: list, fetch_slots: list, nodes: int):
+    def __init__(self, steps: list, computed: int, fetch_slots: list, nodes: int):
         self.steps = steps
-        self.num_slots = num_slots
-        self.feed_slots = feed_slots
+        self.tail = [None] * computed  # the slots after the feeds'
         self.fetch_slots = fetch_slots
         self.nodes = nodes
 
     def run(self, feed_values: list) -> list | None:
         """The fetched values, or None when a kernel raised (run the plan the usual way)."""
-        values = [None] * self.num_slots
-        for slot, v in zip(self.feed_slots, feed_values):
-            values[slot] = v
+        values = feed_values + self.tail
         try:
-            for kernel, ins, outs, free in self.steps:
-                n = len(ins)
-                if n == 1:
-                    out = kernel(values[ins[0]])
-                elif n == 2:
-                    out = kernel(values[ins[0]], values[ins[1]])
+            for arity, kernel, a, b, ins, out, outs, free in self.steps:
+                if arity == 1:
+                    values[out] = kernel(values[a])
+                elif arity == 2:
+                    values[out] = kernel(values[a], values[b])
                 else:
-                    out = kernel(*[values[i] for i in ins])
-                if len(outs) == 1:
-                    values[outs[0]] = out
-                elif outs:
-                    for slot, v in zip(outs, out):
-                        values[slot] = v
-                for slot in free:
-                    values[slot] = None
+                    result = kernel(*[values[i] for i in ins])
+                    if out >= 0:
+                        values[out] = result
+                    else:
+                        for slot, v in zip(outs, result):
+                            values[slot] = v
+                if free:
+                    for slot in free:
+                        values[slot] = None
         except Exception:  # noqa: BLE001 (the frame executor raises it, worded as always)
             return None
-        return [values[s] for s in self.fetch_slots]
+        return list(map(values.__getitem__, self.fetch_slots))
 
 
 def straight_line(plan: ExecutionPlan) -> StraightLine | None:
@@ -65,12 +64,11 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
     if plan.needs_pool or plan.has_transport or getattr(plan, "stoppable", False) or plan.placeholders_needed:
         return None
     items = plan.items
-    slot_of: dict = {}  # (item id, output index) -> slot
-    feed_slots = []
+    slot_of: dict = {}  # (item id, output index) -> slot; the feeds' first, in order
+    for item in sorted((item for item in items if item.kind == FEED), key=lambda item: item.feed_index):
+        slot_of[(item.id, 0)] = len(slot_of)
     for item in items:
         if item.kind == FEED:
-            feed_slots.append((item.feed_index, len(slot_of)))
-            slot_of[(item.id, 0)] = len(slot_of)
             continue
         op = item.op
         if (item.kind != NORMAL or item.control_edges or item.num_controls or op.op_def.stateful
@@ -78,7 +76,6 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
             return None
         for k in range(item.num_outputs):
             slot_of[(item.id, k)] = len(slot_of)
-    feed_slots = [slot for _, slot in sorted(feed_slots)]
     # the ops in an order of their data edges (Kahn's, from the nodes with no inputs)
     inputs: dict = {item.id: [None] * item.num_inputs for item in items if item.kind != FEED}
     fetch_slots = [None] * len(plan.fetches)
@@ -120,5 +117,7 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
         ins = tuple(inputs[item.id])
         outs = tuple(slot_of[(item.id, k)] for k in range(item.num_outputs))
         free = tuple(sorted({s for s in ins if last_read[s] == pos and s not in kept}))
-        steps.append((item.kernel, ins, outs, free))
-    return StraightLine(steps, len(slot_of), feed_slots, fetch_slots, len(items))
+        arity = len(ins) if len(ins) in (1, 2) and len(outs) == 1 else 0
+        steps.append((arity, item.kernel, ins[0] if ins else -1, ins[1] if len(ins) > 1 else -1, ins,
+                      outs[0] if len(outs) == 1 else -1, outs, free))
+    return StraightLine(steps, len(slot_of) - len(plan.feeds), fetch_slots, len(items))

@@ -52,7 +52,7 @@ def test_an_op_with_several_outputs_and_values_let_go():
     assert len(parts[0].op.outputs) == 2
     line = run._line
     assert line is not None
-    assert any(free for *_, free in line.steps)  # x's slot is let go after its last reader
+    assert any(step[-1] for step in line.steps)  # x's slot is let go after its last reader
 
 
 def test_a_kernel_error_is_the_frame_executors_error():
