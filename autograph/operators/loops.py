@@ -67,6 +67,11 @@ def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: C
     """`for x in iterated: body(x)`, stopping when `extra_test()` is false (lowered
     break / return). A GraphIterable (a tensor, `range` with a tensor bound, `enumerate`
     or `zip` of tensors) gives a graph loop; Python iterables run as Python."""
+    if is_tensor(iterated) and iterated.dtype is gc.pyobject:  # str(x), s.split(): its items are run-time values
+        raise StagingError(
+            f"{location(line)}: a for loop over a run-time Python object (a string or list made from a tensor, "
+            f"{iterated.op.name}): how many items it has is known only when the graph runs. Loop over "
+            f"range(len(s)) and index s[i], or compute the result in one Python call (autograph.py_function)")
     staged = as_graph_iterable(iterated)
     if staged is not None:
         _graph_for(staged, extra_test, body, get_state, set_state, names, line,
@@ -206,6 +211,12 @@ def _list_plan(name, a, b, line):
         raise StagingError(f"{location(line)}: the Python list '{name}' is both appended to and changed item by "
                            "item inside a loop on a tensor; do one or the other.")
     new = b[len(a)]
+    if not is_value(new):
+        what = "a function" if callable(new) else "None" if new is None else f"a {type(new).__name__}"
+        raise StagingError(f"{location(line)}: '{name}' is appended {what} inside a loop on a tensor: a list built in "
+                           "a graph loop holds numbers and arrays, and how many items it gets is known only when the "
+                           "graph runs. Build such a list before the loop (over a Python range), or append the "
+                           "numbers it would give.")
     return ("list", natural_dtype(new), new.shape if is_tensor(new) else np.shape(new))
 
 

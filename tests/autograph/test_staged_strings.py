@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from _engines import ENGINES, agree, exact_types
-from autograph import function
+from autograph import StagingError, function
 
 
 def string_methods(x, n):
@@ -127,3 +127,31 @@ def test_python_random_draws_when_the_graph_runs(engine):
     got = [f(*args), f(*args)]  # the same global generator, drawn on each call as Python draws
     assert got == expected and got[0] != got[1]
     exact_types(expected, got)
+
+
+def digits_by_index(x):
+    s = str(x)
+    total = 0
+    for i in range(len(s)):
+        if s[i] != ".":
+            total += int(s[i])
+    return total
+
+
+def digits_by_iteration(x):
+    total = 0
+    for c in str(x):
+        total += 1
+    return total
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_indexing_a_runtime_string_in_a_graph_loop(engine):
+    agree(digits_by_index, (np.float64(25.75),), engine)
+
+
+def test_iterating_a_runtime_string_is_refused_naming_the_line():
+    line = digits_by_iteration.__code__.co_firstlineno + 2
+    with pytest.raises(StagingError, match=rf"test_staged_strings.py:{line}: a for loop over a run-time Python "
+                                           r"object .* Loop over range\(len\(s\)\) and index s\[i\]"):
+        function(digits_by_iteration)(np.float64(2.5))
