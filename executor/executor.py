@@ -125,6 +125,7 @@ class ExecutorState:
     alarm = None
     root: FrameState | None = None
     stopper: RunStop | None = None  # a plan with compiled loops: what tells them the run ended (interrupt.py)
+    cancelled = False
 
     def __init__(self, plan: ExecutionPlan, feed_values: list, pool=None, deadline: Deadline | None = None,
                  transport=None):
@@ -236,17 +237,23 @@ class ExecutorState:
         return self._stopped_error(e) if isinstance(e, (_DeadlineReached, KernelStopped)) else e
 
     def cancel(self) -> None:
-        """(From any thread) the run is cancelled: a compiled loop running for it stops;
-        the run then raises CancelledError (or what ended it first)."""
+        """(From any thread) the run is cancelled (another device failed, or Ctrl-C): it
+        ends with CancelledError (or what ended it first) at its next node, like a
+        deadline, and a compiled loop running for it stops."""
+        self.cancelled = True
         if self.stopper is not None:
             self.stopper.stop(interrupt.CANCELLED)
+        self.ready.append(TaggedNode(_DEADLINE_ITEM, self.root, None))
+        if self.wakeups is not None:  # in case the thread running it waits for the pool
+            self.wakeups.put(None)
 
     def _stopped_error(self, e: BaseException) -> BaseException:
         """The error of a run that its deadline or a cancellation ended (e: how it was told)."""
-        if isinstance(e, _DeadlineReached) or (self.stopper is not None and self.stopper.reason == interrupt.DEADLINE):
+        reason = self.stopper.reason if self.stopper is not None and self.stopper.reason else \
+            (e.args[0] if e.args else interrupt.DEADLINE)
+        if isinstance(e, _DeadlineReached) or reason == interrupt.DEADLINE:
             return self._deadline_error()
-        return CancelledError("the run was cancelled while a compiled loop ran: another device failed or the run "
-                              "was interrupted")
+        return CancelledError("the run was cancelled: another device failed or the run was interrupted")
 
     def stop(self) -> None:
         if self.alarm is not None:
@@ -567,7 +574,10 @@ class ExecutorState:
                              self.feed_values[item.feed_index], False)
 
     def _run_deadline(self, node: TaggedNode) -> None:
-        """The watchdog's token: end the run (run() raises DeadlineExceededError)."""
+        """The watchdog's token, or cancel()'s: end the run (run() raises
+        DeadlineExceededError, or CancelledError)."""
+        if self.cancelled:
+            raise KernelStopped(interrupt.CANCELLED)
         raise _DeadlineReached
 
     def _run_send(self, node: TaggedNode) -> None:

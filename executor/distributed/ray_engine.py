@@ -29,7 +29,7 @@ from graphcore import errors as gc_errors
 from graphcore.errors import CancelledError, ExecutionError, GraphError
 from graphcore.graph import Graph
 
-from ..deadline import run_deadline
+from ..deadline import Deadline
 from .device_part import DevicePart, on_device
 from .rendezvous import Rendezvous
 
@@ -64,18 +64,25 @@ def _error_to_wire(e: BaseException) -> dict:
                 "frame": None, "iteration": None}
     base = next(c.__name__ for c in type(e).__mro__ if c.__module__ == gc_errors.__name__ and "[" not in c.__name__)
     python = next((t.__name__ for t in gc_errors._PYTHON_TYPES if isinstance(e, t)), None)
+    # a staged assert's or raise's message with the values formatted in (logging_ops._assert_kernel)
+    formatted = getattr(e.original, "formatted", None)
     return {"base": base, "python": python, "message": str(e.args[0]) if e.args else str(e),
-            "op": getattr(e.op, "name", None), "frame": e.frame, "iteration": e.iteration}
+            "op": getattr(e.op, "name", None), "frame": e.frame, "iteration": e.iteration,
+            "formatted": formatted if isinstance(formatted, str) else None, "timeout": getattr(e, "timeout", None)}
 
 
 def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
     base = getattr(gc_errors, w["base"], ExecutionError)
     if base is gc_errors.DeadlineExceededError:
-        return base(w["message"], frame=w["frame"], iteration=w["iteration"])
+        return base(w["message"], frame=w["frame"], iteration=w["iteration"], timeout=w.get("timeout"))
     original = getattr(builtins, w["python"])("") if w["python"] else None
     cls = gc_errors.execution_error_type(base, original)
+    if w.get("formatted") is not None:  # what the driver's reraise_staged shows, as in process
+        if original is None:
+            original = base(w["message"])
+        original.formatted = w["formatted"]
     op = graph._by_name.get(w["op"]) if w["op"] else None
-    return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"])
+    return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"], original=original)
 
 
 
@@ -123,6 +130,7 @@ class DeviceActor:
         self.lock = threading.Lock()
         self.runs: dict[int, Rendezvous] = {}
         self.finished: OrderedDict = OrderedDict()
+        self.running = 0  # parts running now (busy())
         self.peers: dict[str, tuple] = {}        # device -> its channel's address
         self.channels: dict[str, tuple] = {}     # device -> (connection, its send lock)
         self.listener = Listener((_node_address(), 0), authkey=authkey)
@@ -197,15 +205,18 @@ class DeviceActor:
                     r.abort(CancelledError("the run has ended"))
             return r
 
-    def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None):
+    def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None, seconds: float | None = None):
         """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent,
         printed (time, text) chunks) or ("error", the error as data, printed chunks)."""
         rendezvous = self._rendezvous(run_id)
         part = self.parts[part_id]
-        deadline = run_deadline(seconds_left) if seconds_left is not None else None
+        # the time left on this machine's clock; the seconds given, for the message (as in process)
+        deadline = None if seconds_left is None else Deadline(time.monotonic() + seconds_left, seconds or seconds_left)
         state = part.state(feed_values, _ActorTransport(self, run_id, rendezvous), deadline)
         rendezvous.on_abort.append(state.cancel)  # (abort() from the driver stops a compiled loop too)
         printed = _StampedText()  # what Print ops write goes back to the driver with the results
+        with self.lock:
+            self.running += 1
         try:
             with contextlib.redirect_stdout(printed):
                 state.run()
@@ -215,6 +226,12 @@ class DeviceActor:
             return "error", _error_to_wire(e), printed.chunks
         finally:
             self._end(run_id)
+            with self.lock:
+                self.running -= 1
+
+    def busy(self) -> int:
+        """Parts this actor runs now (0 once every run has ended: none left running)."""
+        return self.running
 
     def abort(self, run_id: int, message: str) -> None:
         self._rendezvous(run_id).abort(CancelledError(message))
@@ -285,13 +302,38 @@ class RayEngine:
         pid = self._prepare(partitioning)
         run_id = next(self._ids)
         seconds = None if deadline is None else max(deadline.when - time.monotonic(), 1e-3)
-        refs = {_actors[d].run.remote(pid, run_id, feed_values, seconds): d for d in partitioning.devices}
-        pending, out, failures, messages, printed = list(refs), [None] * num_fetches, [], 0, []
+        given = None if deadline is None else deadline.seconds
+        refs = {_actors[d].run.remote(pid, run_id, feed_values, seconds, given): d for d in partitioning.devices}
+        out, failures, printed, done = [None] * num_fetches, [], [], set()
+        try:
+            messages = self._wait(refs, run_id, out, failures, printed, done, partitioning)
+        except BaseException:  # Ctrl-C while the actors run: end their runs too (no actor left running)
+            pending = [r for r in refs if r not in done]
+            for ref in pending:
+                _actors[refs[ref]].abort.remote(run_id, "the run was interrupted")
+            with contextlib.suppress(Exception):
+                ray.wait(pending, num_returns=len(pending), timeout=10)
+            raise
+        self.last_messages = messages
+        # what the parts' Print ops wrote, in the order they wrote it: the effect chain orders the
+        # prints (each waits for the one before, on whatever device), so their times on this
+        # machine's monotonic clock are that order
+        for _, text in sorted(chunk for _, chunks in printed for chunk in chunks):
+            print(text, end="")
+        if failures:
+            raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
+        return out
+
+    def _wait(self, refs, run_id, out, failures, printed, done: set, partitioning) -> int:
+        """Take each actor's reply as it comes (its fetched values into `out`, the refs
+        taken into `done`); a failure aborts the others' runs. The messages sent."""
+        pending, messages = list(refs), 0
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            device = refs[done[0]]
+            ready, pending = ray.wait(pending, num_returns=1)
+            done.add(ready[0])
+            device = refs[ready[0]]
             try:
-                reply = ray.get(done[0])
+                reply = ray.get(ready[0])
             except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as e:
                 self._forget(device)
                 failures.append((device, ExecutionError(
@@ -309,15 +351,7 @@ class RayEngine:
             error = _error_from_wire(reply[1], partitioning.graph)
             failures.append((device, on_device(error, device)))
             self._abort_others(pending, refs, run_id, device)
-        self.last_messages = messages
-        # what the parts' Print ops wrote, in the order they wrote it: the effect chain orders the
-        # prints (each waits for the one before, on whatever device), so their times on this
-        # machine's monotonic clock are that order
-        for _, text in sorted(chunk for _, chunks in printed for chunk in chunks):
-            print(text, end="")
-        if failures:
-            raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
-        return out
+        return messages
 
     def _abort_others(self, pending, refs, run_id: int, failed: str) -> None:
         for ref in pending:
