@@ -13,6 +13,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
+from . import arguments
 from .data_structures import InPlaceAliasError, on_graph_path, originals, refuse_if_aliased
 from .side_effects import SideEffectWarning
 from .staged_lists import StagedList
@@ -44,9 +45,10 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
     if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
         _refuse_if_shared(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1),
                           f"Write `{name} = {name} {op} ...` (a new array)", iterated_at)
-        if param:
-            _warn_param(name, op, line)
-        return _in_place_result(current, value, op)
+        out = _in_place_result(current, value, op)
+        if arguments.changed_in_place(current, out, f"`{name} {op}= ...`", line) is None and param:
+            _warn_param(name, op, line)  # (no trace writes arguments back)
+        return out
     return _BINARY[op](current, value)
 
 
@@ -74,8 +76,13 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
                         f"assignment")
     _refuse_if_shared(container, name, f"`{name}[...] {op or ''}= ...`", line, held_at, sys._getframe(1), "",
                       iterated_at)
-    if param:
+    out = _set_item(container, key, value, op, name, line)
+    if arguments.changed_in_place(container, out, f"`{name}[...] {op or ''}= ...`", line) is None and param:
         _warn_param(f"{name}[...]", op or "", line, f"Start from a copy (`{name} = {name}.copy()`) to say so.")
+    return out
+
+
+def _set_item(container, key, value, op, name: str, line: int):
     x = container if is_tensor(container) else gc.constant(container)
     if is_tensor(key) and key.dtype.is_bool:
         return _set_masked(x, key, value, op, name, line)
