@@ -33,6 +33,8 @@ def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
     g = test.graph if is_tensor(test) else gc.get_default_graph()
     if exc.args and isinstance(exc.args[0], FormattedString):  # raise ValueError(f"... {x}"): x's value
         message = exc.args[0]
+    elif exc.args and is_tensor(exc.args[0]) and exc.args[0].dtype is gc.pyobject:  # ("bad " + str(x)): its text
+        message = FormattedString([(exc.args[0], "s", "", False)])
     with g.control_dependencies(effects.dependencies()):
         op = gc.Assert(test, [], message=message)
     effects.record(op)
@@ -117,7 +119,8 @@ def reraise_staged(error: gc.InvalidArgumentError) -> None:
         return
     args = exc.args
     formatted = getattr(error.original, "formatted", None)
-    if formatted is not None and args and isinstance(args[0], FormattedString):
+    if formatted is not None and args and (isinstance(args[0], FormattedString) or
+                                           (is_tensor(args[0]) and args[0].dtype is gc.pyobject)):
         args = (formatted, *args[1:])
     try:
         fresh = type(exc)(*args)

@@ -155,3 +155,25 @@ def test_iterating_a_runtime_string_is_refused_naming_the_line():
     with pytest.raises(StagingError, match=rf"test_staged_strings.py:{line}: a for loop over a run-time Python "
                                            r"object .* Loop over range\(len\(s\)\) and index s\[i\]"):
         function(digits_by_iteration)(np.float64(2.5))
+
+
+def path_typed_text(x):
+    h = 3  # an int on one path, x's np.float64 on the other: str() shows the path's type
+    if x > 1:
+        h = x
+    return str(h), repr(h), f"{h:>5}|{x:.2f}"
+
+
+def raises_with_text(x):
+    if x > 0:
+        raise ValueError("bad " + str(x) + " (" + repr(x * 2) + ")")
+    return x
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn, x", [(path_typed_text, 2.5), (path_typed_text, 0.5), (raises_with_text, 2.0),
+                                   (raises_with_text, -1.0)], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_returned_fstrings_and_exception_messages_hold_values(engine, fn, x):
+    run = agree(fn, (np.float64(x),), engine)
+    if run.exception is not None:
+        assert str(run.exception) == "bad 2.0 (np.float64(4.0))"
