@@ -34,7 +34,7 @@ from graphcore.ops.python_type_ops import as_type
 
 from . import guards
 from .errors import StagingError, UndefinedValueError
-from .operators import effects, exceptions, maybe_defined, path_types, python_calls
+from .operators import arguments, effects, exceptions, maybe_defined, path_types, python_calls
 from .operators.staged_lists import StagedList
 from .operators.staging import TruthOnly
 from .conversion import plain_function
@@ -280,7 +280,7 @@ class ConcreteFunction:
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
                  returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local", kinds=None):
+                 devices=None, engine: str = "local", kinds=None, write_back=None):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -291,6 +291,8 @@ class ConcreteFunction:
         # per fetch: None, or the Python type code (path_types) of a value whose type depends on
         # the path: a code, or an int32 tensor fetched beside it
         self._kinds = list(kinds) if kinds is not None else [None] * len(fetches)
+        # the arguments a run changes in place, written back to the caller's (operators/arguments)
+        self._write_back = write_back
         self._typed = any(k is not None for k in self._kinds)  # (_follow keeps which are None)
         self.name = name
         self._session: Session | None = None
@@ -308,7 +310,8 @@ class ConcreteFunction:
 
     def _all_fetches(self) -> list:
         return (list(self._fetches) + [k for k in self._kinds if isinstance(k, gc.Tensor)]
-                + [t for t in (self._token, self._returned) if t is not None])
+                + [t for t in (self._token, self._returned) if t is not None]
+                + (self._write_back.tensors if self._write_back is not None else []))
 
     def optimize(self, passes_to_run=None, force: bool = False) -> "passes.OptimizeReport | None":
         """Optimize the graph in place (graphcore.passes) for what a call fetches: the
@@ -346,6 +349,8 @@ class ConcreteFunction:
         self._fetches = [new(t) for t in self._fetches]
         self._kinds = [new(k) for k in self._kinds]
         self._token, self._returned = new(self._token), new(self._returned)
+        if self._write_back is not None:
+            self._write_back = self._write_back.follow(new)
         self.structured_outputs = _pack(self.structured_outputs, [new(v) for v in _flatten(self.structured_outputs)])
     @property
     def outputs(self) -> list:
@@ -359,7 +364,7 @@ class ConcreteFunction:
                 self._session = Session(self.graph, devices=self._devices, engine=self._engine)
             return self._session
 
-    def _run_flat(self, input_values: list, trace: list | None = None):
+    def _run_flat(self, input_values: list, trace: list | None = None, arguments: dict | None = None):
         if self._run_fetches is None:
             self.optimize()
         fetches = self._run_fetches
@@ -381,6 +386,10 @@ class ConcreteFunction:
         except gc.ExecutionError as e:  # a Python call's own exception (python_calls)
             python_calls.reraise_python(e)
             raise
+        if self._write_back is not None:  # (fetched last)
+            n = len(self._write_back.tensors)
+            self._write_back.apply(list(values[len(values) - n:]), input_values, arguments)
+            values = values[:len(values) - n]
         if self._returned is not None and not bool(values[-1]):
             return None
         if self._typed:
@@ -558,6 +567,8 @@ class Function:
                     return concrete._run_flat(list(args))
                 # (a guard failed: _concrete tries the other traces, or traces anew)
         concrete, inputs = self._concrete(args, kwargs, record=True)
+        if concrete._write_back is not None and concrete._write_back.needs_arguments:
+            return concrete._run_flat(inputs, arguments=dict(self._bind(args, kwargs)))
         return concrete._run_flat(inputs)
 
     def traced_call(self, *args, trace: list, **kwargs):
@@ -688,6 +699,14 @@ class Function:
                     else:
                         new.append(leaf)
                 call_args[name] = _pack(value, new)
+            tracker = arguments.start(g)  # the arguments changed in place, to write back
+            k = 0
+            for name, value in items:
+                for leaf in _flatten(value):
+                    if _is_graph_input(leaf):
+                        tracker.add_array(k, name, placeholders[k])
+                        k += 1
+                tracker.add_containers(name, call_args[name])
             token0 = gc.constant(np.int32(0), name="effects")
             # inputs belong to the user's `def` line, not to whoever called the function
             where = _definition_location(self.python_function)
@@ -701,7 +720,11 @@ class Function:
                 recorder.add_function(fn)  # (not converted, or a partial's bound arguments)
                 with effects.chain_scope(token0) as chain:
                     try:
-                        out = self._invoke(fn, call_args)
+                        try:
+                            out = self._invoke(fn, call_args)
+                        finally:
+                            arguments.stop(g)
+                        write_back = tracker.finish(placeholders)
                     except Exception as e:
                         _user_note(e)
                         if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
@@ -732,7 +755,7 @@ class Function:
         concrete = ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
                                     optimize=self.optimize, skip_passes=self.skip_passes,
                                     jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
-                                    kinds=kinds)
+                                    kinds=kinds, write_back=write_back)
         concrete.guards = recorder.compile(self.__name__)
         concrete._check = concrete.guards.check if concrete.guards is not None else None
         return concrete
