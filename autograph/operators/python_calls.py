@@ -52,7 +52,7 @@ STAGED_MODULES = frozenset({"json", "math", "cmath", "string", "textwrap", "date
 _BOOL_METHODS = frozenset({"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace", "islower",
                            "isupper", "isnumeric", "isdecimal", "isidentifier", "istitle", "isascii",
                            "isprintable", "is_integer", "isdisjoint", "issubset", "issuperset"})
-_INT_METHODS = frozenset({"find", "rfind", "index", "rindex", "count"})
+_INT_METHODS = frozenset({"find", "rfind", "index", "rindex", "count", "bit_length", "bit_count"})
 
 
 def _as_python_number(kind: gc.DType, out):
@@ -169,6 +169,14 @@ class StagedMethod:
         return f"<staged method .{self.name} of {self.obj.name}>"
 
 
+# Methods a run-time object may have (of the types staged calls give): only these, so that
+# `hasattr(t, "_fields")` and the like still answer False for a run-time object.
+_OBJECT_METHODS = frozenset(n for t in (str, bytes, list, tuple, dict, set, int, float) for n in dir(t)
+                            if not n.startswith("_"))
+# Methods of Python and numpy scalars that a graph tensor lacks: staged on the number's value.
+_NUMBER_METHODS = frozenset({"is_integer", "as_integer_ratio", "hex", "bit_length", "bit_count"})
+
+
 def _bool_result(fn, name):
     def op(a, b):
         def checked(x, y):
@@ -241,8 +249,10 @@ def _install() -> None:
             d = T.dtype.__get__(self)
         except AttributeError:
             raise AttributeError(name) from None
-        if d is pyobject:
+        if d is pyobject and name in _OBJECT_METHODS:
             return StagedMethod(self, name)
+        if name in _NUMBER_METHODS and d.np_dtype is not None and T.shape.__get__(self).rank == 0:
+            return StagedMethod(self, name)  # x.is_integer(): the method of the number x stands for
         raise AttributeError(f"'Tensor' object has no attribute {name!r}")
     T.__getattr__ = getattr_
 

@@ -177,3 +177,24 @@ def test_returned_fstrings_and_exception_messages_hold_values(engine, fn, x):
     run = agree(fn, (np.float64(x),), engine)
     if run.exception is not None:
         assert str(run.exception) == "bad 2.0 (np.float64(4.0))"
+
+
+def number_methods(x, n):
+    return x.is_integer(), (x * 2).is_integer(), int(n).bit_length(), float(x).as_integer_ratio(), float(x).hex()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_methods_of_the_number_a_tensor_stands_for(engine):
+    for x, n in ((2.5, 12), (-3.0, 1)):
+        agree(number_methods, (np.float64(x), np.int64(n)), engine)
+
+
+def test_a_runtime_object_has_only_the_methods_of_python_values():
+    seen = {}
+
+    def probe(x):
+        s = str(x)
+        seen["fields"], seen["upper"] = hasattr(s, "_fields"), hasattr(s, "upper")
+        return s
+    function(probe)(np.float64(1.0))
+    assert seen == {"fields": False, "upper": True}
