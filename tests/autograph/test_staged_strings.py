@@ -198,3 +198,13 @@ def test_a_runtime_object_has_only_the_methods_of_python_values():
         return s
     function(probe)(np.float64(1.0))
     assert seen == {"fields": False, "upper": True}
+
+
+def repeated_text(n):
+    return "ab" * n, n * "-", str(n) * 2, len("xy" * n)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_string_repeated_by_a_tensor_count(engine):
+    for n in (np.int64(3), np.int64(0)):
+        agree(repeated_text, (n,), engine)
