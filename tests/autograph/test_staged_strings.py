@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from _engines import ENGINES, agree, exact_types
 from autograph import StagingError, function
@@ -208,3 +210,23 @@ def repeated_text(n):
 def test_a_string_repeated_by_a_tensor_count(engine):
     for n in (np.int64(3), np.int64(0)):
         agree(repeated_text, (n,), engine)
+
+
+def text_of_numbers(x, n):
+    s, t = str(x), str(n)
+    head = s.split(".")[0] if "." in s else s
+    return (s, t, len(s), s.lstrip("-").isdigit(), t.zfill(4)[-4:], head, s.upper(), f"{x:.3g}|{n:+d}",
+            json.dumps([float(x), int(n)]), repr(x), int(t) - n, s.count("0"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True, width=64), st.integers(-2**62, 2**62))
+def test_text_of_any_number_is_pythons(x, n):
+    args = (np.float64(x), np.int64(n))
+    plain = text_of_numbers(*args)
+    got = _TEXT(*args)  # one trace, run on each pair of values
+    assert got == plain  # (all text, ints and bools: nan and inf compare as their text)
+    exact_types(plain, got)
+
+
+_TEXT = function(text_of_numbers)
