@@ -27,7 +27,7 @@ from typing import List, Optional
 import typer
 
 from .loading import CliError, ProgramError, Target, example_values, load_target, parse_args, typeable_args
-from .render import Column, format_value, show_code, show_text, table
+from .render import Column, format_value, result_repr, show_code, show_text, table
 from .trace_format import LEGEND, TraceWriter
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
@@ -153,7 +153,8 @@ def convert(spec: str = typer.Argument(..., metavar="FILE[:FUNC]", help="The fil
         original, line = "# (source not available)", 0
     converted = autograph.to_code(py)
     where = f"{os.path.basename(target.path)}:{line}"
-    show_code(original, converted, f"original  {where}", f"converted  {target.func_name}", plain, width)
+    show_code(original, converted, f"original  {where}", f"converted  {target.func_name}", plain, width,
+              first_line=line)
 
 
 # -- graph ----------------------------------------------------------------------------
@@ -439,7 +440,7 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
             raise CliError("a graph file runs as it is: --check, --jit, --numba, --devices and --static need "
                            "the Python function (FILE.py:FUNC)")
         with deadline(timeout) if timeout is not None else contextlib.nullcontext():
-            typer.echo(format_value(_run_graph_file(spec, args or [], dtype)))
+            typer.echo(result_repr(_run_graph_file(spec, args or [], dtype)))
         return
     if engine is not None and engine not in ENGINES:
         raise CliError(f"--engine {engine}: use one of {', '.join(ENGINES)}")
@@ -461,10 +462,15 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         fn = autograph.function(fn, devices=_device_names(devices), engine=engine)
         spread(fn.get_concrete_function(*values).graph, _device_names(devices), _place_rule(place))
     t0 = time.perf_counter()
-    with deadline(timeout) if timeout is not None else contextlib.nullcontext():
-        result = fn(*values)
+    try:
+        with deadline(timeout) if timeout is not None else contextlib.nullcontext():
+            result = fn(*values)
+    except Exception as e:
+        if check:
+            typer.echo(_python_on_error(target, values, e))
+        raise
     t_graph = time.perf_counter() - t0
-    typer.echo(format_value(result))
+    typer.echo(result_repr(result))
     if devices is not None:
         session = fn.get_concrete_function(*values).session
         typer.echo(f"ran across {session.last_partitioning.summary()}; engine {engine}, "
@@ -474,10 +480,24 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         expected = target.python_function(*values)
         t_py = time.perf_counter() - t0
         ok = values_agree(result, expected)
-        typer.echo(f"plain Python: {format_value(expected)}  ({'agrees' if ok else 'DIFFERS'}; "
+        typer.echo(f"plain Python: {result_repr(expected)}  ({'agrees' if ok else 'DIFFERS'}; "
                    f"graph {t_graph * 1000:.1f} ms incl. tracing, Python {t_py * 1000:.1f} ms)")
         if not ok:
             raise typer.Exit(1)
+
+
+def _python_on_error(target: Target, values: list, graph_error: Exception) -> str:
+    """--check when the graph raised: whether plain Python raises the same error (type and
+    message), another one, or returns a value."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # (its prints are the graph's too: keep stdout for results)
+            expected = target.python_function(*values)
+    except Exception as e:  # noqa: BLE001 (the comparison is the point)
+        first = str(e).splitlines()[0] if str(e) else ""
+        if type(e) is type(graph_error) and first in str(graph_error):
+            return f"plain Python raised the same error: {type(e).__name__}: {first}  (agrees)"
+        return f"plain Python raised {one_line(e)} instead  (DIFFERS)"
+    return f"plain Python returned {result_repr(expected)} without an error  (DIFFERS)"
 
 
 def _run_graph_file(path: str, args: list[str], dtype) -> object:
@@ -631,11 +651,11 @@ def grad(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
     argnums = [names.index(w) for w in wrt]
     vg = autograph.value_and_grad(target.function, argnums=argnums if len(argnums) > 1 else argnums[0])
     value, grads = vg(*values)
-    typer.echo(f"value: {format_value(value)}")
+    typer.echo(f"value: {result_repr(value)}")
     if len(argnums) == 1:
         grads = (grads,)
     for w, gv in zip(wrt, grads):
-        typer.echo(f"d/d{w}: {format_value(gv)}")
+        typer.echo(f"d/d{w}: {result_repr(gv)}")
 
 
 # -- samples ------------------------------------------------------------------------------------
@@ -725,23 +745,19 @@ def bench(which: str = typer.Argument("all", help="executor | autograph | gradie
     first call, RNN forward and parallel branches, each beside plain numpy. By name:
     optimizer (ops and time per sample), baselines (tf.function and jax.jit side by side,
     where installed), devices (a loop across devices in process and on Ray)."""
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
     names = _BENCHES if which == "all" else (which,)
     for name in names:
         if name not in _BENCHES + _MORE_BENCHES:
             _fail(f"no benchmark named {name}; choose one of {', '.join(_BENCHES + _MORE_BENCHES)} or all")
+    # one progress line per benchmark on stderr, before its figures: the benchmarks print as
+    # they go, and a live bar redrawn between their lines would leave stale copies of itself
     figures = {}
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("benchmarks", total=len(names))
-        for name in names:
-            progress.update(task, description=f"bench {name}")
-            figures[name] = _run_bench(name, quick)
-            typer.echo("")
-            progress.advance(task)
+    t0 = time.perf_counter()
+    for k, name in enumerate(names):
+        typer.echo(f"[{k + 1}/{len(names)}] bench {name}", err=True)
+        figures[name] = _run_bench(name, quick)
+        typer.echo("")
+    typer.echo(f"[{len(names)}/{len(names)}] done in {time.perf_counter() - t0:.0f} s", err=True)
     if json_path is not None:
         with open(json_path, "w", encoding="utf-8") as f:
             json.dump(figures, f, indent=1, default=_json_value)

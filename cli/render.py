@@ -40,10 +40,29 @@ def format_value(v) -> str:
     return repr(v)
 
 
+def result_repr(v) -> str:
+    """A result as `run` and `grad` print it: arrays with numpy's own repr (`array([2. , 3.5])`,
+    dtype shown where numpy shows it), numpy scalars as the Python number they hold."""
+    if isinstance(v, np.generic):
+        return repr(v.item())
+    if isinstance(v, np.ndarray):
+        return repr(v)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(result_repr(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(result_repr(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: {result_repr(x)}" for k, x in v.items()) + "}"
+    return repr(v)
+
+
 def show_code(original: str, converted: str, original_title: str, converted_title: str, plain: bool,
-              width: int | None = None) -> None:
+              width: int | None = None, first_line: int = 1) -> None:
     """Print the original and the converted source: beside each other on a wide
-    terminal, else one above the other; `plain` prints uncoloured text with headers."""
+    terminal, else one above the other; `plain` prints uncoloured text with headers.
+    The original is numbered as in its file (from `first_line`), the numbers the converted
+    code's `line=` arguments refer to; the converted code is not numbered (its own line
+    numbers would be a second, unrelated count)."""
     if plain:
         out = sys.stdout
         out.write(f"# --- {original_title} ---\n{original.rstrip()}\n\n")
@@ -52,8 +71,8 @@ def show_code(original: str, converted: str, original_title: str, converted_titl
     con = console()
     if width:
         con.width = width
-    left = Syntax(original.rstrip(), "python", line_numbers=True, word_wrap=True)
-    right = Syntax(converted.rstrip(), "python", line_numbers=True, word_wrap=True)
+    left = Syntax(original.rstrip(), "python", line_numbers=True, start_line=max(first_line, 1), word_wrap=True)
+    right = Syntax(converted.rstrip(), "python", line_numbers=False, word_wrap=True)
     if con.width >= SIDE_BY_SIDE_WIDTH:
         table = Table(show_header=True, expand=True, box=None, padding=(0, 1))
         table.add_column(original_title, ratio=2)

@@ -202,3 +202,72 @@ def test_a_notebook_picture_collapses_what_does_not_fit():
     g = graph("rnn_adam")  # too big even so: every outermost loop one node (and scaled down)
     assert fit_depth(g) == 0 and drawn_nodes(g, 0) < drawn_nodes(g, None) / 4
     assert fit_depth(graph("fibonacci")) is None
+
+
+# -- 7. fuzz keeps earlier failures; narrow terminals wrap or stack, never cut ----------------------
+
+def test_fuzz_keeps_the_failure_files_of_earlier_runs(tmp_path):
+    earlier = tmp_path / "some-class-abc123" / "seed_7.py"
+    earlier.parent.mkdir()
+    earlier.write_text("# Differential-test program, seed 7.\n")
+    r = invoke("fuzz", "--n", "1", "--seed", "0", "--out", tmp_path, "--jobs", "1", "--no-shrink", "--plain")
+    assert r.exit_code in (0, 1) and "1 values programs" in r.stdout, r.output
+    assert earlier.exists()
+
+
+def test_a_narrow_terminal_stacks_the_demo_rows_whole(monkeypatch):
+    r = invoke("demo", "--only", "fibonacci", "--plain", env={"COLUMNS": "40"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 40
+    assert "  result:   12586269025" in lines and "  py ms:" in r.stdout  # every column, every value whole
+
+
+def test_samples_wraps_descriptions_in_80_columns():
+    r = invoke("samples", "--plain", env={"COLUMNS": "80"})
+    assert r.exit_code == 0
+    text = " ".join(r.stdout.split())
+    assert "x ** n by a while loop (and, with `autograph grad`, its derivative)" in text
+    assert "..." not in r.stdout and "…" not in r.stdout
+
+
+# -- 9. bench, --check on errors, convert's line numbers, arrays ----------------------------------
+
+def test_check_says_whether_plain_python_raised_the_same_error(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text("def f(x):\n    if x > 0:\n        raise ValueError('x must not be positive')\n    return x\n\n\n"
+                 "def g(x):\n    if x > 0:\n        raise ValueError('x must not be positive')\n"
+                 "    return x\n")
+    r = invoke("run", f"{f}:f", "3", "--check")
+    assert r.exit_code == 1
+    assert "plain Python raised the same error: ValueError: x must not be positive  (agrees)" in r.stdout
+    assert "error: ValueError: x must not be positive" in r.stderr
+
+
+def test_run_prints_arrays_with_numpys_repr():
+    r = invoke("run", "bubble_sort", "[5.0, 1.0, 4.0, 2.0, 8.0, 0.5]")
+    assert r.exit_code == 0
+    assert r.stdout.strip() == repr(np.array([0.5, 1.0, 2.0, 4.0, 5.0, 8.0]))
+
+
+def test_convert_numbers_the_original_as_its_file_and_line_values_agree():
+    from samples import find_sample  # noqa: PLC0415
+
+    r = invoke("convert", "collatz", "--width", "100")
+    assert r.exit_code == 0
+    source = open(find_sample("collatz").path).read().splitlines()
+    numbered = {int(m.group(1)): m.group(2).rstrip() for m in re.finditer(r"^ +(\d+) (.*)$", r.stdout, re.M)}
+    assert numbered and all(source[n - 1].rstrip() == text for n, text in numbered.items())
+    while_line = next(n for n, text in numbered.items() if text.strip().startswith("while n != 1"))
+    assert f"line={while_line})" in r.stdout
+
+
+def test_bench_progress_is_one_line_per_benchmark(monkeypatch):
+    import cli.main as main  # noqa: PLC0415
+
+    monkeypatch.setattr(main, "_run_bench", lambda name, quick: print(f"figures of {name}") or {})
+    r = invoke("bench", "--quick")
+    assert r.exit_code == 0, r.output
+    assert [line for line in r.stderr.splitlines() if line.startswith("[")] == [
+        "[1/4] bench executor", "[2/4] bench autograph", "[3/4] bench gradients", "[4/4] bench workloads",
+        next(line for line in r.stderr.splitlines() if line.startswith("[4/4] done"))]
