@@ -1,8 +1,10 @@
 """Find and parse the source of a Python function (or lambda) into a gast tree.
 
 Source comes from `inspect`, so functions in modules, in files run as scripts,
-methods and nested functions all work; functions made by `exec` or typed at a REPL
-have no source and raise `SourceNotFoundError`.
+methods and nested functions all work, and so do functions typed where Python keeps the
+source in `linecache` (IPython, Jupyter cells, the Python 3.13 REPL); functions made by
+`exec` or typed at the plain `python` REPL (before 3.13) or in `python -c` have no source
+and raise `SourceNotFoundError`.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
     except (OSError, TypeError) as e:
         raise SourceNotFoundError(
             f"cannot find the source code of {getattr(fn, '__qualname__', fn)!r} ({e}); AutoGraph "
-            "converts functions defined in files. Define it in a module or script, or use "
+            "converts functions whose source Python keeps: in files, notebook cells and IPython (the "
+            "plain `python` REPL and `python -c` keep none). Define it in a module or script, or use "
             "@function(autograph=False) to trace it without conversion.") from None
     return lines, start, filename
 
