@@ -271,3 +271,58 @@ def test_bench_progress_is_one_line_per_benchmark(monkeypatch):
     assert [line for line in r.stderr.splitlines() if line.startswith("[")] == [
         "[1/4] bench executor", "[2/4] bench autograph", "[3/4] bench gradients", "[4/4] bench workloads",
         next(line for line in r.stderr.splitlines() if line.startswith("[4/4] done"))]
+
+
+# -- 10. source typed where Python keeps it (IPython), and where it does not ------------------------
+
+CELL = '''import numpy as np
+import autograph
+
+@autograph.function
+def total(n):
+    s = 0
+    while n > 0:
+        s += n
+        n -= 1
+    if s > 100:
+        raise ValueError("too big")
+    return s
+'''
+
+
+def test_a_function_typed_in_ipython_converts_and_errors_name_the_cell():
+    import linecache  # noqa: PLC0415
+
+    import autograph  # noqa: PLC0415
+
+    # what IPython does with each cell (IPython.core.compilerop.CachingCompiler.cache): its
+    # lines go into linecache under the cell's name, with no mtime so they are kept
+    name = "<ipython-input-3-0123456789ab>"
+    linecache.cache[name] = (len(CELL), None, [line + "\n" for line in CELL.splitlines()], name)
+    cell: dict = {"__name__": "__main__"}
+    exec(compile(CELL, name, "exec"), cell)  # noqa: S102 (the test's own cell, as IPython runs it)
+    total = cell["total"]
+    assert total(np.int64(10)) == 55
+    assert "ag__.while_stmt" in autograph.to_code(total)
+    with pytest.raises(ValueError) as raised:
+        total(np.int64(20))
+    assert f"{name}:11" in " ".join(getattr(raised.value, "__notes__", []) or [str(raised.value)])
+
+
+def test_ipython_itself_when_installed():
+    ipython = pytest.importorskip("IPython")
+    shell = ipython.core.interactiveshell.InteractiveShell.instance()
+    result = shell.run_cell(CELL + "\nresult = total(np.int64(10))\n")
+    assert result.success, result.error_in_exec
+    assert shell.user_ns["result"] == 55
+
+
+def test_python_c_says_where_source_is_kept():
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    code = "import numpy as np, autograph\n@autograph.function\ndef f(n):\n    return n + 1\nf(np.int64(1))\n"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1
+    assert "SourceNotFoundError" in p.stderr and "notebook cells and IPython" in p.stderr
+    assert "the plain `python` REPL and `python -c` keep none" in p.stderr
