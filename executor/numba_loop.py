@@ -196,7 +196,24 @@ def _python_helpers() -> dict:
         import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
         _HELPERS.update({name: numba.njit(error_model="numpy", cache=False)(fn) for name, fn in _CHECKED.items()})
+        _HELPERS["read_flag"] = _read_flag_intrinsic()
     return _HELPERS
+
+
+def _read_flag_intrinsic():
+    """read_flag(a): a[0] of an int64 array, by an atomic load, which the compiler must do
+    each time the code asks (a plain load of memory the loop never writes could be done
+    once, before the loop, and a flag set later never seen)."""
+    from numba.core import types  # noqa: PLC0415 (optional)
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    @intrinsic
+    def read_flag(typingctx, flag):
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            return builder.load_atomic(data, "acquire", 8)
+        return types.int64(flag), codegen
+    return read_flag
 
 
 def _const(value, dtype) -> str:
@@ -242,10 +259,13 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
 
 def _compile(a: dict, input_dtypes: list, name: str):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
-    variables...). Every STOP_EVERY iterations it reads the flag (executor/interrupt.py);
-    set, it returns stopped with the variables the next iteration would start from (exits
+    variables...). Every STOP_EVERY iterations it reads the flag (executor/interrupt.py).
+    Set, it returns stopped with the variables the next iteration would start from (exits
     zero), so that the loop can go on from there; an inner loop that stopped makes its
-    outer loop stop at the start of its iteration."""
+    outer loop stop at the start of its iteration. (The loop stays a `while` with a
+    counter: written as a `for` over STOP_EVERY iterations inside it, it was a cycle
+    cheaper per iteration, but LLVM, taking numba's integer arithmetic not to wrap,
+    then folded away wrap-arounds numpy has: tests/autograph/test_numba_loops.py.)"""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
@@ -264,7 +284,7 @@ def _compile(a: dict, input_dtypes: list, name: str):
     body += [f"    if not v{a['pred']}:", "        break"]
     body += [f"    {x}".replace("#STOPPED", stopped) for x in body_lines]
     body += [f"    {', '.join(state)}{',' if n_vars == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
-    body += ["    count_ += 1", f"    if count_ == {STOP_EVERY}:", "        count_ = 0", "        if stop_flag[0]:",
+    body += ["    count_ += 1", f"    if count_ == {STOP_EVERY}:", "        count_ = 0", "        if read_flag(stop_flag):",
              f"            {stopped}"]
     body += ["return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")"]
     source = f"def loop({params}{', ' if params else ''}stop_flag):\n" + "".join(f"    {x}\n" for x in body)
