@@ -7,7 +7,6 @@ import functools
 import threading
 import types
 import weakref
-from dataclasses import dataclass
 
 import gast
 
@@ -51,11 +50,23 @@ _EXPRESSION_PASSES = [call_trees, formatted_strings, subscripts, attributes, con
                       logical_expressions]
 
 
-@dataclass
 class _Converted:
-    code: types.CodeType
-    source: str        # the converted function alone, for to_code
-    filename: str      # the generated file
+    """A converted function's code and generated file; `source`, the converted function
+    alone (for to_code), is written from its tree when first asked for (a call never asks)."""
+
+    __slots__ = ("code", "filename", "_tree", "_source")
+
+    def __init__(self, code: types.CodeType, filename: str, tree):
+        self.code, self.filename = code, filename
+        self._tree, self._source = tree, None
+
+    @property
+    def source(self) -> str:
+        with _lock:
+            if self._source is None:
+                self._source = parser.unparse(self._tree)
+                self._tree = None
+            return self._source
 
 
 _cache: dict = {}
@@ -100,11 +111,10 @@ def _transform(fn: types.FunctionType) -> _Converted:
                             for n in ["ag__"] + freevars]
     module = gast.Module(body=factory, type_ignores=[])
     source = parser.unparse(module)
-    line_map = origin_info.line_map(module, gast.parse(source))
+    line_map = origin_info.line_map(module, parser.parse(source))
     namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map)
     inner = namespace["ag__factory"](runtime, *[None] * len(freevars))
-    return _Converted(inner.__code__, parser.unparse([node]) if not isinstance(node, gast.Lambda)
-                      else parser.unparse(body), filename)
+    return _Converted(inner.__code__, filename, [node] if not isinstance(node, gast.Lambda) else body)
 
 
 def _drop_definition_time_expressions(node: gast.AST) -> None:

