@@ -259,6 +259,17 @@ def _key_of(value):
         return ("id", type(value), id(value))
 
 
+def _warn_at_user_line(message: str, category: type[Warning]) -> None:
+    """Warn at the user's line that made the call (the innermost frame outside this
+    project, a generated line mapped back), however deep in the library the call path is."""
+    where = source_info.user_location(2)
+    if where is None:
+        warnings.warn(message, category, stacklevel=2)
+        return
+    module = where.filename.rsplit("/", 1)[-1].removesuffix(".py") or "<unknown>"
+    warnings.warn_explicit(message, category, where.filename, where.lineno, module=module)
+
+
 def _describe_key(key) -> str:
     if key[0] == "tensor":
         return f"{key[1]}{list(key[2])}"
@@ -796,21 +807,21 @@ class Function:
                     if len({k[i][1] for k in keys[-RETRACE_LIMIT:] if i < len(k)}) > 1]
         values = ", ".join(_describe_key(k[i][1]) for k in keys[-3:] for i, (n, _) in enumerate(k)
                            if changing and n == changing[0])
-        warnings.warn(
+        _warn_at_user_line(
             f"{self.__name__} was traced {sum(self._history)} times in the last {len(self._history)} calls because "
             f"argument {', '.join(repr(c) for c in changing) or '?'} keeps changing (e.g. {values}). Pass it as a "
             "numpy value so it becomes a graph input, or pin the trace with input_signature=.",
-            RetracingWarning, stacklevel=3)
+            RetracingWarning)
 
     def _warn_changing_value(self, reason) -> None:
         what = reason[0]
         values = [_short_repr(r[1]) for r in list(self._trace_reasons)[-3:] if r is not None and r[0] == what]
-        warnings.warn(
+        _warn_at_user_line(
             f"{self.__name__} was traced {sum(self._history)} times in the last {len(self._history)} calls because "
             f"the Python value {what}, which it reads, keeps changing (e.g. {', '.join(values)}): each trace holds "
             "it as a constant. Pass it as an argument, as a numpy value, so that it becomes a graph input. (A "
             "value the function changes itself, such as `self.count += 1`, changes on every call.)",
-            RetracingWarning, stacklevel=5)
+            RetracingWarning)
 
     @property
     def trace_count(self) -> int:

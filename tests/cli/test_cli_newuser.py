@@ -326,3 +326,48 @@ def test_python_c_says_where_source_is_kept():
     assert p.returncode == 1
     assert "SourceNotFoundError" in p.stderr and "notebook cells and IPython" in p.stderr
     assert "the plain `python` REPL and `python -c` keep none" in p.stderr
+
+
+# -- 8. warnings point at the user's line ---------------------------------------------------------
+
+USER_PROGRAM = '''import numpy as np
+import autograph
+
+
+@autograph.function
+def square_often(x, n):
+    i = 0
+    while i < n:
+        x = x * x
+        i += 1
+    return x
+
+
+@autograph.function
+def plus(x, k):
+    return x + k
+
+
+print(square_often(np.float64(3.0), np.int64(80)))
+for k in range(6):
+    plus(np.float64(1.0), k)
+'''
+
+
+def test_warnings_name_the_users_file_and_line(tmp_path):
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    path = tmp_path / "mine.py"
+    path.write_text(USER_PROGRAM)
+    p = subprocess.run([sys.executable, "-W", "default", str(path)], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "inf"
+    warned = [line for line in p.stderr.splitlines() if "Warning:" in line]
+    assert f"{path}:9: RuntimeWarning: overflow encountered in scalar multiply" in warned  # x = x * x
+    assert any(line.startswith(f"{path}:21: RetracingWarning: plus was traced") for line in warned)
+    assert len(warned) == 2 and "executor/" not in p.stderr and "autograph/function.py" not in p.stderr
+    p = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", str(path)], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert p.returncode == 1 and "created at mine.py:9: RuntimeWarning: overflow" in p.stderr
