@@ -120,7 +120,7 @@ def test_run_and_check():
 
 def test_run_arrays_dtype_and_static():
     out = ok("run", "bubble_sort", "[3, 1, 2]")
-    assert out.strip() == "[1, 2, 3]"
+    assert out.strip() == "array([1, 2, 3])"  # numpy's repr
     out = ok("run", "newton_sqrt", "2", "--dtype", "float64", "--check")
     assert "agrees" in out
     out = ok("run", "newton_sqrt", "x=4.0", "tolerance=1e-6", "--static", "tolerance")

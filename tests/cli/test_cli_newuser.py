@@ -192,9 +192,11 @@ def test_a_notebook_picture_collapses_what_does_not_fit():
     from graphcore.dot import SCREEN_NODES, drawn_nodes, fit_depth  # noqa: PLC0415
     from samples import find_sample  # noqa: PLC0415
 
-    def graph(name):
+    def graph(name):  # a fresh trace (the sample's own @function may have run, and optimized its graph)
+        import autograph  # noqa: PLC0415
+
         s = find_sample(name)
-        return s.fn.get_concrete_function(*s.examples[0]).graph
+        return autograph.function(s.python_function).get_concrete_function(*s.examples[0]).graph
 
     g = graph("bubble_sort")  # nested loops: the inner ones collapse, the outer one stays open
     d = fit_depth(g)
