@@ -220,6 +220,11 @@ class _Builder:
         the loop's LoopCond: live exactly in the iterations the predicate holds), else None."""
         if op.type != "Identity" or op.inputs[0].value_index != 1 or op.inputs[0].op.type != "Switch":
             return None
+        if not op.name.rpartition("/")[2].startswith("pivot"):
+            # another loop variable's value in the body (an effect chain's token): a control edge
+            # from it orders after what made that value (the previous iteration's effects), which
+            # the control loop's pivot would not
+            return None
         frame = self.frames.frame_of[id(op)]
         cond = self.loop_cond.get(frame)
         return frame if cond is not None and op.inputs[0].op.inputs[1] is cond.outputs[0] else None
