@@ -36,7 +36,7 @@ _keys = itertools.count(1)
 _lock = threading.Lock()
 
 
-def _rule(*inputs, key, Tout, shapes, stateful=True):  # noqa: N803 (TensorFlow's name)
+def _rule(*inputs, key, Tout, shapes, stateful=True, func=""):  # noqa: N803 (TensorFlow's name)
     return [(d, s) for d, s in zip(Tout, shapes)]
 
 
@@ -86,7 +86,7 @@ def call_entry(entry: _Entry, values, Tout, shapes):  # noqa: N803
     return tuple(_checked(v, d, s, entry, i) for i, (v, d, s) in enumerate(zip(out, Tout, shapes)))
 
 
-def _kernel(*values, key, Tout, shapes, stateful=True):  # noqa: N803
+def _kernel(*values, key, Tout, shapes, stateful=True, func=""):  # noqa: N803
     entry = _functions.get(key)
     if entry is None:
         raise GraphError(
@@ -167,7 +167,7 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
         _functions[key] = entry
     weakref.finalize(g, _functions.pop, key, None)
     inputs = [t if isinstance(t, Tensor) else constant(t) for t in inputs]
-    attrs = {"key": key, "Tout": tuple(tout), "shapes": tuple(shapes), "stateful": bool(stateful)}
+    attrs = {"key": key, "func": fname[:200], "Tout": tuple(tout), "shapes": tuple(shapes), "stateful": bool(stateful)}
     if stateful:  # ordered with the other effects of a traced function (autograph's chain)
         from ..eager import ordered_state_access  # noqa: PLC0415
 
