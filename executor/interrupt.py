@@ -9,12 +9,13 @@ node that may never end, so it is told:
   (PyThreadState_SetAsyncExc), which costs the loop nothing per iteration; Ctrl-C reaches it
   as KeyboardInterrupt like any Python code on the main thread.
 - numba code (jit_compile="numba") cannot be: it releases the GIL (nogil) and reads a flag
-  (an int64 array of one) every STOP_EVERY iterations, returning its loop state when set.
+  (an int64 array of one) at the end of each iteration, returning its loop state when set.
   Its wrapper then raises KernelStopped if the run ended, or lets a signal's Python handler
   run (KeyboardInterrupt) and resumes the loop from that state otherwise. On the main
   thread the flag is also set on a signal: Python's C handler writes to the wakeup fd
-  (signal.set_wakeup_fd) and a watcher thread reading it sets the flags (and passes the
-  byte on to a wakeup fd someone else had set, as asyncio does).
+  (signal.set_wakeup_fd), and a watcher thread reading it sets the flag. (A program that
+  sets a wakeup fd of its own after the first numba loop, as asyncio does, displaces ours:
+  Ctrl-C then reaches a numba loop only when it returns.)
 
 A run whose plan has such kernels makes a RunStop; the threads that run its nodes make it
 current (`running(stop)`), and the kernels ask `current()`.
@@ -28,9 +29,6 @@ import signal
 import threading
 
 import numpy as np
-
-# a numba loop reads its flag once per this many iterations (a power of two)
-STOP_EVERY = 4096
 
 DEADLINE, CANCELLED = "deadline", "cancelled"
 
@@ -130,50 +128,42 @@ def python_loop(fn):
 # -- numba loops: a flag -------------------------------------------------------------
 
 class _SignalWatcher:
-    """Sets the flags of the numba loops running on the main thread when a signal comes
-    (Python's handler cannot run before the loop returns)."""
+    """Sets `flag` (read by the numba loops running on the main thread) when a signal
+    comes: Python's handler cannot run before the loop returns. Python's C handler writes
+    to the wakeup fd; this thread reads it."""
 
     def __init__(self):
-        self.flags: list = []
-        self.previous = -1  # the wakeup fd set before ours, which gets each byte too
+        self.flag = np.zeros(1, np.int64)
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.write_fd, False)
         threading.Thread(target=self._watch, name="executor-signals", daemon=True).start()
+        # Ours stays set (setting it costs microseconds, a numba call a few): unless the
+        # program has its own (asyncio's), which is then swapped for ours per call.
+        self.installed = signal.set_wakeup_fd(self.write_fd, warn_on_full_buffer=False) == -1
+        if not self.installed:
+            signal.set_wakeup_fd(-1)
 
     def _watch(self) -> None:
         while True:
-            data = os.read(self.read_fd, 512)
-            for flag in list(self.flags):
-                flag[0] = 1
-            previous = self.previous
-            if previous != -1:
-                with contextlib.suppress(OSError):
-                    os.write(previous, data)
+            os.read(self.read_fd, 512)
+            self.flag[0] = 1
 
 
 _watcher: _SignalWatcher | None = None
+_MAIN = threading.main_thread()
 
 
-@contextlib.contextmanager
-def _watched(flag):
-    """On the main thread: a signal sets `flag` while the block runs."""
+def _main_flag():
+    """(On the main thread) the flag a signal sets, cleared; the program's own wakeup fd,
+    which ours stands in for until the loop returns (-1 if none)."""
     global _watcher
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     if _watcher is None:
         _watcher = _SignalWatcher()
     w = _watcher
-    w.flags.append(flag)
-    old = signal.set_wakeup_fd(w.write_fd, warn_on_full_buffer=False)
-    if old != w.write_fd:
-        w.previous = old
-    try:
-        yield
-    finally:
-        if old != w.write_fd:
-            signal.set_wakeup_fd(old)
-        w.flags.remove(flag)
+    w.flag[0] = 0
+    if w.installed:
+        return w.flag, -1
+    return w.flag, signal.set_wakeup_fd(w.write_fd, warn_on_full_buffer=False)
 
 
 def numba_loop(fn, n_vars: int, n_exits: int):
@@ -182,7 +172,11 @@ def numba_loop(fn, n_vars: int, n_exits: int):
     ended, else (a signal) lets Python's handler run and resumes from the loop variables."""
     def run(*inputs):
         stop = getattr(_local, "stop", None)
-        flag = np.zeros(1, np.int64)
+        theirs = -1
+        if threading.current_thread() is _MAIN:
+            flag, theirs = _main_flag()
+        else:
+            flag = np.zeros(1, np.int64)
         if stop is not None:
             with stop.lock:
                 if stop.reason is not None:
@@ -190,21 +184,22 @@ def numba_loop(fn, n_vars: int, n_exits: int):
                 stop.flags.append(flag)
         _count(1)
         try:
-            with _watched(flag):
-                while True:
-                    out = fn(*inputs, flag)
-                    if not out[0]:
-                        return out[1:1 + n_exits]
-                    if stop is not None and stop.reason is not None:
-                        raise KernelStopped(stop.reason)
-                    _handle_signals()  # (KeyboardInterrupt, raised by Python's handler here)
-                    flag[0] = 0
-                    inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])
+            while True:
+                out = fn(*inputs, flag)
+                if not out[0]:
+                    return out[1:1 + n_exits]
+                if stop is not None and stop.reason is not None:
+                    raise KernelStopped(stop.reason)
+                _handle_signals()  # (KeyboardInterrupt, raised by Python's handler here)
+                flag[0] = 0
+                inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])
         finally:
+            _count(-1)
+            if theirs != -1:
+                signal.set_wakeup_fd(theirs)
             if stop is not None:
                 with stop.lock:
                     stop.flags.remove(flag)
-            _count(-1)
     return run
 
 

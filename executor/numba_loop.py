@@ -24,7 +24,7 @@ from graphcore.errors import GraphError
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 
-from .interrupt import STOP_EVERY, numba_loop, python_loop
+from .interrupt import numba_loop, python_loop
 
 _TYPES = {np.dtype(np.int64): "np.int64", np.dtype(np.int32): "np.int32", np.dtype(np.float64): "np.float64",
           np.dtype(np.float32): "np.float32", np.dtype(np.bool_): "np.bool_"}
@@ -259,13 +259,14 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
 
 def _compile(a: dict, input_dtypes: list, name: str):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
-    variables...). Every STOP_EVERY iterations it reads the flag (executor/interrupt.py).
-    Set, it returns stopped with the variables the next iteration would start from (exits
-    zero), so that the loop can go on from there; an inner loop that stopped makes its
-    outer loop stop at the start of its iteration. (The loop stays a `while` with a
-    counter: written as a `for` over STOP_EVERY iterations inside it, it was a cycle
-    cheaper per iteration, but LLVM, taking numba's integer arithmetic not to wrap,
-    then folded away wrap-arounds numpy has: tests/autograph/test_numba_loops.py.)"""
+    variables...). Each iteration ends reading the flag (executor/interrupt.py): one
+    load, about 0.2 ns, where counting iterations to read it every few thousand cost
+    0.8 ns (a loop-carried counter), and a `for` over a few thousand iterations inside
+    the `while` let LLVM, which takes numba's integer arithmetic not to wrap, fold away
+    wrap-arounds numpy has (tests/autograph/test_numba_loops.py). Set, it returns stopped
+    with the variables the next iteration would start from (exits zero), so that the loop
+    can go on from there; an inner loop that stopped makes its outer loop stop at the
+    start of its iteration."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
@@ -278,14 +279,12 @@ def _compile(a: dict, input_dtypes: list, name: str):
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
     params = ", ".join(f"x{i}" for i in range(n_in))
     out = [f"v{k}" for k in a["exits"]]
-    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "count_ = 0",
-            "while True:"]
+    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "while True:"]
     body += [f"    {x}".replace("#STOPPED", stopped) for x in cond_lines]
     body += [f"    if not v{a['pred']}:", "        break"]
     body += [f"    {x}".replace("#STOPPED", stopped) for x in body_lines]
     body += [f"    {', '.join(state)}{',' if n_vars == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
-    body += ["    count_ += 1", f"    if count_ == {STOP_EVERY}:", "        count_ = 0", "        if read_flag(stop_flag):",
-             f"            {stopped}"]
+    body += ["    if read_flag(stop_flag):", f"        {stopped}"]
     body += ["return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")"]
     source = f"def loop({params}{', ' if params else ''}stop_flag):\n" + "".join(f"    {x}\n" for x in body)
     exec(compile(source, f"<numba loop {name}>", "exec"), env)  # noqa: S102 (our own source)
