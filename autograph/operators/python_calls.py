@@ -43,6 +43,9 @@ RANDOM_DRAWS = {
     **{name: gc.int64 for name in ("randint", "randrange", "getrandbits", "binomialvariate")},
     **{name: pyobject for name in ("choice", "choices", "sample", "randbytes")},
 }
+# Builtins without a graph op, given graph values: what they give.
+_STAGED_BUILTINS = {builtins.hex: pyobject, builtins.oct: pyobject, builtins.bin: pyobject, builtins.chr: pyobject,
+                    builtins.ord: gc.int64, builtins.sorted: pyobject, builtins.hash: gc.int64}
 # Library modules whose functions, given graph values, are called on the values at run time.
 STAGED_MODULES = frozenset({"json", "math", "cmath", "string", "textwrap", "datetime", "decimal", "fractions",
                             "statistics", "re", "os", "posixpath", "ntpath", "time", "sys", "io", "binascii",
@@ -308,6 +311,12 @@ def maybe_stage(f, args, kwargs):
     if isinstance(owner, (str, bytes)) or (owner is not None and hasattr(owner, "write") and
                                            f.__name__ in ("write", "writelines")):
         return stage(f, args, kwargs, pyobject)
+    try:
+        builtin = _STAGED_BUILTINS.get(f)
+    except TypeError:
+        builtin = None
+    if builtin is not None:  # hex(n), chr(k), ord(c): Python's, on the value
+        return stage(f, args, kwargs, builtin, name=f.__name__)
     module = (getattr(f, "__module__", None) or getattr(type(owner), "__module__", "") or "").split(".")[0]
     if module.lstrip("_") in STAGED_MODULES:
         return stage(f, args, kwargs, pyobject)

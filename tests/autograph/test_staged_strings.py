@@ -230,3 +230,13 @@ def test_text_of_any_number_is_pythons(x, n):
 
 
 _TEXT = function(text_of_numbers)
+
+
+def builtins_of_text(n, x):
+    c = chr(65 + n % 26)
+    return hex(n), oct(n), bin(n), c, ord(c) + 1, sorted(str(x)), hash(str(n)) == hash(str(int(n)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_builtins_without_a_graph_op(engine):
+    agree(builtins_of_text, (np.int64(41), np.float64(3.25)), engine)
