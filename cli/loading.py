@@ -304,7 +304,7 @@ def parse_args(fn, args: list[str], dtype: list[str] | None = None, static: list
 # -- a sample's example, as arguments one can type --------------------------------------
 
 # an argument longer than this is not worth typing: `samples` says "runs on its example"
-TYPEABLE_CHARS = 48
+TYPEABLE_CHARS = 60
 
 
 def _literal(v) -> str | None:
