@@ -22,6 +22,7 @@ from graphcore.errors import StagingError
 
 from . import guards
 from .errors import SourceNotFoundError
+from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
 from .operators.side_effects import check_call_result, converted_call_scope
 from .operators.py_builtins import OVERLOADS
@@ -118,6 +119,9 @@ def converted_call(f, args, kwargs):
     if type(getattr(f, "__self__", None)) is str and f.__name__ == "format" and \
             any(isinstance(a, gc.Tensor) or holds_tensor(a) for a in (*args, *(kwargs or {}).values())):
         return str_format(f.__self__, *args, **(kwargs or {}))  # "...".format(x): formatted when the graph runs
+    if type(getattr(f, "__self__", None)) is list and f.__name__ in LIST_QUERIES and gc.get_default_graph() is not None \
+            and any(isinstance(a, gc.Tensor) for a in (*f.__self__, *args)):
+        return list_method(f.__self__, f.__name__, args, kwargs)  # lst.count(x): compared when the graph runs
     if is_convertible(f):
         from .transpiler import convert  # noqa: PLC0415 (cycle: the transpiler emits calls to us)
 

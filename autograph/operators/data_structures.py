@@ -64,6 +64,13 @@ def _refuse_unstageable_item(value, name: str, line: int) -> None:
         raise TypeError(f"{location(line)}: `{name}.append(...)` of a string inside a loop or `if` on a tensor: a list "
                         "built in the graph holds numbers and arrays. Print each line where it is made, or collect "
                         "the numbers and format them after the loop.")
+    if callable(value) or not (is_tensor(value) or isinstance(value, (int, float, complex, np.generic, np.ndarray,
+                                                                       list, tuple, dict, StagedList))):
+        what = "a function" if callable(value) else "None" if value is None else f"a {type(value).__name__}"
+        raise TypeError(f"{location(line)}: `{name}.append(...)` of {what} inside a loop or `if` on a tensor: a list "
+                        "built in the graph holds numbers and arrays, and how many items it gets is known only when "
+                        "the graph runs. Build such a list before the loop (over a Python range), or append the "
+                        "numbers it would give.")
     if isinstance(value, (list, tuple, dict)) and not _numbers_only(value):
         raise TypeError(f"{location(line)}: `{name}.append(...)` of a {type(value).__name__} holding graph values "
                         "inside a loop or `if` on a tensor: a list built in the graph holds numbers and arrays. "
@@ -176,3 +183,74 @@ def _set_item(container, key, value) -> None:
         set_contents(old, value)
     else:
         container[key] = copy_containers(value)
+
+
+# -- list methods that compare items, where graph tensors take part ---------------------------
+
+LIST_QUERIES = frozenset({"count", "index", "sort", "remove"})
+
+
+def _equal_scalar(v, x):
+    """Python's `v is x or v == x` for one list item (a bool tensor, or a Python bool);
+    numpy's ValueError for an array, whose truth is ambiguous."""
+    if v is x:
+        return True
+    eq = v == x
+    if not is_tensor(eq):
+        return builtins.bool(eq)
+    if eq.shape.rank != 0:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or "
+                         "a.all()")
+    return eq
+
+
+def list_method(lst: list, name: str, args, kwargs):
+    """`lst.count(x)`, `lst.index(x)` of a list or item that is a graph tensor: Python's
+    answer when the graph runs (an int; index's ValueError fails the run where Python raises).
+    `sort` and `remove`, whose result would depend on values only the run knows, are refused."""
+    from .math_functions import kept  # noqa: PLC0415 (math_functions imports much of operators)
+    from .staging import python_value  # noqa: PLC0415
+
+    where = location(0)
+    if name in ("sort", "remove"):
+        what = "order" if name == "sort" else "length"
+        instead = ("np.sort(np.array(lst)) (an array), or sort the list outside the converted function" if name == "sort"
+                   else "a numpy mask (`a = a[a != x]`), or remove the item outside the converted function")
+        raise TypeError(f"{where}: list.{name}() of a list compared with graph tensors: the list's {what} would "
+                        f"depend on values known only when the graph runs, and a Python list cannot change when the "
+                        f"graph runs. Use {instead}.")
+    if kwargs or builtins.len(args) != (1 if name == "count" else builtins.len(args)) or not args:
+        return getattr(lst, name)(*args, **(kwargs or {}))
+    x = args[0]
+    if name == "count":
+        total = 0
+        for v in lst:
+            eq = _equal_scalar(v, x)
+            total = total + (gc.cast(eq, gc.int64) if is_tensor(eq) else builtins.int(eq))
+        return python_value(total) if is_tensor(total) else total
+    start, stop = (builtins.list(args[1:]) + [0, builtins.len(lst)])[:2] if builtins.len(args) > 1 else (0, builtins.len(lst))
+    found = None
+    for i in builtins.reversed(builtins.range(builtins.len(lst))[start:stop]):
+        eq = _equal_scalar(lst[i], x)
+        if eq is True:
+            found = i
+        elif is_tensor(eq):
+            found = gc.where(eq, gc.constant(np.int64(i)), found if found is not None else gc.constant(np.int64(-1)))
+    if found is None:
+        return lst.index(*args)  # Python's own ValueError: no item can equal it
+    if not is_tensor(found):
+        return found
+    test = gc.greater_equal(found, gc.constant(np.int64(0)))
+    message = f"{x!r} is not in list" if not is_tensor(x) else "the value is not in list"
+    out = kept(lambda: _guarded(found, test, ValueError(message)), found)
+    return python_value(out)
+
+
+def _guarded(value, test, exc):
+    from .exceptions import guard_value  # noqa: PLC0415
+
+    return guard_value(value, test, exc)
+
+
+def holds_tensor_item(lst) -> bool:
+    return builtins.any(is_tensor(v) for v in lst)

@@ -385,3 +385,24 @@ def gradients_(ys, xs, *args, **kwargs):
 
 
 OVERLOADS[gc.gradients] = gradients_
+
+
+def filter_(function, iterable):
+    """`filter(f, xs)`: Python's, item by item; a test that is a graph tensor is refused (how
+    many items pass is known only when the graph runs, and a Python list has one length)."""
+    if is_tensor(iterable):
+        raise TypeError(f"{location(0)}: filter() over an array that is a graph tensor: how many items pass is known "
+                        f"only when the graph runs. Use a numpy mask instead: `x[x > 0]`, or np.where.")
+    kept_items = []
+    for v in iterable:
+        test = v if function is None else function(v)
+        if is_tensor(test):
+            raise TypeError(f"{location(0)}: filter() with a test that is a graph tensor (its value is known only when "
+                            f"the graph runs): how many items pass, and so the length of the result, would depend on "
+                            f"it. Use a numpy mask instead: `a = np.array(items); a[a > t]` (an array), or np.where.")
+        if test:
+            kept_items.append(v)
+    return builtins.iter(kept_items)
+
+
+OVERLOADS[builtins.filter] = filter_

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from graphcore.errors import StagingError
 
-from .staging import describe, is_special, location
+from .staging import describe, is_special, is_value, location
 from .variables import Undefined, is_undefined, returned_none
 
 CONTENTS_SUFFIX = "[:]"
@@ -94,6 +94,25 @@ def check_item_targets(names, values, what: str, line: int) -> None:
                 "a new value instead (e.g. collect the items in a list and gc.stack them).")
 
 
+def _refuse_unstageable_items(name, before, after, what: str, line: int) -> None:
+    """A list grown by items a graph list cannot hold (a lambda, None, an object): say so,
+    rather than that its length changed."""
+    if not (isinstance(before, list) and isinstance(after, list) and len(after) > len(before)):
+        return
+    new = next((x for x in after[len(before):] if not is_value(x)), _NONE)
+    if new is _NONE:
+        return
+    kind = "a function" if callable(new) else "None" if new is None else f"a {type(new).__name__}"
+    raise StagingError(
+        f"{location(line)}: '{name}' is appended {kind} inside {'a loop' if what == 'loop' else 'an if'} on a tensor: "
+        f"a list built in graph control flow holds numbers and arrays, and how many items it gets is known only "
+        f"when the graph runs. Build such a list before the {what} (over a Python range), or append the numbers it "
+        f"would give.")
+
+
+_NONE = object()
+
+
 class ShapeChanged(StagingError):
     """A container variable changed shape inside a branch; `index` and `value` say which
     and to what, so the if can try again with the new shape if every branch makes it."""
@@ -165,6 +184,7 @@ class FlatState:
                                                              [Undefined(f"{name}[{k!r}]")] * len(_leaves(sub)))]
                 continue
             if not same_structure(t, v):
+                _refuse_unstageable_items(name, t, v, self.what, self.line)
                 raise ShapeChanged(
                     f"{location(self.line)}: '{name}' is {_shape_of(t)} before the {self.what} but {_shape_of(v)} "
                     f"after it; a Python container must keep its length and keys inside {_a(self.what)} on a "

@@ -792,11 +792,48 @@ def _observed(op_type: str, x, y):
     return observer(op_type, x, y)
 
 
+def _out_of_range(x, y):
+    """(the Python int, the integer tensor) where a Python int operand is beyond the range
+    of the other operand's integer dtype; None otherwise (the common case: two type checks)."""
+    for v, t in ((x, y), (y, x)):
+        if type(v) is int and isinstance(t, Tensor) and t.dtype.is_integer:
+            info = np.iinfo(t.dtype.np_dtype)
+            if not info.min <= v <= info.max:
+                return v, t
+    return None
+
+
+_COMPARE = {"Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt, "GreaterEqual": operator.ge,
+            "Equal": operator.eq, "NotEqual": operator.ne}
+
+
+def _with_big_int(op_type: str, x, y, big: int, t: Tensor):
+    """A comparison with a Python int beyond the tensor's dtype has numpy's answer for every
+    value (n < 2**64 is True); arithmetic raises: numpy's OverflowError for a numpy value, and
+    for a Python number (weak), which Python would compute exactly, one that says why."""
+    if op_type in _COMPARE:
+        sample = np.zeros((), t.dtype.np_dtype)[()]
+        answer = _COMPARE[op_type](sample, big) if x is t else _COMPARE[op_type](big, sample)
+        out = equal(t, t) if answer else not_equal(t, t)
+        out.weak = t.weak
+        return out
+    if t.weak:
+        raise OverflowError(
+            f"{_SYMBOL.get(op_type, op_type)} of a Python int and {big}: Python computes it exactly, but a Python int "
+            f"in a graph is an {t.dtype}, which cannot hold {big}. Make the value a float (float(x)) first, or "
+            f"compute this outside the converted function")
+    np.asarray(big, dtype=t.dtype.np_dtype)  # numpy's own OverflowError
+    raise OverflowError(f"Python integer {big} out of bounds for {t.dtype.np_dtype}")
+
+
 def _binary_fn(op, name_, arithmetic=False):
     python = op.type in _PYTHON_OPERATORS
     arithmetic = arithmetic or op.type in _PYTHON_BOOL_OPS
 
     def fn(x, y, name=None):
+        big = _out_of_range(x, y)
+        if big is not None:
+            return _with_big_int(op.type, x, y, *big)
         after = _observed(op.type, x, y)
         weak = arithmetic and _python_valued(x) and _python_valued(y)
         x, y = weak_binary(op.type, x, y)

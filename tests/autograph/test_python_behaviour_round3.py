@@ -349,3 +349,80 @@ def test_in_place_changes_the_graph_cannot_write_back_are_refused_with_the_line(
     with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: `x\[\.\.\.\] \+= \.\.\.` changes "
                                            r"the caller's array 'x' in place inside a loop or `if` on a tensor"):
         function(adds_in_a_loop)(np.array([1.0, 2.0]), np.int64(2))
+
+
+# -- 9: errors that were raw or confusing ------------------------------------------------------
+
+def appends_lambdas(n):
+    fs = []
+    i = 0
+    while i < n:
+        fs.append(lambda v: v + 1)
+        i += 1
+    return len(fs)
+
+
+def counts_and_finds(n, x):
+    lst = [x, x + 1, 5.0, x]
+    c, k = 0, 0
+    if n > 0:
+        c = lst.count(x)
+        k = lst.index(x + 1)
+    return c, k, [1, 2, 1].count(1)
+
+
+def finds_missing(x):
+    return [x, x + 1].index(7.0)
+
+
+def sorts(x):
+    lst = [x, 1.0]
+    lst.sort()
+    return lst
+
+
+def filters(x):
+    return list(filter(lambda v: v > x, [1.0, 2.0, 3.0]))
+
+
+def is_integer(x):
+    return x.is_integer()
+
+
+def big_int_comparisons(n):
+    return n < 2 ** 64, n > -2 ** 70, n == 2 ** 64, 2 ** 64 != n
+
+
+def python_int_times_big(a):
+    return a.tolist()[0] * 2 ** 63
+
+
+def test_list_methods_with_tensors_give_pythons_answer(engine):
+    for n, x in ((1, 2.0), (0, 2.0), (1, 4.0)):
+        agree_exactly(counts_and_finds, np.int64(n), np.float64(x), engine=engine)
+    for x in (6.0, 7.0):
+        agree_exactly(finds_missing, np.float64(x), engine=engine)
+    with pytest.raises(ValueError, match="7.0 is not in list"):
+        function(finds_missing, **engine)(np.float64(2.0))
+    agree_exactly(filters, 2.0, engine=engine)
+
+
+def test_is_integer_and_big_python_ints_are_pythons(engine):
+    for x in (2.0, 2.5, np.inf, np.nan, -0.0):
+        agree_exactly(is_integer, np.float64(x), engine=engine)
+    for n in (np.int64(5), np.int64(-3), np.int32(7)):
+        agree_exactly(big_int_comparisons, n, engine=engine)
+    assert python_int_times_big(np.array([3])) == 3 * 2 ** 63  # Python's int: beyond int64
+    with pytest.raises(OverflowError, match="a Python int in a graph is an int64"):
+        function(python_int_times_big, **engine)(np.array([3]))
+
+
+@pytest.mark.parametrize("fn,args,error,message", [
+    (appends_lambdas, (np.int64(3),), StagingError, r"'fs' is appended a function inside a loop on a tensor"),
+    (sorts, (np.float64(2.0),), TypeError, r"list.sort\(\) of a list compared with graph tensors.*np.sort"),
+    (filters, (np.float64(2.0),), TypeError, r"filter\(\) with a test that is a graph tensor.*numpy mask"),
+])
+def test_what_the_graph_cannot_do_is_refused_with_the_line(fn, args, error, message):
+    fn(*args)  # Python runs it
+    with pytest.raises(error, match=r"test_python_behaviour_round3.py:\d+: .*" + message):
+        function(fn)(*args)
