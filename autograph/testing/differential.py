@@ -10,9 +10,13 @@ The classes, checked in this order (the first that applies wins):
                       Floats: np.allclose(rtol=1e-9, atol=1e-12, equal_nan=True); ints and
                       bools exactly (True == 1 here; the kind check below catches it)
     wrong_dtype_kind  equal values of different kinds. Kinds are numpy's b / i / u / f; a Python
-                      bool is b, a Python int is i (or u), a Python float is f. So np.int64(3) for
-                      Python's 3 agrees, 3.0 or True for it does not. Two numpy values must
-                      have the same dtype (np.float32 for np.float32, not np.float64)
+                      bool is b, a Python int is i (or u), a Python float is f. So 3.0 or True for
+                      Python's 3 does not agree. Two numpy values must have the same dtype
+                      (np.float32 for np.float32, not np.float64)
+    wrong_type        equal values of the same kind, one a Python number and the other numpy's
+                      (np.int64(3) for Python's 3: `r ** 30` then wraps, json.dumps raises)
+    wrong_side_effect the arguments after the call differ (an array or list the function changed
+                      in place: Python changes the caller's object)
     wrong_output      the printed lines differ
 
 Printed lines are compared as text, without normalisation. That is fair because both sides
@@ -44,7 +48,8 @@ from .random_programs import Program
 from .time_limit import Timeout, time_limit
 
 AGREE = "agree"
-KINDS = ("unexpected_error", "missed_error", "different_error", "wrong_value", "wrong_dtype_kind", "wrong_output")
+KINDS = ("unexpected_error", "missed_error", "different_error", "wrong_value", "wrong_dtype_kind", "wrong_type",
+         "wrong_side_effect", "wrong_output")
 TIMEOUT_SECONDS = 20.0
 
 
@@ -58,6 +63,7 @@ class RunResult:
     exception: BaseException | None = field(default=None, repr=False)
     stdout: str = ""
     seconds: float = 0.0
+    args_after: Any = None        # the arguments as the call left them
 
     def describe(self) -> str:
         if self.error is not None:
@@ -119,7 +125,8 @@ def call(fn, args, timeout: float | None = None) -> RunResult:
     try:
         with time_limit(timeout), contextlib.redirect_stdout(buf), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result.value = fn(*copy.deepcopy(args))  # in-place numpy ops must not reach the other run
+            result.args_after = copy.deepcopy(args)  # in-place numpy ops must not reach the other run
+            result.value = fn(*result.args_after)
     except Exception as e:  # noqa: BLE001 (any exception is a result to compare)
         result.error = type(e).__name__
         result.message = str(e).splitlines()[0] if str(e) else ""
@@ -198,6 +205,9 @@ def compare(plain: RunResult, converted: RunResult) -> tuple[str, str]:
         mismatch = compare_values(plain.value, converted.value)
         if mismatch is not None:
             return mismatch
+        changed = compare_values(plain.args_after, converted.args_after)
+        if changed is not None:
+            return "wrong_side_effect", changed[1]
     if plain.stdout != converted.stdout:
         return "wrong_output", _output_difference(plain.stdout.splitlines(), converted.stdout.splitlines())
     return AGREE, ""
@@ -217,7 +227,15 @@ def compare_values(plain, converted) -> tuple[str, str] | None:
         if not _same_kind(a, b):
             return "wrong_dtype_kind", f"{path}: plain {_show(a)} ({kind_name(a)}), converted " \
                                        f"{_show(b)} ({kind_name(b)})"
+    for path, a, b in pairs:
+        if _python_number(a) != _python_number(b):
+            return "wrong_type", f"{path}: plain {_show(a)} ({type(a).__name__}), converted {_show(b)} " \
+                                 f"({type(b).__name__})"
     return None
+
+
+def _python_number(v) -> bool:
+    return type(v) in (bool, int, float)
 
 
 def _pair_leaves(a, b, path: str, out: list) -> str | None:
@@ -333,7 +351,7 @@ def signature(outcome: Outcome) -> str:
         return f"missed_error: {p.error}"
     if kind == "different_error":
         return f"different_error: {p.error} -> {c.error}"
-    if kind in ("wrong_value", "wrong_dtype_kind"):
+    if kind in ("wrong_value", "wrong_dtype_kind", "wrong_type", "wrong_side_effect"):
         m = re.search(r"\(([^()]*)\), converted .*\(([^()]*)\)$", outcome.detail)
         return f"{kind}: plain {m.group(1)}, converted {m.group(2)}" if m else kind
     detail = outcome.detail

@@ -44,6 +44,9 @@ converter bug rather than noise:
 - names first bound in both branches of an if, in a loop body after an early `return` (or
   break / continue) under a condition, then read (7% of the statements in loops; drawn
   from a second stream, so programs without it are as they were).
+- arguments changed in place: the array argument at the function's top level (`xs[i] = e`,
+  `xs += e`, `xs *= 2`); the caller's arrays after the call are compared too.
+- sequences repeated by a Python int count (`len([0] * k)`); a tensor count is refused.
 - helpers: module-level functions (with an `if` or a loop with an early return, or with a
   default and a keyword-only parameter, called by position and by keyword) called from
   expressions; they return a number on every path, and are converted when `f` calls them.
@@ -204,6 +207,8 @@ class _Generator:
     # the choices of constructs added later draw from their own stream (seeded from the main
     # one's state without drawing from it), so programs without them stay as they were
     extra: random.Random | None = None
+    array_sizes: dict = field(default_factory=dict)  # array parameter -> its length
+    returned: bool = False  # a return written so far (the rest of the function is then a branch)
 
     def __post_init__(self):
         if self.extra is None:
@@ -254,6 +259,7 @@ class _Generator:
                              for _ in range(size)]
                     value = np.array(items, dtype=self.float_dtype)
                 self.arrays[name] = elem
+                self.array_sizes[name] = size
                 self.kinds[name] = "array"
                 self.tensor_params.append(name)
                 args.append(value)
@@ -311,12 +317,15 @@ class _Generator:
         choices = ["return"] + (["break", "continue"] if ctx.loop_depth else [])
         what = self.rng.choice(choices)
         if what == "return" and self.rng.random() < 0.15:
+            self.returned = True
             return self.rng.choice(["return", "return None"])  # the call gives None on this path
         return self.return_stmt(scope, ctx) if what == "return" else what
 
     def statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
         if ctx.loop_depth and ctx.depth < MAX_DEPTH and self.extra.random() < 0.07:
             return self.branch_bound_after_return(scope, ctx, indent)
+        if not ctx.depth and self.arrays and not self.returned and self.extra.random() < 0.25:
+            return self.array_in_place(scope, ctx, indent)
         r = self.rng
         mutable = [n for n, v in scope.items() if v.assignable]
         nested = ctx.depth < MAX_DEPTH and self.budget > 0
@@ -634,6 +643,31 @@ class _Generator:
         finally:
             self.rng = main
 
+    def array_in_place(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
+        """At the function's top level: the array argument changed in place (`xs[i] = e`,
+        `xs += e`, `xs *= 2`), which Python does to the caller's array (issue 25: written back
+        after the run). Never inside a block, nor after an early return (which makes the rest
+        a branch): there the graph refuses it."""
+        main, self.rng = self.rng, self.extra
+        try:
+            r = self.rng
+            name = r.choice(sorted(self.arrays))
+            elem, size = self.arrays[name], self.array_sizes[name]
+            form = r.choice(["item", "item", "add", "scale"] if size else ["add", "scale"])
+            if form == "item":
+                e = self.expr(elem, scope, r.choice([0, 1]))
+                if e.bound > STRAIGHT_LIMIT:
+                    e = _E(f"({e.text}) % {97 if elem == INT else 64.0}", 97)
+                self.emit(indent, f"{name}[{r.randrange(-size, size)}] = {e.text}")
+            elif form == "add":
+                e = self.expr(elem, scope, 0)
+                self.emit(indent, f"{name} {r.choice(['+=', '-='])} {e.text}")
+            else:
+                self.emit(indent, f"{name} *= {r.choice([2, -1, 3])}")
+            return scope
+        finally:
+            self.rng = main
+
     def loop_target(self, scope: dict, names: list, kind: str = INT) -> str:
         for name in names:
             if name not in scope and self.kinds.get(name, kind) == kind:
@@ -667,6 +701,7 @@ class _Generator:
     # -- returns and prints ------------------------------------------------------------------------
     def return_stmt(self, scope: dict, ctx: _Ctx) -> str:
         r = self.rng
+        self.returned = True
         parts = []
         for kind in self.ret_kinds:
             if r.random() < 0.2:
@@ -718,6 +753,8 @@ class _Generator:
         return _E(r.choice(["True", "False"]), 1)
 
     def atom(self, kind: str, scope: dict, prefer_tensor: bool = False, literal_ok: bool = True) -> _E:
+        if kind == INT and self.extra.random() < 0.02:
+            return self.repetition(scope)
         r = self.rng
         names = [n for n, v in scope.items() if v.kind == kind]
         if not names or (literal_ok and r.random() < (0.12 if prefer_tensor else 0.25)):
@@ -726,6 +763,16 @@ class _Generator:
         name = r.choices(names, weights=weights)[0]
         v = scope[name]
         return _E(name, v.bound, v.tainted, v.tensor)
+
+    def repetition(self, scope: dict) -> _E:
+        """`len([0] * k)` / `len((1, 2) * k)` with a Python-int count: Python's list (a tensor
+        count is refused, issue 25, so only Python counts are generated)."""
+        r = self.extra
+        counts = [n for n, v in scope.items() if v.kind == INT and not v.tensor and v.bound <= 12
+                  and n not in self.tensor_params]
+        k = r.choice(counts) if counts and r.random() < 0.6 else str(r.randint(0, 4))
+        seq, width = r.choice([("[0]", 1), ("(1, 2)", 2), ("[7, 8, 9]", 3)])
+        return _E(f"len({seq} * {k})", 12 * width)
 
     def expr(self, kind: str, scope: dict, depth: int, prefer_tensor: bool = False) -> _E:
         if kind == BOOL:

@@ -127,12 +127,18 @@ def _result(value=None, stdout="", error=None):
 
 
 @pytest.mark.parametrize("plain, converted, kind", [
-    (3, np.int64(3), "agree"),
-    (3, np.int32(3), "agree"),
-    (True, np.True_, "agree"),
-    (2.5, np.float64(2.5 + 1e-13), "agree"),
-    (float("nan"), np.float64("nan"), "agree"),
-    ((1, 2.0), (np.int64(1), np.float64(2.0)), "agree"),
+    (3, 3, "agree"),
+    (np.int64(3), np.int64(3), "agree"),
+    (True, True, "agree"),
+    (2.5, 2.5 + 1e-13, "agree"),
+    (np.float64(2.5), np.float64(2.5 + 1e-13), "agree"),
+    (float("nan"), float("nan"), "agree"),
+    ((1, 2.0), (1, 2.0), "agree"),
+    (3, np.int64(3), "wrong_type"),  # issue 25: `r ** 30` wraps, json.dumps raises
+    (3, np.int32(3), "wrong_type"),
+    (True, np.True_, "wrong_type"),
+    (2.5, np.float64(2.5), "wrong_type"),
+    (np.int64(3), 3, "wrong_type"),
     (None, None, "agree"),
     (3, np.int64(4), "wrong_value"),
     (None, np.int64(0), "wrong_value"),
@@ -287,3 +293,19 @@ def test_generator_writes_names_bound_in_branches_after_an_early_return_in_a_loo
     for seed in found[:6]:
         _, signature, detail, _ = diff.check_seed(seed)
         assert not signature, (seed, signature, detail)
+
+
+def test_compare_sees_the_arguments_changed_in_place():
+    plain, converted = diff.RunResult(value=1), diff.RunResult(value=1)
+    plain.args_after, converted.args_after = (np.array([2.0, 3.0]),), (np.array([1.0, 3.0]),)
+    assert diff.compare(plain, converted)[0] == "wrong_side_effect"
+    converted.args_after = (np.array([2.0, 3.0]),)
+    assert diff.compare(plain, converted)[0] == "agree"
+
+
+def test_generator_writes_in_place_argument_changes_and_python_repetitions():
+    sources = [generate(s).source for s in range(300)]
+    in_place = [s for s in sources if any(f"xs{op}" in s for op in ("[0] =", " += ", " -= ", " *= "))
+                or "xs[-" in s and "] = " in s]
+    assert len(in_place) >= 8
+    assert sum("len([0] * " in s or "len((1, 2) * " in s or "len([7, 8, 9] * " in s for s in sources) >= 20
