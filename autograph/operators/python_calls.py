@@ -35,13 +35,14 @@ CLOCKS = {time.time: gc.float64, time.perf_counter: gc.float64, time.monotonic: 
           time.process_time: gc.float64, time.thread_time: gc.float64, time.time_ns: gc.int64,
           time.perf_counter_ns: gc.int64, time.monotonic_ns: gc.int64, time.process_time_ns: gc.int64}
 # Draws of Python's random module (its hidden Random instance, or the user's): what they give.
-# (shuffle changes a list built while tracing, and seed / setstate are not draws: still refused)
+# (seed and setstate run in program order with the draws; shuffle changes a list built while
+# tracing, which a call on its run-time copy would not: still refused)
 RANDOM_DRAWS = {
     **{name: gc.float64 for name in ("random", "uniform", "gauss", "normalvariate", "lognormvariate",
                                      "expovariate", "betavariate", "gammavariate", "triangular", "vonmisesvariate",
                                      "paretovariate", "weibullvariate")},
     **{name: gc.int64 for name in ("randint", "randrange", "getrandbits", "binomialvariate")},
-    **{name: pyobject for name in ("choice", "choices", "sample", "randbytes")},
+    **{name: pyobject for name in ("choice", "choices", "sample", "randbytes", "seed", "getstate", "setstate")},
 }
 # Builtins without a graph op, given graph values: what they give.
 _STAGED_BUILTINS = {builtins.hex: pyobject, builtins.oct: pyobject, builtins.bin: pyobject, builtins.chr: pyobject,
@@ -289,6 +290,8 @@ def maybe_stage(f, args, kwargs):
         clock = None
     if clock is not None:
         return stage(f, args, kwargs, clock)
+    if f is time.sleep:  # sleeps on every call, in program order (not once, while tracing)
+        return stage(f, args, kwargs, pyobject, name="time.sleep")
     owner = getattr(f, "__self__", None)
     if isinstance(owner, random.Random):  # random.random(), random.randint(1, n): a new draw on every run
         kind = RANDOM_DRAWS.get(getattr(f, "__name__", ""))

@@ -240,3 +240,19 @@ def builtins_of_text(n, x):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_builtins_without_a_graph_op(engine):
     agree(builtins_of_text, (np.int64(41), np.float64(3.25)), engine)
+
+
+def seeded_draws_and_sleep(n):
+    random.seed(int(n))
+    a = random.random()
+    time.sleep(0.01)
+    random.seed(int(n))
+    return a == random.random(), random.randint(0, 1000)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_seed_and_sleep_run_when_the_graph_runs(engine):
+    f = function(seeded_draws_and_sleep, **engine)
+    t0 = time.perf_counter()
+    assert f(np.int64(3)) == seeded_draws_and_sleep(np.int64(3)) and f(np.int64(4)) == seeded_draws_and_sleep(4)
+    assert time.perf_counter() - t0 >= 0.02  # slept on both calls
