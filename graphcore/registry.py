@@ -19,6 +19,7 @@ import threading
 from typing import Callable
 
 from . import dtypes as dt
+from .attr_schema import Attr, check_attrs
 from .eager import eager_runtime
 from .errors import GraphError
 from .graph import Tensor, get_default_graph, graph_of
@@ -44,14 +45,18 @@ class OpDef:
       stateful: the op has side effects (Print, Assert, variable updates): never pruned
         as a duplicate, and eager calls always run.
       uses_runtime: the kernel's first argument is the Session runtime (variables).
+      attrs: the attributes it takes, name -> attr_schema.Attr or a check (required);
+        a graph file's attributes are checked against them (graphcore/attr_schema.py).
     """
 
     __slots__ = ("type", "shape_fn", "kernel", "num_outputs", "cost", "stateful", "uses_runtime",
-                 "grad_fn", "no_gradient_reason", "doc")
+                 "grad_fn", "no_gradient_reason", "doc", "attrs", "file_check")
 
     def __init__(self, type: str, *, shape: Callable, kernel: Callable | None, num_outputs: int | None = 1,
-                 cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = ""):
+                 cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = "",
+                 attrs: dict | None = None):
         self.type = type
+        self.attrs = None if attrs is None else {k: a if isinstance(a, Attr) else Attr(a) for k, a in attrs.items()}
         self.shape_fn = shape
         self.kernel = kernel
         self.num_outputs = num_outputs
@@ -59,6 +64,7 @@ class OpDef:
         self.stateful = stateful
         self.uses_runtime = uses_runtime
         self.grad_fn = None
+        self.file_check: Callable | None = None
         self.no_gradient_reason: str | None = None
         self.doc = doc
 
@@ -68,10 +74,20 @@ class OpDef:
         self.grad_fn = fn
         return fn
 
+    def checked_when_loaded(self, fn: Callable) -> Callable:
+        """Register `fn(op)`, run on an op of this type read from a graph file once its inputs
+        are known: what its attributes say must agree with them (AttrError if not)."""
+        self.file_check = fn
+        return fn
+
     def not_differentiable(self, reason: str = "its outputs do not depend smoothly on its inputs") -> "OpDef":
         """Mark that this op has no gradient on purpose (integer, boolean or constant-valued)."""
         self.no_gradient_reason = reason
         return self
+
+    def check_attrs(self, attrs: dict) -> None:
+        """AttrError unless `attrs` are what this op type declares (graph files)."""
+        check_attrs(self.type, self.attrs, attrs)
 
     # -- building --------------------------------------------------------
     def infer(self, inputs: list[Tensor], attrs: dict) -> list[tuple[dt.DType, TensorShape]]:
@@ -100,12 +116,13 @@ class OpDef:
 
 
 def define_op(type: str, *, shape: Callable, kernel: Callable | None, num_outputs: int | None = 1,
-              cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = "") -> OpDef:
+              cost: str = HEAVY, stateful: bool = False, uses_runtime: bool = False, doc: str = "",
+              attrs: dict | None = None) -> OpDef:
     """Define and register an op type; see OpDef."""
     if type in _REGISTRY:
         raise GraphError(f"op type {type!r} is defined twice")
     op = OpDef(type, shape=shape, kernel=kernel, num_outputs=num_outputs, cost=cost, stateful=stateful,
-               uses_runtime=uses_runtime, doc=doc)
+               uses_runtime=uses_runtime, doc=doc, attrs=attrs)
     _REGISTRY[type] = op
     return op
 

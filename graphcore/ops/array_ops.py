@@ -14,6 +14,8 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import (AXIS, DTYPE, INDEX_SPEC, INT, LIST_VALUE, NONNEG_INT, NUMERIC, SHAPE, either, optional,
+                           tuple_of)
 from ..errors import GraphError, GraphIndexError
 from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op, same_as_input, scalar_of
@@ -46,7 +48,8 @@ def _const_kernel(*, value, dtype):
     return value
 
 
-const_op = define_op("Const", shape=_const_rule, kernel=_const_kernel, cost=CHEAP).not_differentiable("a constant")
+const_op = define_op("Const", shape=_const_rule, kernel=_const_kernel, cost=CHEAP,
+                     attrs={"value": either(NUMERIC, LIST_VALUE), "dtype": DTYPE}).not_differentiable("a constant")
 
 
 def _placeholder_rule(*, dtype, shape):
@@ -57,7 +60,8 @@ def _placeholder_kernel(*, dtype, shape):
     raise GraphError("a placeholder was run without being fed; pass its value in feed_dict")
 
 
-placeholder_op = define_op("Placeholder", shape=_placeholder_rule, kernel=_placeholder_kernel, cost=CHEAP)
+placeholder_op = define_op("Placeholder", shape=_placeholder_rule, kernel=_placeholder_kernel, cost=CHEAP,
+                           attrs={"dtype": DTYPE, "shape": SHAPE})
 placeholder_op.not_differentiable("an input")
 
 
@@ -162,7 +166,7 @@ def _cast_kernel(x, *, dtype):
     return np.asarray(x).astype(dtype.np_dtype, copy=False)
 
 
-cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP)
+cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP, attrs={"dtype": DTYPE})
 
 
 @cast_op.gradient
@@ -485,7 +489,8 @@ def _transpose_kernel(x, *, perm):
     return np.transpose(x, perm)
 
 
-transpose_op = define_op("Transpose", shape=_transpose_rule, kernel=_transpose_kernel, cost=CHEAP)
+transpose_op = define_op("Transpose", shape=_transpose_rule, kernel=_transpose_kernel, cost=CHEAP,
+                         attrs={"perm": optional(tuple_of(INT, 64))})
 
 
 @transpose_op.gradient
@@ -515,7 +520,7 @@ def _expand_dims_rule(x, *, axis):
 
 
 expand_dims_op = define_op("ExpandDims", shape=_expand_dims_rule,
-                           kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP)
+                           kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP, attrs={"axis": INT})
 
 
 @expand_dims_op.gradient
@@ -541,7 +546,8 @@ def _squeeze_rule(x, *, axis):
     return x.dtype, TensorShape([d for i, d in enumerate(x.shape.dims) if i not in axes])
 
 
-squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis: np.squeeze(x, axis), cost=CHEAP)
+squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis: np.squeeze(x, axis), cost=CHEAP,
+                        attrs={"axis": AXIS})
 
 
 @squeeze_op.gradient
@@ -589,7 +595,8 @@ def _concat_rule(*xs, axis):
     return d0, TensorShape(dims)
 
 
-concat_op = define_op("ConcatV2", shape=_concat_rule, kernel=lambda *xs, axis: np.concatenate(xs, axis=axis))
+concat_op = define_op("ConcatV2", shape=_concat_rule, kernel=lambda *xs, axis: np.concatenate(xs, axis=axis),
+                      attrs={"axis": INT})
 
 
 @concat_op.gradient
@@ -625,7 +632,8 @@ def _split_kernel(x, *shapes, axis):
 
 
 split_by_shapes_op = define_op("SplitByShapes", shape=_split_rule, kernel=_split_kernel, num_outputs=None,
-                               cost=CHEAP, doc="Cut `x` along `axis` into pieces the sizes of the given shapes.")
+                               cost=CHEAP, doc="Cut `x` along `axis` into pieces the sizes of the given shapes.",
+                               attrs={"axis": INT})
 
 
 @split_by_shapes_op.gradient
@@ -652,7 +660,8 @@ def _pack_rule(*xs, axis):
     return xs[0].dtype, TensorShape(dims)
 
 
-pack_op = define_op("Pack", shape=_pack_rule, kernel=lambda *xs, axis: np.stack(xs, axis=axis), cost=CHEAP)
+pack_op = define_op("Pack", shape=_pack_rule, kernel=lambda *xs, axis: np.stack(xs, axis=axis), cost=CHEAP,
+                    attrs={"axis": INT})
 
 
 @pack_op.gradient
@@ -684,7 +693,8 @@ def _unpack_kernel(x, *, num, axis):
     return tuple(np.moveaxis(np.asarray(x), axis, 0))
 
 
-unpack_op = define_op("Unpack", shape=_unpack_rule, kernel=_unpack_kernel, num_outputs=None, cost=CHEAP)
+unpack_op = define_op("Unpack", shape=_unpack_rule, kernel=_unpack_kernel, num_outputs=None, cost=CHEAP,
+                      attrs={"num": NONNEG_INT, "axis": INT})
 
 
 @unpack_op.gradient
@@ -864,7 +874,8 @@ def _strided_slice_kernel(x, *dyn, spec):
     return np.asarray(x)[_index_tuple(spec, dyn)]
 
 
-strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel, cost=CHEAP)
+strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel, cost=CHEAP,
+                             attrs={"spec": INDEX_SPEC})
 
 
 @strided_slice_op.gradient
@@ -934,7 +945,8 @@ def _set_item_kernel(x, v, *dyn, spec):
 
 
 set_item_op = define_op("SetItem", shape=_set_item_rule, kernel=_set_item_kernel, cost=CHEAP,
-                        doc="A copy of x with x[key] = v (numpy's item assignment, as a value)")
+                        doc="A copy of x with x[key] = v (numpy's item assignment, as a value)",
+                        attrs={"spec": INDEX_SPEC})
 
 
 @set_item_op.gradient
@@ -969,7 +981,7 @@ def _strided_slice_grad_kernel(dy, shape_v, *dyn, spec):
 
 
 strided_slice_grad_op = define_op("StridedSliceGrad", shape=_strided_slice_grad_rule,
-                                  kernel=_strided_slice_grad_kernel, cost=CHEAP)
+                                  kernel=_strided_slice_grad_kernel, cost=CHEAP, attrs={"spec": INDEX_SPEC})
 
 
 @strided_slice_grad_op.gradient
@@ -992,7 +1004,7 @@ def _gather_kernel(params, indices, *, axis):
     return np.take(params, indices, axis=axis)
 
 
-gather_op = define_op("GatherV2", shape=_gather_rule, kernel=_gather_kernel)
+gather_op = define_op("GatherV2", shape=_gather_rule, kernel=_gather_kernel, attrs={"axis": INT})
 
 
 @gather_op.gradient
@@ -1027,7 +1039,8 @@ def _gather_grad_kernel(dy, indices, shape_v, *, axis):
 
 
 gather_grad_op = define_op("GatherGrad", shape=_gather_grad_rule, kernel=_gather_grad_kernel,
-                           doc="Scatter-add `dy` into zeros of the params' shape (the gradient of Gather).")
+                           doc="Scatter-add `dy` into zeros of the params' shape (the gradient of Gather).",
+                           attrs={"axis": INT})
 
 
 @gather_grad_op.gradient

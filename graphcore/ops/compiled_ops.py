@@ -17,9 +17,13 @@ one after the other.
 """
 from __future__ import annotations
 
+from .. import dtypes as dt
+from .. import attr_schema as schema
+from ..attr_schema import BOOL, MAX_STEPS, NONNEG_INT, AttrError, either, one_of, opt, record, tuple_of
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, get_op_def
-from .fused_ops import ATTRS, DTYPE, INPUTS, TYPE, note_failed_step
+from .fused_ops import (ANY_STEP, ATTRS, DTYPE, INPUTS, STEP_ATTRS, STEP_FIELDS, TYPE, build_step, check_step_fields,
+                        note_failed_step, scratch_inputs)
 
 GUARD = 6  # a loop step's guard, after the fields a fused step has
 
@@ -64,7 +68,66 @@ def run_loop(*inputs, n_vars, cond_steps, pred, body_steps, nexts, exits, dtypes
         state = [values[i] for i in nexts]
 
 
-compiled_loop_op = define_op("CompiledLoop", shape=_loop_rule, kernel=run_loop, num_outputs=None, cost=CHEAP)
+_INDICES = tuple_of(NONNEG_INT, MAX_STEPS)
+compiled_loop_op = define_op("CompiledLoop", shape=_loop_rule, kernel=run_loop, num_outputs=None, cost=CHEAP, attrs={
+    "n_vars": NONNEG_INT, "cond_steps": tuple_of(ANY_STEP, MAX_STEPS), "pred": NONNEG_INT,
+    "body_steps": tuple_of(ANY_STEP, MAX_STEPS), "nexts": _INDICES, "exits": _INDICES,
+    "dtypes": opt(tuple_of(schema.DTYPE, MAX_STEPS)), "shapes": opt(tuple_of(schema.SHAPE, MAX_STEPS)),
+    "backend": opt(one_of(None, "numba"))})
+
+# a loop step: a fused step's fields (its dtype a tuple for an inner loop), and its guard
+_LOOP_STEP_FIELDS = STEP_FIELDS[:DTYPE] + (either(schema.DTYPE, tuple_of(schema.DTYPE, MAX_STEPS)),
+                                                 tuple_of(record(NONNEG_INT, BOOL), 1000))
+_MERGE_FIELDS = (one_of("Merge"), record(NONNEG_INT, NONNEG_INT, NONNEG_INT), STEP_ATTRS) + _LOOP_STEP_FIELDS[3:]
+
+
+@compiled_loop_op.checked_when_loaded
+def _check_loaded_loop(op) -> None:
+    """The loop's steps build, from its inputs, the values they record; every index names a
+    value that exists where it is read (the executor's code generators rely on this)."""
+    a = op.attrs
+    n_vars = a["n_vars"]
+    if not 0 < n_vars <= len(op.inputs):
+        raise AttrError("n_vars", f"{n_vars} loop variables, but the op has {len(op.inputs)} inputs")
+    g, values = scratch_inputs(op)
+    with g.as_default():
+        for key in ("cond_steps", "body_steps"):
+            for j, step in enumerate(a[key]):
+                where = f"{key}[{j}]"
+                check_step_fields(step, where, _MERGE_FIELDS if step[TYPE] == "Merge" else _LOOP_STEP_FIELDS)
+                for k, (p, _) in enumerate(step[GUARD]):
+                    _read_bool(values, p, f"{where}[{GUARD}][{k}][0]")
+                if step[TYPE] == "Merge":
+                    t, f, p = step[INPUTS]
+                    _read_bool(values, p, f"{where}[{INPUTS}][2]")
+                    for k in (0, 1):
+                        _read(values, step[INPUTS][k], f"{where}[{INPUTS}][{k}]", step[DTYPE])
+                    values.append(values[t])
+                else:
+                    values += build_step(values, step, where)
+            if key == "cond_steps":
+                _read_bool(values, a["pred"], "pred")
+    if len(a["nexts"]) != n_vars:
+        raise AttrError("nexts", f"{len(a['nexts'])} next values for {n_vars} loop variables")
+    for k, i in enumerate(a["nexts"]):
+        _read(values, i, f"nexts[{k}]", op.inputs[k].dtype)
+    for k, i in enumerate(a["exits"]):
+        if i >= n_vars:
+            raise AttrError(f"exits[{k}]", f"{i} is not one of the {n_vars} loop variables")
+    made = [op.inputs[i].dtype for i in a["exits"]]
+    if [t.dtype for t in op.outputs] != made:
+        raise AttrError("exits", "the loop variables it returns are not of its outputs' dtypes")
+
+
+def _read(values: list, i: int, where: str, dtype) -> None:
+    if i >= len(values):
+        raise AttrError(where, f"refers to value {i}, but only {len(values)} exist there")
+    if values[i].dtype != dtype:
+        raise AttrError(where, f"value {i} is {values[i].dtype}, {dtype} is expected there")
+
+
+def _read_bool(values: list, i: int, where: str) -> None:
+    _read(values, i, where, dt.bool_)
 
 
 @compiled_loop_op.gradient

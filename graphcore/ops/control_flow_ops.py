@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import BOOL, NAME, int_in, opt
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, same_as_input
 from ..shapes import TensorShape
@@ -59,7 +60,8 @@ def _loop_cond_kernel(pred):
 
 switch_op = define_op("Switch", shape=_switch_rule, kernel=_primitive_kernel, num_outputs=2, cost=CHEAP)
 merge_op = define_op("Merge", shape=_merge_rule, kernel=_primitive_kernel, num_outputs=2, cost=CHEAP)
-enter_op = define_op("Enter", shape=_enter_rule, kernel=_primitive_kernel, cost=CHEAP)
+enter_op = define_op("Enter", shape=_enter_rule, kernel=_primitive_kernel, cost=CHEAP, attrs={
+    "frame_name": NAME, "is_constant": opt(BOOL), "parallel_iterations": opt(int_in(1, 2 ** 31 - 1))})
 exit_op = define_op("Exit", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP)
 next_iteration_op = define_op("NextIteration", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP)
 loop_cond_op = define_op("LoopCond", shape=_loop_cond_rule, kernel=_loop_cond_kernel, cost=CHEAP)

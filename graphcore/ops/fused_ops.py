@@ -17,11 +17,22 @@ attributes, its name, its source line and its result's dtype. So:
 """
 from __future__ import annotations
 
-from ..registry import CHEAP, define_op, get_op_def
+from .. import attr_schema as schema
+from ..attr_schema import MAX_STEPS, NONNEG_INT, STR, AttrError, record, tuple_of
+from ..graph import Graph
+from ..registry import CHEAP, define_op, get_op_def, registered_ops
+from .array_ops import placeholder_op
+from .control_flow_ops import CONTROL_FLOW_TYPES
 from .math_ops import add
 
 # one entry of `steps`: (type, inputs, attrs, name, location, dtype)
 TYPE, INPUTS, ATTRS, NAME, LOCATION, DTYPE = range(6)
+
+
+def ANY_STEP(v, where):
+    """A step's shape (a tuple); its fields are checked once the op's inputs are known."""
+    if not isinstance(v, tuple):
+        raise AttrError(where, f"expected a step (a tuple), got a {type(v).__name__}")
 
 
 def _fused_rule(*inputs, steps, dtype, shape):
@@ -51,7 +62,8 @@ def run_steps(*values, steps, dtype=None, shape=None):
     return results[-1]
 
 
-fused_op = define_op("Fused", shape=_fused_rule, kernel=run_steps, cost=CHEAP)
+fused_op = define_op("Fused", shape=_fused_rule, kernel=run_steps, cost=CHEAP,
+                     attrs={"steps": tuple_of(ANY_STEP, MAX_STEPS), "dtype": schema.DTYPE, "shape": schema.SHAPE})
 
 
 @fused_op.gradient
@@ -76,3 +88,82 @@ def _fused_grad(op, dy):
             if gi is not None:
                 grads[i] = gi if grads[i] is None else add(grads[i], gi)
     return grads[:n]
+
+
+# -- a graph file's Fused op: its steps must build, from its inputs, what they say -------------
+
+def _step_type(v, where):
+    STR(v, where)
+    od = registered_ops().get(v)
+    if od is None:
+        raise AttrError(where, f"no op type {v!r} is registered")
+    if od.stateful or od.uses_runtime or v in CONTROL_FLOW_TYPES or v in ("Placeholder", "LoopCond"):
+        raise AttrError(where, f"a {v} op cannot be a step of a fused op or compiled loop")
+
+
+def STEP_ATTRS(v, where):
+    if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+        raise AttrError(where, "expected a dict of attributes")
+
+
+STEP_FIELDS = (_step_type, tuple_of(NONNEG_INT, 10_000), STEP_ATTRS, schema.NAME, STR, schema.DTYPE)
+
+
+def check_step_fields(step, where: str, fields=STEP_FIELDS) -> None:
+    """A step's fields of the right kinds, its attributes those its op type declares."""
+    record(*fields)(step, where)
+    if step[TYPE] != "Merge":
+        try:
+            get_op_def(step[TYPE]).check_attrs(step[ATTRS])
+        except AttrError as e:
+            raise AttrError(f"{where}[{ATTRS}].{e.where}", e.message) from None
+
+
+def build_step(values: list, step, where: str):
+    """The step built on the tensors `values` (in the scratch graph being built): its shape
+    rule (and its own file check) must accept them and make the dtype it records."""
+    for k, i in enumerate(step[INPUTS]):
+        if i >= len(values):
+            raise AttrError(f"{where}[{INPUTS}][{k}]", f"refers to value {i}, but only {len(values)} exist there")
+    od = get_op_def(step[TYPE])
+    try:
+        out = od(*(values[i] for i in step[INPUTS]), **step[ATTRS])
+    except AttrError as e:
+        raise AttrError(f"{where}.{e.where}", e.message) from None
+    except Exception as e:  # noqa: BLE001 (a shape rule's refusal, whatever its type, is the file's fault)
+        raise AttrError(where, f"the {step[TYPE]} step cannot be built on its inputs: {type(e).__name__}: {e}") \
+            from None
+    outs = out if isinstance(out, tuple) else (out,)
+    made = tuple(t.dtype for t in outs)
+    said = step[DTYPE] if isinstance(step[DTYPE], tuple) else (step[DTYPE],)
+    if made != said:
+        raise AttrError(f"{where}[{DTYPE}]", f"the step makes {', '.join(map(str, made))}, the file says "
+                        f"{', '.join(map(str, said))}")
+    if od.file_check is not None:
+        try:
+            od.file_check(outs[0].op)
+        except AttrError as e:
+            raise AttrError(f"{where}[{ATTRS}].{e.where}", e.message) from None
+    return list(outs)
+
+
+def scratch_inputs(op) -> tuple:
+    """A new graph and placeholders like `op`'s inputs, to build its steps on."""
+    g = Graph()
+    with g.as_default():
+        return g, [placeholder_op(dtype=t.dtype, shape=t.shape) for t in op.inputs]
+
+
+@fused_op.checked_when_loaded
+def _check_loaded_fused(op) -> None:
+    steps = op.attrs["steps"]
+    if not steps:
+        raise AttrError("steps", "a Fused op has at least one step")
+    for j, step in enumerate(steps):
+        check_step_fields(step, f"steps[{j}]")
+    g, values = scratch_inputs(op)
+    with g.as_default():
+        for j, step in enumerate(steps):
+            values += build_step(values, step, f"steps[{j}]")
+    if values[-1].dtype != op.attrs["dtype"]:
+        raise AttrError("dtype", f"the last step makes {values[-1].dtype}, the op says {op.attrs['dtype']}")

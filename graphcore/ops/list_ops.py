@@ -7,12 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import DTYPE, ELEMENT_SHAPE, opt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
 from ..tensor_list import EMPTY, ListValue
 from .array_ops import constant, next_to, zeros_shaped_like
+
+LIST_ATTRS = {"element_dtype": DTYPE, "element_shape": opt(ELEMENT_SHAPE)}
 
 
 def _list_rule(*inputs, **attrs):
@@ -28,7 +31,7 @@ def _new_kernel(*, element_dtype, element_shape=None):
     return EMPTY
 
 
-new_op = define_op("TensorListNew", shape=_list_rule, kernel=_new_kernel, cost=CHEAP)
+new_op = define_op("TensorListNew", shape=_list_rule, kernel=_new_kernel, cost=CHEAP, attrs=LIST_ATTRS)
 new_op.not_differentiable("an empty list: no inputs")
 
 
@@ -43,7 +46,8 @@ def _push_kernel(l, x, *, element_dtype, element_shape=None):
     return l.push(x)
 
 
-push_back_op = define_op("TensorListPushBack", shape=_push_rule, kernel=_push_kernel, cost=CHEAP)
+push_back_op = define_op("TensorListPushBack", shape=_push_rule, kernel=_push_kernel, cost=CHEAP,
+                         attrs=LIST_ATTRS)
 
 
 @push_back_op.gradient
@@ -63,7 +67,8 @@ def _pop_kernel(l, *, element_dtype, element_shape=None):
     return l.pop()
 
 
-pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel, num_outputs=2, cost=CHEAP)
+pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel, num_outputs=2, cost=CHEAP,
+                        attrs=LIST_ATTRS)
 
 
 @pop_back_op.gradient
@@ -93,7 +98,7 @@ def _stack_kernel(l, *, element_dtype, element_shape=None):
     return np.stack([np.asarray(x, dtype=element_dtype.np_dtype) for x in items])
 
 
-stack_op = define_op("TensorListStack", shape=_stack_rule, kernel=_stack_kernel)
+stack_op = define_op("TensorListStack", shape=_stack_rule, kernel=_stack_kernel, attrs=LIST_ATTRS)
 
 
 @stack_op.gradient
@@ -120,7 +125,7 @@ def _get_kernel(l, i, *, element_dtype, element_shape=None):
     return l.get(int(i))
 
 
-get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel, cost=CHEAP)
+get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel, cost=CHEAP, attrs=LIST_ATTRS)
 
 
 @get_item_op.gradient
@@ -139,7 +144,8 @@ def _from_tensor_kernel(t, *, element_dtype, element_shape=None):
     return out
 
 
-from_tensor_op = define_op("TensorListFromTensor", shape=_from_tensor_rule, kernel=_from_tensor_kernel)
+from_tensor_op = define_op("TensorListFromTensor", shape=_from_tensor_rule, kernel=_from_tensor_kernel,
+                           attrs=LIST_ATTRS)
 
 
 @from_tensor_op.gradient

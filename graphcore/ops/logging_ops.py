@@ -8,9 +8,12 @@ import weakref
 
 import numpy as np
 
+from ..attr_schema import BOOL, STR, TEMPLATE, matches, opt, optional
 from ..errors import InvalidArgumentError
 from ..graph import Operation, Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op
+
+STREAM = matches(r"stdout|stderr|file:[0-9]{1,18}", "'stdout', 'stderr' or 'file:<n>'")
 
 
 _CONVERSIONS = {"": lambda v: v, "s": str, "r": repr, "a": ascii}
@@ -98,7 +101,8 @@ def _print_kernel(*values, template=None, sep=" ", end="\n", stream="stdout", fl
 
 
 print_op = define_op("Print", shape=lambda *v, **a: [], kernel=_print_kernel, num_outputs=0, cost=CHEAP,
-                     stateful=True)
+                     stateful=True, attrs={"template": opt(optional(TEMPLATE)), "sep": opt(STR), "end": opt(STR),
+                                           "stream": opt(STREAM), "flush": opt(BOOL)})
 print_op.not_differentiable("no outputs")
 
 
@@ -190,7 +194,7 @@ def _assert_kernel(cond, *data, message="", template=None):
 
 
 assert_op = define_op("Assert", shape=lambda c, *d, **a: [], kernel=_assert_kernel, num_outputs=0, cost=CHEAP,
-                      stateful=True)
+                      stateful=True, attrs={"message": opt(STR), "template": opt(optional(TEMPLATE))})
 assert_op.not_differentiable("no outputs")
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import AXIS, BOOL, INT, int_in, one_of, opt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op, get_op_def, needs_grad
@@ -390,7 +391,8 @@ def _round_kernel(x, *, decimals=0):
     return np.round(x, decimals)
 
 
-round_op = define_op("Round", shape=_numeric_unary_rule, kernel=_round_kernel, cost=CHEAP)
+round_op = define_op("Round", shape=_numeric_unary_rule, kernel=_round_kernel, cost=CHEAP,
+                     attrs={"decimals": opt(int_in(-400, 400))})
 round_op.not_differentiable("piecewise constant")
 
 
@@ -474,7 +476,8 @@ def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
     return np.matmul(a, b)
 
 
-matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel)
+matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel,
+                      attrs={"transpose_a": opt(BOOL), "transpose_b": opt(BOOL)})
 
 
 @dataclass(frozen=True)
@@ -573,7 +576,7 @@ def _reduction(type_name, np_fn, differentiable=True, accumulates=False):
         def kernel(x, axis=None, keepdims=False):
             return np_fn(x, axis=axis, keepdims=keepdims)
 
-    op = define_op(type_name, shape=rule, kernel=kernel)
+    op = define_op(type_name, shape=rule, kernel=kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)})
     if not differentiable:
         op.not_differentiable()
     return op
@@ -607,7 +610,8 @@ def _broadcast_reduced_kernel(dy, shape_v, *, axis, keepdims):
 
 
 broadcast_reduced_op = define_op("BroadcastReduced", shape=_broadcast_reduced_rule, kernel=_broadcast_reduced_kernel,
-                                 cost=CHEAP, doc="Put back the axes a reduction removed and broadcast to `shape`.")
+                                 cost=CHEAP, doc="Put back the axes a reduction removed and broadcast to `shape`.",
+                                 attrs={"axis": AXIS, "keepdims": BOOL})
 
 
 @broadcast_reduced_op.gradient
@@ -655,7 +659,7 @@ def _mean_kernel(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
-mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel)
+mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)})
 
 
 @mean_op.gradient
@@ -680,8 +684,8 @@ def _argmin_kernel(x, axis=0):
     return np.argmin(x, axis=axis).astype(np.int64)
 
 
-argmax_op = define_op("ArgMax", shape=_arg_rule, kernel=_argmax_kernel).not_differentiable("integer output")
-argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel).not_differentiable("integer output")
+argmax_op = define_op("ArgMax", shape=_arg_rule, kernel=_argmax_kernel, attrs={"axis": opt(INT)}).not_differentiable("integer output")
+argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel, attrs={"axis": opt(INT)}).not_differentiable("integer output")
 
 
 # -- Python numbers: arithmetic of two of them, as Python computes it ------------------
@@ -722,7 +726,8 @@ def _python_arith_kernel(x, y, *, op):
 
 python_arith_op = define_op("PythonArith", shape=_python_arith_rule, kernel=_python_arith_kernel, cost=CHEAP,
                             doc="Arithmetic of two Python numbers (weakly typed scalars) with Python's "
-                                "semantics: errors where Python raises, no silent wrap-around")
+                                "semantics: errors where Python raises, no silent wrap-around",
+                            attrs={"op": one_of(*_PYTHON_OPERATORS)})
 
 
 @python_arith_op.gradient

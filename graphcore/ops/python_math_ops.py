@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import DTYPE, one_of
 from ..errors import GraphError
 from ..registry import CHEAP, define_op, needs_grad
 from ..shapes import TensorShape
@@ -83,7 +84,7 @@ def _kernel(*xs, fn):
 
 python_math_op = define_op("PythonMath", shape=_rule, kernel=_kernel, cost=CHEAP,
                            doc="A function of the math module (or round) on scalars, computed by Python: "
-                               "Python's value, Python's exceptions")
+                               "Python's value, Python's exceptions", attrs={"fn": one_of(*FUNCTIONS)})
 
 
 def _one_input_grad(fn, x, y, dy):
@@ -184,7 +185,8 @@ def _as_scalar_kernel(x, *, dtype):
 
 
 python_to_numpy_op = define_op("PythonToNumpy", shape=_as_scalar_rule, kernel=_as_scalar_kernel, cost=CHEAP,
-                               doc="np.float32(x) / np.int64(k) of a Python number, as numpy computes it")
+                               doc="np.float32(x) / np.int64(k) of a Python number, as numpy computes it",
+                               attrs={"dtype": DTYPE})
 
 
 @python_to_numpy_op.gradient

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import STR, opt
 from ..registry import CHEAP, define_op, scalar_of
 
 # The codes, in order: what each stands for, its name in messages, and the dtype a graph
@@ -61,7 +62,7 @@ def _kernel(value, code, *, what=""):
 # stateful: never folded into a constant (a Python int is not a graph constant) nor merged
 as_python_type_op = define_op("AsPythonType", shape=_rule, kernel=_kernel, cost=CHEAP, stateful=True,
                               doc="A value as the Python or numpy type its code input names (TYPES), for "
-                                  "formatting: the Python int 0, not 0.0")
+                                  "formatting: the Python int 0, not 0.0", attrs={"what": opt(STR)})
 as_python_type_op.not_differentiable("a formatted value, not a number to differentiate")
 
 

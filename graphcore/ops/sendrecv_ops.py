@@ -12,9 +12,12 @@ branch was not taken. _Recv never blocks a thread: it completes when the value a
 from __future__ import annotations
 
 from .. import dtypes as dt
+from ..attr_schema import DTYPE, SHAPE, STR
 from ..errors import GraphError
 from ..registry import CHEAP, define_op
 from ..shapes import as_shape
+
+_TRANSPORT = {"tensor_name": STR, "send_device": STR, "recv_device": STR}
 
 
 def _check_names(tensor_name, send_device, recv_device):
@@ -41,7 +44,9 @@ def _runs_in_executor(*args, **attrs):
     raise GraphError("_Send and _Recv run only inside a partitioned run (Session(graph, devices=[...]))")
 
 
-send_op = define_op("_Send", shape=_send_rule, kernel=_runs_in_executor, num_outputs=0, cost=CHEAP, stateful=True)
+send_op = define_op("_Send", shape=_send_rule, kernel=_runs_in_executor, num_outputs=0, cost=CHEAP, stateful=True,
+                    attrs=_TRANSPORT)
 send_op.not_differentiable("a partition's transport, made after differentiation")
-recv_op = define_op("_Recv", shape=_recv_rule, kernel=_runs_in_executor, cost=CHEAP, stateful=True)
+recv_op = define_op("_Recv", shape=_recv_rule, kernel=_runs_in_executor, cost=CHEAP, stateful=True,
+                    attrs={**_TRANSPORT, "dtype": DTYPE, "shape": SHAPE})
 recv_op.not_differentiable("a partition's transport, made after differentiation")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import DTYPE, SHAPE, STR
 from ..errors import InvalidArgumentError
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
@@ -22,7 +23,8 @@ def _handle_kernel(*, var_name, dtype, shape):
     return var_name
 
 
-var_handle_op = define_op("VarHandleOp", shape=_handle_rule, kernel=_handle_kernel, cost=CHEAP)
+var_handle_op = define_op("VarHandleOp", shape=_handle_rule, kernel=_handle_kernel, cost=CHEAP,
+                          attrs={"var_name": STR, "dtype": DTYPE, "shape": SHAPE})
 var_handle_op.not_differentiable("a variable's handle: gradients stop here and are reported for the variable")
 
 

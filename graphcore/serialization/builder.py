@@ -8,6 +8,7 @@ wired once that op exists.
 """
 from __future__ import annotations
 
+from ..attr_schema import AttrError
 from ..control_flow import CondContext, ControlFlowContext, WhileContext
 from ..errors import GraphError, GraphFileError
 from ..graph import Graph, Operation
@@ -26,6 +27,9 @@ def build_graph(file: GraphFile) -> Graph:
         back_edges += [(op, k, ref) for k, ref in later]
     for op, k, ref in back_edges:
         g.update_input(op, k, ops[ref.op].outputs[ref.index])
+    for op, rec in zip(ops, file.ops):
+        if op.op_def.file_check is not None:
+            check_when_loaded(op, rec.where)
     for c, rec in zip(contexts, file.contexts):
         if isinstance(c, CondContext) and rec.pred is not None:
             c.pred = ops[rec.pred.op].outputs[rec.pred.index]
@@ -72,6 +76,15 @@ def _create_op(g: Graph, rec: OpRecord, ops: list[Operation], contexts: list) ->
         raise GraphFileError(f"{rec.where}.name: {rec.name!r} clashes with another op's name (the graph would call "
                              f"it {op.name!r})")
     return op, later
+
+
+def check_when_loaded(op: Operation, where: str) -> None:
+    """What the op type checks of an op read from a file, its inputs known (Fused and
+    CompiledLoop: that their steps build what they say)."""
+    try:
+        op.op_def.file_check(op)
+    except AttrError as e:
+        raise GraphFileError(f"{where}.attrs.{e}") from None
 
 
 def restore_while_contexts(g: Graph) -> None:

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from .. import dtypes as dt
+from ..attr_schema import NAME, AttrError
 from ..errors import GraphFileError
 from ..registry import OpDef, registered_ops
 from ..shapes import TensorShape
@@ -139,6 +140,14 @@ def _object(v, where: str) -> dict:
     return v
 
 
+def _checked(check, value, where: str):
+    try:
+        check(value, where)
+    except AttrError as e:
+        raise GraphFileError(str(e)) from None
+    return value
+
+
 def _int_in(v: int, where: str, lo: int, hi: int, what: str) -> int:
     if not lo <= v <= hi:
         raise GraphFileError(f"{where}: {int_text(v)} is not {what}")
@@ -157,8 +166,9 @@ class _Names:
             w = f"ops[{i}]"
             _object(od, w)
             name = _field(od, "name", w, str)
-            if not name or ":" in name:
+            if ":" in name:
                 raise GraphFileError(f"{w}.name: {name!r} is not a valid op name (non-empty, no ':')")
+            _checked(NAME, name, f"{w}.name")
             if name in self.index:
                 raise GraphFileError(f"{w}.name: the name {name!r} is already used by ops[{self.index[name]}]; "
                                      "op names must be unique")
@@ -240,6 +250,8 @@ def _read_context(j: int, cd, names: _Names) -> ContextRecord:
     if kind not in ("while", "cond"):
         raise GraphFileError(f"{w}.kind: expected 'while' or 'cond', got {kind!r}")
     name = _field(cd, "name", w, str)
+    if name or kind == "while":
+        _checked(NAME, name, f"{w}.name")
     outer = _field(cd, "outer", w, (int, type(None)))
     if outer is not None and not 0 <= outer < j:
         raise GraphFileError(f"{w}.outer: {int_text(outer)} is not the index of an earlier context")
@@ -288,6 +300,10 @@ def _read_op(i: int, od: dict, names: _Names, n_contexts: int) -> OpRecord:
                                  "come before the op that waits for it")
         controls.append(j)
     attrs = {k: decode_attr(v, f"{w}.attrs.{k}") for k, v in _field(od, "attrs", w, dict, default={}).items()}
+    try:
+        op_def.check_attrs(attrs)
+    except AttrError as e:
+        raise GraphFileError(f"{w}.attrs.{e}") from None
     device = _field(od, "device", w, str, default="")
     ctx = _field(od, "context", w, (int, type(None)), default=None)
     if ctx is not None and not 0 <= ctx < n_contexts:

@@ -107,8 +107,58 @@ def _autograph_graph() -> Seed:
     return _seed("autograph", cf.graph, {cf.inputs[0].name: np.int64(7)}, [cf.structured_outputs])
 
 
+def _collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def _rnn(h, w, b, n):
+    i = 0
+    while i < n:
+        h = np.tanh(h @ w + b) * 0.5 + h
+        i += 1
+    return h
+
+
+def _optimized_seed(name: str, fn, args, **options) -> Seed:
+    """The graph a call runs (optimized; with `jit_compile`, its loops compiled), as a file."""
+    import autograph  # noqa: PLC0415 (only these seeds need the converter)
+
+    cf = autograph.function(fn, **options).get_concrete_function(*args)
+    cf.optimize()
+    return _seed(name, cf.graph, {t.name: v for t, v in zip(cf.inputs, args)}, cf.outputs)
+
+
+def _placed_graph() -> Seed:
+    """Ops placed on two devices: a Session with devices partitions it (_Send/_Recv)."""
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        with g.device("/cpu:0"):
+            x = gc.constant(np.float64(1.5)) * 2.0
+        with g.device("/cpu:1"):
+            _, y = gc.while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * x), [np.int64(0), np.float64(1.0)])
+    return _seed("devices", g, {"n:0": 3}, [y])
+
+
+SEED_NAMES = ["cond", "while", "nested", "gradient", "autograph", "jit", "numba", "fused", "devices"]
+
+
 def seeds() -> list[Seed]:
-    return [_cond_graph(), _while_graph(), _nested_graph(), _gradient_graph(), _autograph_graph()]
+    """Valid files of every kind: traced, optimized (fused), compiled loops (Python and
+    numba), placed on devices. Each kind's generated code is built from a loaded file."""
+    out = [_cond_graph(), _while_graph(), _nested_graph(), _gradient_graph(), _autograph_graph(),
+           _optimized_seed("jit", _collatz, (np.int64(7),), jit_compile=True)]
+    if importlib.util.find_spec("numba") is not None:
+        out.append(_optimized_seed("numba", _collatz, (np.int64(7),), jit_compile="numba"))
+    rnn_args = (np.ones((1, 3)), np.eye(3) * 0.1, np.ones(3) * 0.2, np.int64(4))
+    return out + [_optimized_seed("fused", _rnn, rnn_args), _placed_graph()]
 
 
 # -- mutations ------------------------------------------------------------------------------------
@@ -481,10 +531,18 @@ _FORBIDDEN = ("exec", "compile", "pickle.find_class", "os.system", "subprocess.P
 _hook_installed = False
 
 
+# while a loaded graph runs: the engines compile code of their own (compiled loops, fused
+# kernels, handlers) and import modules lazily, but nothing may reach the system
+_FORBIDDEN_AT_RUN = tuple(e for e in _FORBIDDEN if e not in ("exec", "compile", "open", "marshal.loads"))
+
+
 def _audit(event: str, args) -> None:
     if getattr(_loading, "active", False) and event in _FORBIDDEN:
         _loading.active = False
         raise CodeExecuted(f"loading a graph file raised the audit event {event!r} {args!r:.200}")
+    if getattr(_loading, "running", False) and event.startswith(_FORBIDDEN_AT_RUN):
+        _loading.running = False
+        raise CodeExecuted(f"running a loaded graph raised the audit event {event!r} {args!r:.200}")
 
 
 def install_audit_hook(seeds_: list[Seed]) -> None:
@@ -559,14 +617,18 @@ def check(text, seed: Seed, threads: int = 1) -> Outcome:
     feeds = _feeds(g, seed)
     if not fetches or feeds is None:
         return Outcome("ran")
+    devices = sorted({op.device for op in g.get_operations() if op.device}) or None
+    _loading.running = True
     try:
-        Session(g, num_threads=threads, runtime=Runtime()).run(fetches, feeds, timeout=RUN_TIMEOUT)
+        Session(g, num_threads=threads, runtime=Runtime(), devices=devices).run(fetches, feeds, timeout=RUN_TIMEOUT)
     except gc.DeadlineExceededError:
         return Outcome("deadline")
     except AutographError:
         return Outcome("run error")
-    except Exception as e:  # noqa: BLE001
+    except (Exception, CodeExecuted) as e:  # noqa: BLE001
         return Outcome("broken", "run", e)
+    finally:
+        _loading.running = False
     return Outcome("ran")
 
 
