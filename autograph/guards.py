@@ -60,7 +60,8 @@ _LIBRARY_ROOTS = tuple(p for p in {sysconfig.get_paths().get("stdlib"), sysconfi
 _NUMERIC_KINDS = frozenset("biufcmM")
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
 _PLAIN_GETATTRIBUTE = frozenset({object.__getattribute__, type.__getattribute__, types.ModuleType.__getattribute__})
-_SAFE_RAW = {types.MethodType: ("__self__", "__func__"), functools.partial: ("func", "args", "keywords")}
+_SAFE_RAW = {types.MethodType: ("__self__", "__func__"), functools.partial: ("func", "args", "keywords"),
+             type(os.environ): ("_data",)}  # (the environment's own dict: its items, read without effects)
 
 
 class _Missing:
@@ -324,7 +325,8 @@ class Recorder:
                     child(("item", i), ("item", i, "seq"), f"{text}[{i}]", v, True)
             return
         if isinstance(value, dict):
-            keys = list(dict.keys(value)) if len(value) <= ITEMS else [k for k in self.mentions if k in value]
+            keys = list(dict.keys(value)) if len(value) <= ITEMS else [k for k in self.mentions if k in value] + [
+                b for k in self.mentions if isinstance(k, str) and (b := os.fsencode(k)) in value]  # os.environ's
             for k in keys:
                 child(("item", k), ("item", k, "dict"), f"{text}[{k!r}]", dict.__getitem__(value, k), True)
             return
@@ -334,6 +336,8 @@ class Recorder:
                 child(("raw", name), ("raw", name), f"{text}.{name}", getattr(value, name), False)
             return
         if isinstance(value, types.ModuleType):
+            if value is os and "environ" in self.mentions:  # os.environ["X"] read while tracing: a change retraces
+                child(("attr", "environ"), ("attr", "environ"), f"{text}.environ", os.environ, False)
             if _is_user_module(value):
                 d = value.__dict__
                 for name in self.mentions:

@@ -256,3 +256,18 @@ def test_seed_and_sleep_run_when_the_graph_runs(engine):
     t0 = time.perf_counter()
     assert f(np.int64(3)) == seeded_draws_and_sleep(np.int64(3)) and f(np.int64(4)) == seeded_draws_and_sleep(4)
     assert time.perf_counter() - t0 >= 0.02  # slept on both calls
+
+
+def environment_item(x):
+    return x * 2, os.environ["AG_TEST_ENV_ITEM"]
+
+
+def test_an_environment_item_read_while_tracing_retraces_when_it_changes(monkeypatch):
+    monkeypatch.setenv("AG_TEST_ENV_ITEM", "first")
+    f = function(environment_item)
+    assert f(np.float64(1.0)) == (2.0, "first")
+    monkeypatch.setenv("AG_TEST_ENV_ITEM", "second")  # a guard on os.environ's item: traced again
+    assert f(np.float64(1.0)) == (2.0, "second")
+    monkeypatch.delenv("AG_TEST_ENV_ITEM")
+    with pytest.raises(KeyError):
+        f(np.float64(1.0))
