@@ -36,6 +36,7 @@ from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import get_op_def
 
 from .fused_kernel import step_kernel
+from .codegen import Source, args, check_loop, compile_function, ident
 from .interrupt import python_loop
 from .numba_loop import numba_loop_kernel
 from .scalar_kernels import scalar_source
@@ -44,7 +45,10 @@ from .scalar_loop import scalar_loop_kernel
 
 def compiled_loop_kernel(op):
     """A fast kernel for the CompiledLoop op `op`: numba's if it asks for it and every step
-    has an exact machine form (executor/numba_loop.py), else generated Python."""
+    has an exact machine form (executor/numba_loop.py), else generated Python. Its
+    attributes are checked first (codegen.check_loop): a malformed loop is a GraphError
+    naming the op, and what the generators write from them is only ints in range."""
+    check_loop(op.name, op.attrs, len(op.inputs))
     dtypes = [t.dtype.np_dtype for t in op.inputs]
     shapes = [t.shape for t in op.inputs]
     if op.attrs.get("backend") == "numba":
@@ -63,9 +67,9 @@ def _kernel_of(step, input_dtypes: list):
 
 
 def compiled_loop_kernel_for(a: dict, input_dtypes: list, name: str, shapes=None):
-    """The kernel of a CompiledLoop op with attributes `a` on inputs of these numpy dtypes
-    (and static shapes, if known): the fast one for numpy scalars (executor/scalar_loop.py),
-    which hands over to the guarded one, or the guarded one alone."""
+    """The kernel of a CompiledLoop op with attributes `a` (checked) on inputs of these
+    numpy dtypes (and static shapes, if known): the fast one for numpy scalars
+    (executor/scalar_loop.py), which hands over to the guarded one, or the guarded one alone."""
     guarded = guarded_loop_kernel_for(a, input_dtypes, name)
     return scalar_loop_kernel(a, input_dtypes, name, guarded, shapes) or guarded
 
@@ -82,41 +86,46 @@ def guarded_loop_kernel_for(a: dict, input_dtypes: list, name: str):
         i = len(dtypes)  # the number of the step's (first) value
         k = outputs_of(step)
         dtypes += [d.np_dtype for d in step[DTYPE]] if k > 1 else [step[DTYPE].np_dtype]
-        targets = ", ".join(f"v{i + x}" for x in range(k))
+        targets = args("v", range(i, i + k))
         if step[TYPE] == "Const":
-            env[f"c{i}"] = step[ATTRS]["value"]
-            lines.append(f"v{i} = c{i}")
+            env[ident("c", i)] = step[ATTRS]["value"]
+            lines.append(f"{ident('v', i)} = {ident('c', i)}")
             continue
         if step[TYPE] == "Merge":  # a cond's: the value of the branch its predicate took
             t, f, p = step[INPUTS]
-            line = f"v{i} = v{t} if v{p} else v{f}"
+            line = f"{ident('v', i)} = {ident('v', t)} if {ident('v', p)} else {ident('v', f)}"
         else:
             in_dtypes = [dtypes[x] for x in step[INPUTS]]
             inline = None if step[ATTRS] or k > 1 else \
-                scalar_source(step[TYPE], in_dtypes, [f"v{x}" for x in step[INPUTS]], f"k{i}", f"T{i}")
+                scalar_source(step[TYPE], in_dtypes, [ident("v", x) for x in step[INPUTS]], ident("k", i),
+                              ident("T", i))
             if inline is not None:  # the operator written out: no call where a scalar kernel would use one
-                env[f"k{i}"], env[f"T{i}"] = get_op_def(step[TYPE]).kernel, inline[1]
-                line = f"v{i} = {inline[0]}"
+                env[ident("k", i)], env[ident("T", i)] = get_op_def(step[TYPE]).kernel, inline[1]
+                line = f"{ident('v', i)} = {inline[0]}"
             else:
-                env[f"k{i}"] = _kernel_of(step, in_dtypes)
-                line = f"{targets} = k{i}({', '.join(f'v{x}' for x in step[INPUTS])})"
+                env[ident("k", i)] = _kernel_of(step, in_dtypes)
+                line = f"{targets} = {ident('k', i)}({args('v', step[INPUTS])})"
         if step[GUARD]:  # in a cond's branch: only when its predicates say so
-            test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
+            test = " and ".join(ident("v", p) if branch else f"not {ident('v', p)}" for p, branch in step[GUARD])
             line = f"if {test}: {line}"
         lines.append(line)
     n_cond = len(a["cond_steps"])
-    params = ", ".join(f"x{i}" for i in range(n_in))
-    out = [f"v{k}" for k in a["exits"]]
-    state = ", ".join(f"v{k}" for k in range(a["n_vars"]))
-    body = [", ".join(f"v{i}" for i in range(n_in)) + " = " + params, "try:", "    while True:"]
-    body += [f"        {x}" for x in lines[:n_cond]]
-    body += [f"        if not v{a['pred']}:", "            break"]
-    body += [f"        {x}" for x in lines[n_cond:]]
-    body += [f"        {state} = " + ", ".join(f"v{x}" for x in a["nexts"])]
-    body += [f"    return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}",
-             "except Exception:", f"    return reference({params})"]
-    source = f"def loop({params}):\n" + "".join(f"    {x}\n" for x in body)
-    exec(compile(source, f"<compiled loop {name}>", "exec"), env)  # noqa: S102 (our own source)
-    loop = env["loop"]
+    params = args("x", range(n_in))
+    out = [ident("v", k) for k in a["exits"]]
+    src = Source()
+    with src.block(f"def loop({params})"):
+        src.line(f"{args('v', range(n_in))} = {params}")
+        with src.block("try"):
+            with src.block("while True"):
+                src.extend(lines[:n_cond])
+                with src.block(f"if not {ident('v', a['pred'])}"):
+                    src.line("break")
+                src.extend(lines[n_cond:])
+                src.line(f"{args('v', range(a['n_vars']))} = {args('v', a['nexts'])}")
+            src.line(f"return {out[0] if len(out) == 1 else '(' + ', '.join(out) + ')'}")
+        with src.block("except Exception"):
+            src.line(f"return reference({params})")
+    source = src.text()
+    loop = compile_function(source, "loop", env, "compiled loop", name)
     loop.source = source
     return loop
