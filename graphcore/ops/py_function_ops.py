@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt
+from ..attr_schema import BOOL, DTYPE, INT, SHAPE, STR, AttrError, opt, tuple_of
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op
@@ -95,8 +96,22 @@ def _kernel(*values, key, Tout, shapes, stateful=True, func=""):  # noqa: N803
     return call_entry(entry, values, Tout, shapes) if Tout else (entry.func(*values), ())[1]
 
 
+def _function_key(v, where):
+    """A graph file never names a Python call (it is data): only an in-process copy
+    (graphcore.serialization.in_process_copy) reads a PyFunction back."""
+    from ..serialization.writer import copying_in_process  # noqa: PLC0415 (serialization imports the ops)
+
+    if not copying_in_process():
+        raise AttrError(where, "a PyFunction calls a Python function of the process that built the graph, and a "
+                               "graph file is data: it cannot name one. Build the graph with its py_function in "
+                               "the process that runs it")
+    INT(v, where)
+
+
 py_function_op = define_op("PyFunction", shape=_rule, kernel=_kernel, num_outputs=None, cost=CHEAP, stateful=True,
-                           doc="calls a Python function on its inputs' values when the graph runs")
+                           doc="calls a Python function on its inputs' values when the graph runs",
+                           attrs={"key": _function_key, "func": opt(STR), "Tout": tuple_of(DTYPE, 1024),
+                                  "shapes": tuple_of(SHAPE, 1024), "stateful": BOOL})
 
 
 @py_function_op.gradient
