@@ -190,3 +190,23 @@ def test_a_compiled_loop_leaves_a_python_call_to_the_frame_executor():
     assert "CompiledLoop" in ops_of(pure_loop)
     kinds = ops_of(python_in_loop)
     assert "CompiledLoop" not in kinds and "PyFunction" in kinds and "NextIteration" in kinds
+
+
+def cube_in_a_branch(x):
+    if x > 0:
+        y = autograph.py_function(lambda v: v ** 3, [x], np.float64, shapes=[], grad=lambda v, dy: 3 * v * v * dy)
+    else:
+        y = x * 2.0
+    return y
+
+
+def two_outputs(x):
+    y = autograph.py_function(lambda v: (v * 2, v * 3), [x], [np.float64, np.float64], shapes=[[], []],
+                              grad=lambda v, d1, d2: 2 * d1 + 3 * d2)
+    return y[0] + y[1] * 2
+
+
+def test_gradients_in_a_branch_and_of_several_outputs():
+    g = autograph.grad(cube_in_a_branch)
+    assert g(np.float64(2.0)) == pytest.approx(12.0) and g(np.float64(-1.0)) == pytest.approx(2.0)
+    assert autograph.grad(two_outputs)(np.float64(1.0)) == pytest.approx(8.0)
