@@ -24,6 +24,7 @@ from graphcore.errors import GraphError
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 
+from .codegen import Source, args, compile_function, ident, literal
 from .interrupt import numba_loop, python_loop
 
 _TYPES = {np.dtype(np.int64): "np.int64", np.dtype(np.int32): "np.int32", np.dtype(np.float64): "np.float64",
@@ -221,9 +222,9 @@ def _const(value, dtype) -> str:
     if arr.shape != () or np.dtype(dtype) not in _TYPES:
         raise _Inexact
     v = arr.item()
-    if isinstance(v, float) and not np.isfinite(v):
+    if isinstance(v, float) and not np.isfinite(v) or not isinstance(v, (bool, int, float)):
         raise _Inexact  # (nan/inf literals: kept simple)
-    return f"{_TYPES[np.dtype(dtype)]}({v!r})"
+    return f"{_TYPES[np.dtype(dtype)]}({literal(v)})"
 
 
 def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback):
@@ -274,27 +275,35 @@ def _compile(a: dict, input_dtypes: list, name: str):
     env: dict = {"np": np, **_python_helpers()}
     cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, env, name)]
     exit_dtypes = [dtypes[k] for k in a["exits"]]
-    state = [f"v{k}" for k in range(n_vars)]
+    state = [ident("v", k) for k in range(n_vars)]
     stopped = "return (True, " + "".join(f"{_zero(d)}, " for d in exit_dtypes) + "".join(f"{v}, " for v in state) + ")"
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
-    params = ", ".join(f"x{i}" for i in range(n_in))
-    out = [f"v{k}" for k in a["exits"]]
-    body = [", ".join(f"v{i}" for i in range(n_in)) + f"{',' if n_in == 1 else ''} = {params}", "while True:"]
-    body += [f"    {x}".replace("#STOPPED", stopped) for x in cond_lines]
-    body += [f"    if not v{a['pred']}:", "        break"]
-    body += [f"    {x}".replace("#STOPPED", stopped) for x in body_lines]
-    body += [f"    {', '.join(state)}{',' if n_vars == 1 else ''} = " + ", ".join(f"v{x}" for x in a["nexts"])]
-    body += ["    if read_flag(stop_flag):", f"        {stopped}"]
-    body += ["return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")"]
-    source = f"def loop({params}{', ' if params else ''}stop_flag):\n" + "".join(f"    {x}\n" for x in body)
-    exec(compile(source, f"<numba loop {name}>", "exec"), env)  # noqa: S102 (our own source)
+    params = args("x", range(n_in))
+    out = [ident("v", k) for k in a["exits"]]
+    src = Source()
+    with src.block(f"def loop({params}{', ' if params else ''}stop_flag)"):
+        src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {params}")
+        with src.block("while True"):
+            src.extend(x.replace(_STOPPED, stopped) for x in cond_lines)
+            with src.block(f"if not {ident('v', a['pred'])}"):
+                src.line("break")
+            src.extend(x.replace(_STOPPED, stopped) for x in body_lines)
+            src.line(f"{', '.join(state)}{',' if n_vars == 1 else ''} = {args('v', a['nexts'])}")
+            with src.block("if read_flag(stop_flag)"):
+                src.line(stopped)
+        src.line("return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")")
+    source = src.text()
+    loop = compile_function(source, "loop", env, "numba loop", name)
     try:
-        fn = numba.njit(error_model="numpy", cache=False, nogil=True)(env["loop"])
+        fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
         fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64[::1]))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError:
         raise _Inexact from None
     return fn, source
+
+
+_STOPPED = "#STOPPED"  # (a line the loop's stopped return replaces: an inner loop stopped)
 
 
 def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
@@ -304,29 +313,30 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
     out_dtypes = [np.dtype(d.np_dtype) for d in step[DTYPE]] if k > 1 else [np.dtype(step[DTYPE].np_dtype)]
     dtypes += out_dtypes
     kind, ins = step[TYPE], step[INPUTS]
-    args = ", ".join(f"v{x}" for x in ins)
+    v = ident("v", i)
+    values = [ident("v", x) for x in ins]
     if kind == "Const":
-        code = [f"v{i} = {_const(step[ATTRS]['value'], out_dtypes[0])}"]
+        code = [f"{v} = {_const(step[ATTRS]['value'], out_dtypes[0])}"]
     elif kind == "Merge":  # a cond's: the value of the branch its predicate took
-        t, f, p = ins
-        code = [f"v{i} = v{t} if v{p} else v{f}"]
+        t, f, p = values
+        code = [f"{v} = {t} if {p} else {f}"]
     elif kind == "Fused":
-        code = _fused_lines(step, [f"v{x}" for x in ins], [dtypes[x] for x in ins], f"v{i}")
-    elif kind == "CompiledLoop":  # (#STOPPED: the outer loop's return when the inner one stopped)
-        env[f"k{i}"], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
-        code = [f"r{i} = k{i}({args}{', ' if args else ''}stop_flag)", f"if r{i}[0]:", "    #STOPPED"]
-        code += [f"v{i + x} = r{i}[{1 + x}]" for x in range(k)]
+        code = _fused_lines(step, values, [dtypes[x] for x in ins], v)
+    elif kind == "CompiledLoop":
+        kernel, result = ident("k", i), ident("r", i)
+        env[kernel], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
+        code = [f"{result} = {kernel}({', '.join(values + ['stop_flag'])})", f"if {result}[0]:", f"    {_STOPPED}"]
+        code += [f"{ident('v', i + x)} = {result}[{literal(1 + x)}]" for x in range(k)]
     elif kind == "PythonArith":
-        expr = _python_expr(step[ATTRS]["op"], [f"v{x}" for x in ins], [dtypes[x] for x in ins], out_dtypes[0])
-        code = [f"v{i} = {expr}"]
+        code = [f"{v} = {_python_expr(step[ATTRS].get('op'), values, [dtypes[x] for x in ins], out_dtypes[0])}"]
     elif step[ATTRS] and kind != "Cast":
         raise _Inexact
     else:
-        code = [f"v{i} = {_expr(kind, [f'v{x}' for x in ins], [dtypes[x] for x in ins], out_dtypes[0])}"]
+        code = [f"{v} = {_expr(kind, values, [dtypes[x] for x in ins], out_dtypes[0])}"]
     if step[GUARD]:  # in a cond's branch: only when its predicates say so
-        test = " and ".join(f"v{p}" if branch else f"not v{p}" for p, branch in step[GUARD])
+        test = " and ".join(ident("v", p) if branch else f"not {ident('v', p)}" for p, branch in step[GUARD])
         # (a value of a branch not taken is never read, but numba types it on every path)
-        code = [f"v{i + x} = {_zero(d)}" for x, d in enumerate(out_dtypes)] + [f"if {test}:"] + \
+        code = [f"{ident('v', i + x)} = {_zero(d)}" for x, d in enumerate(out_dtypes)] + [f"if {test}:"] + \
             [f"    {c}" for c in code]
     return code
 
@@ -340,7 +350,7 @@ def _fused_lines(step, args: list[str], in_dtypes: list, target: str) -> list[st
     inner = step[ATTRS]["steps"]
     names, dtypes, code = list(args), list(in_dtypes), []
     for j, s in enumerate(inner):
-        name = target if j == len(inner) - 1 else f"{target}_{j}"
+        name = target if j == len(inner) - 1 else ident(f"{target}_", j)
         d = np.dtype(s[DTYPE].np_dtype)
         if s[TYPE] == "Const":
             code.append(f"{name} = {_const(s[ATTRS]['value'], d)}")
