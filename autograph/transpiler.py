@@ -83,6 +83,7 @@ def transform_node(node: gast.AST, ctx: Context) -> gast.AST:
     return node
 
 
+@functools.cache
 def _requires_analysis(module) -> bool:
     return any(getattr(v, "requires_analysis", False) for v in vars(module).values() if isinstance(v, type)
                and v.__module__ == module.__name__)

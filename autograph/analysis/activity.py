@@ -15,6 +15,7 @@ import gast
 
 from ..pyct import anno
 from ..pyct.qual_names import CONTENTS_SUFFIX, contents_name, qn
+from ..pyct.transformer import child_nodes, walk
 
 
 @dataclass
@@ -69,7 +70,7 @@ def _fn_free_reads(node: gast.AST) -> tuple[set[str], set[str]]:
     else:
         block_scope(node.body, body)
     nonlocals: set[str] = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Nonlocal):
             nonlocals |= set(n.names)
     local = (body.modified - nonlocals) | params
@@ -116,7 +117,7 @@ def _reads(node: gast.AST | None, scope: Scope) -> None:
         return
     if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
         inner = Scope()
-        for child in gast.iter_child_nodes(node):
+        for child in child_nodes(node):
             _reads(child, inner)
         local = set()
         for g in node.generators:
@@ -129,7 +130,7 @@ def _reads(node: gast.AST | None, scope: Scope) -> None:
         name = qn(node)
         if name is not None:
             scope.read.add(name)
-    for child in gast.iter_child_nodes(node):
+    for child in child_nodes(node):
         _reads(child, scope)
 
 
@@ -208,7 +209,7 @@ def stmt_scope(node: gast.stmt) -> Scope:
             if isinstance(t, gast.Subscript):  # `del a[k]` changes the items of `a`
                 _targets(t, s)
     else:
-        for child in gast.iter_child_nodes(node):
+        for child in child_nodes(node):
             _reads(child, s)
     anno.setanno(node, anno.SCOPE, s)
     return s

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno
+from ..pyct.transformer import child_nodes
 from . import activity
 
 
@@ -20,7 +21,7 @@ class _Analyzer:
         self.locals = local_names
 
     def _mark_loads(self, node: gast.AST, must: frozenset) -> None:
-        todo = list(gast.iter_child_nodes(node)) if isinstance(node, gast.stmt) else [node]
+        todo = list(child_nodes(node)) if isinstance(node, gast.stmt) else [node]
         while todo:
             n = todo.pop()
             if isinstance(n, (gast.FunctionDef, gast.Lambda, gast.ClassDef, gast.stmt)):
@@ -28,7 +29,7 @@ class _Analyzer:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load):
                 if n.id in self.locals and n.id not in must:
                     anno.setanno(n, anno.MAYBE_UNDEFINED, True)
-            todo.extend(gast.iter_child_nodes(n))
+            todo.extend(child_nodes(n))
 
     def block(self, stmts, may: frozenset, must: frozenset):
         for s in stmts:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import templates
+from ..pyct.transformer import child_nodes, walk
 from .base import Converter
 
 OPERATORS = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.FloorDiv: "//", gast.Mod: "%",
@@ -44,7 +45,7 @@ def held_names(fn: gast.FunctionDef, lineno) -> dict[str, int]:
             for e in [k for k in expr.keys if k is not None] + expr.values:
                 store(e, line)
 
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, (gast.Assign, gast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             if any(isinstance(t, (gast.Subscript, gast.Attribute)) for t in targets):
@@ -74,9 +75,9 @@ class InPlaceConverter(Converter):
         change there shows in later iterations (see `iterated_at`)."""
         node.target = self.visit(node.target)
         node.iter = self.visit(node.iter)
-        targets = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+        targets = {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
         read = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id in targets
-                   for stmt in node.body for n in gast.walk(stmt))
+                   for stmt in node.body for n in walk(stmt))
         watch = isinstance(node.iter, gast.Name) and read  # (items never read: their values do not matter)
         if watch:
             self.iterating.append((node.iter.id, self.lineno(node)))
@@ -125,7 +126,7 @@ def _local_names(fn: gast.FunctionDef) -> set[str]:
             stored.add(n.name)
             continue
         if not isinstance(n, gast.Lambda):
-            todo.extend(gast.iter_child_nodes(n))
+            todo.extend(child_nodes(n))
     return stored - declared
 
 

@@ -2,7 +2,6 @@
 line, and the block rewriting that guards statements after a lowered jump."""
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 
 import gast
@@ -10,6 +9,7 @@ import gast
 from ..errors import ConversionError
 from ..pyct import anno, templates
 from ..pyct.naming import Namer
+from ..pyct.transformer import Transformer
 
 
 @dataclass
@@ -24,82 +24,14 @@ class Context:
     special_names: set[str] = field(default_factory=set)
 
 
-# Nodes without fields (contexts and operators): a visit with no method of its own for
-# one returns it unchanged, so generic_visit passes them by (visit() overrides must not
-# act on them either).
-_LEAVES = frozenset(c for base in (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.boolop)
-                    for c in base.__subclasses__() if not c._fields)
-# ast.NodeVisitor.visit_Constant only looks for the methods of Python 3.7's node types
-_OLD_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
-
-
-class Converter(gast.NodeTransformer):
-    """Base transformer. Subclasses set `requires_analysis` when they read annotations.
-
-    visit and generic_visit are ast.NodeTransformer's, faster: the method for a node class
-    is looked up once per converter class, fields are read without a generator, and leaves
-    without a method of their own are not visited (conversion walks every tree twenty
-    times: this was a third of a conversion's time)."""
+class Converter(Transformer):
+    """Base transformer (pyct.transformer's faster NodeTransformer). Subclasses set
+    `requires_analysis` when they read annotations."""
 
     requires_analysis = False
-    _visitors: dict = {}
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._visitors = {}  # node class -> the function visiting it, None for generic_visit
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
-
-    def _visitor(self, node_class):
-        cls = type(self)
-        method = getattr(cls, "visit_" + node_class.__name__, None)
-        if method is ast.NodeVisitor.visit_Constant and not any(hasattr(cls, m) for m in _OLD_CONSTANT_VISITORS):
-            method = None
-        self._visitors[node_class] = method
-        return method
-
-    def visit(self, node):
-        node_class = node.__class__
-        try:
-            method = self._visitors[node_class]
-        except KeyError:
-            method = self._visitor(node_class)
-        if method is None:
-            return self.generic_visit(node)
-        return method(self, node)
-
-    def generic_visit(self, node):
-        visitors = self._visitors
-        for field in node._fields:
-            try:
-                old = getattr(node, field)
-            except AttributeError:
-                continue
-            if isinstance(old, list):
-                new_values = []
-                for value in old:
-                    if isinstance(value, ast.AST):
-                        c = value.__class__
-                        if c not in _LEAVES or visitors.get(c, True) is not None:
-                            value = self.visit(value)
-                            if value is None:
-                                continue
-                            if not isinstance(value, ast.AST):
-                                new_values.extend(value)
-                                continue
-                    new_values.append(value)
-                old[:] = new_values
-            elif isinstance(old, ast.AST):
-                c = old.__class__
-                if c in _LEAVES and visitors.get(c, True) is None:
-                    continue
-                new_node = self.visit(old)
-                if new_node is None:
-                    delattr(node, field)
-                else:
-                    setattr(node, field, new_node)
-        return node
 
     def error(self, node: gast.AST, message: str) -> ConversionError:
         origin = anno.getanno(node, anno.ORIGIN)

@@ -23,6 +23,7 @@ import gast
 from ..analysis.activity import _fn_free_reads
 from ..pyct import anno, templates
 from ..pyct.qual_names import CONTENTS_SUFFIX, is_composite, is_contents
+from ..pyct.transformer import walk
 from .base import Converter
 
 
@@ -37,7 +38,7 @@ def _closures(tree) -> list[tuple[gast.AST, frozenset, frozenset]]:
     """(node, free names read, names changed via `nonlocal`) of every function or lambda
     nested in `tree` (the converted function itself excluded)."""
     out = []
-    for n in gast.walk(tree):
+    for n in walk(tree):
         if n is not tree and isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
             reads, changed = _fn_free_reads(n)
             out.append((n, frozenset(r for r in reads if not is_composite(r)), frozenset(changed)))
@@ -59,8 +60,8 @@ class ControlFlowTransformer(Converter):
     def _closure_state(self, node) -> tuple[frozenset, frozenset]:
         """(names closures defined outside `node` may read later, names closures may change
         when `node` calls something); call before `node`'s children are converted."""
-        inside = {id(n) for n in gast.walk(node)}
-        calls = any(isinstance(n, gast.Call) for n in gast.walk(node))
+        inside = {id(n) for n in walk(node)}
+        calls = any(isinstance(n, gast.Call) for n in walk(node))
         live, changed = frozenset(), frozenset()
         for fn, reads, mods in self.closures:
             if id(fn) not in inside:
@@ -187,7 +188,7 @@ class ControlFlowTransformer(Converter):
             raise self.error(node, "internal: for/else should have been lowered by break_statements")
         extra_live = frozenset()
         if extra is not None:
-            extra_live = frozenset(n.id for n in gast.walk(extra) if isinstance(n, gast.Name))
+            extra_live = frozenset(n.id for n in walk(extra) if isinstance(n, gast.Name))
         names, nouts = self._ordered(node, body_scope.modified | closure_changed, extra_live, closure_live)
         code, get_state, set_state = self._state_functions(names)
         body, itr = self.ctx.namer.new("loop_body"), self.ctx.namer.new("itr")

@@ -15,6 +15,7 @@ import gast
 
 from ..pyct import templates
 from ..pyct.qual_names import qn
+from ..pyct.transformer import child_nodes, walk
 from .augmented_assignments import held_names
 from .base import Converter
 
@@ -39,7 +40,7 @@ def _own_names(fn) -> tuple[set[str], set[str]]:
             local.add(n.name)
             continue
         if not isinstance(n, gast.Lambda):
-            todo.extend(gast.iter_child_nodes(n))
+            todo.extend(child_nodes(n))
     return local - declared, declared
 
 
@@ -84,7 +85,7 @@ class ListTransformer(Converter):
             # a display whose items do not read the list: appends, one per item, in order
             if not isinstance(call.args[0], (gast.List, gast.Tuple)) or any(
                     isinstance(n, gast.Name) and n.id == qn(target).split(".")[0].split("[")[0]
-                    for n in gast.walk(call.args[0])):
+                    for n in walk(call.args[0])):
                 return self.generic_visit(node)
             items = call.args[0].elts
             if not items or any(isinstance(e, gast.Starred) for e in items):

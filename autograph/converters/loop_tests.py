@@ -21,11 +21,12 @@ import copy
 import gast
 
 from ..pyct import templates
+from ..pyct.transformer import walk
 from .base import Converter
 
 
 def _assigns(expr) -> bool:
-    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(expr))
+    return any(isinstance(n, gast.NamedExpr) for n in walk(expr))
 
 
 class LoopTestTransformer(Converter):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno, templates
+from ..pyct.transformer import child_nodes
 from .base import GuardingTransformer, _JumpState
 
 
@@ -30,7 +31,7 @@ def _returns(stmts) -> list:
             continue
         if isinstance(n, gast.Return):
             found.append(n)
-        todo.extend(gast.iter_child_nodes(n))
+        todo.extend(child_nodes(n))
     return found
 
 

@@ -16,6 +16,7 @@ import gast
 
 from ..pyct import anno, parser, templates
 from ..pyct.qual_names import is_composite
+from ..pyct.transformer import child_nodes, walk
 from .base import Converter
 
 # methods of Python containers that change them in place
@@ -38,7 +39,7 @@ def _declared_nonlocal(fn: gast.FunctionDef) -> set[str]:
         if isinstance(n, gast.Nonlocal):
             out |= set(n.names)
         if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)):
-            todo.extend(gast.iter_child_nodes(n))
+            todo.extend(child_nodes(n))
     return out
 
 
@@ -53,7 +54,7 @@ class SideEffectTransformer(Converter):
         self.blocks: list[set[str]] = []  # names bound in each enclosing if / loop (innermost last)
 
     def _compound(self, node):
-        self.blocks.append({n.id for stmt in node.body + node.orelse for n in gast.walk(stmt)
+        self.blocks.append({n.id for stmt in node.body + node.orelse for n in walk(stmt)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)})
         try:
             return self.generic_visit(node)
@@ -139,7 +140,7 @@ class SideEffectTransformer(Converter):
             note = templates.replace("ag__.python_side_effect(what, None, line, obj)",
                                      what=templates.const(parser.unparse(call.func).strip() + "(...)"),
                                      line=templates.const(self.lineno(node)), obj=copy.deepcopy(obj))
-            for n in gast.walk(note[0]):
+            for n in walk(note[0]):
                 if isinstance(n, gast.Name):
                     n.ctx = gast.Load()
             return self.mark(note, node) + [node]

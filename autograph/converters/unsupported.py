@@ -22,6 +22,7 @@ from __future__ import annotations
 import gast
 
 from ..pyct import anno
+from ..pyct.transformer import child_nodes, walk
 from .base import Converter
 
 _MESSAGES = {
@@ -45,7 +46,7 @@ def _declared(fn: gast.FunctionDef) -> dict[str, gast.stmt]:
             continue
         if isinstance(n, (gast.Global, gast.Nonlocal)):
             out.update({name: n for name in n.names})
-        todo.extend(gast.iter_child_nodes(n))
+        todo.extend(child_nodes(n))
     return out
 
 
@@ -93,7 +94,7 @@ class UnsupportedChecker(Converter):
     visit_If = visit_For = _control_flow
 
     def _walrus_in(self, expr, where: str, advice: str):
-        for n in gast.walk(expr):
+        for n in walk(expr):
             if isinstance(n, gast.NamedExpr):
                 name = getattr(n.target, "id", "?")
                 raise self.error(n, f"'{name} := ...' in {where} cannot be converted: that expression becomes a "

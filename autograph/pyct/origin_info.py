@@ -5,12 +5,13 @@ from __future__ import annotations
 import gast
 
 from . import anno
+from .transformer import child_nodes, walk
 
 
 def annotate(node: gast.AST, filename: str, line_offset: int, col_offset: int) -> None:
     """Record the user's (file, line, column) on every node of a freshly parsed tree."""
-    for n in gast.walk(node):
-        if hasattr(n, "lineno") and getattr(n, "lineno", None):
+    for n in walk(node):
+        if getattr(n, "lineno", None):
             anno.setanno(n, anno.ORIGIN, (filename, n.lineno + line_offset, (n.col_offset or 0) + col_offset))
 
 
@@ -28,7 +29,7 @@ def line_map(transformed: gast.AST, regenerated: gast.AST) -> dict[int, tuple[st
         if line and origin is not None and isinstance(b, (gast.stmt, gast.expr)):
             if line not in out or isinstance(b, gast.stmt) and anno.hasanno(a, anno.ORIGIN):
                 out.setdefault(line, (origin[0], origin[1]))
-        for ca, cb in zip(gast.iter_child_nodes(a), gast.iter_child_nodes(b)):
+        for ca, cb in zip(child_nodes(a), child_nodes(b)):
             walk(ca, cb, origin)
 
     walk(transformed, regenerated, None)

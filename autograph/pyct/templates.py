@@ -18,6 +18,8 @@ from typing import Any
 
 import gast
 
+from .transformer import Transformer
+
 
 def _set_ctx(node: gast.AST, ctx: gast.AST) -> gast.AST:
     if isinstance(node, (gast.Name, gast.Attribute, gast.Subscript, gast.Starred)):
@@ -39,7 +41,7 @@ def _as_expr(value: Any, ctx: gast.AST) -> gast.AST:
     raise TypeError(f"cannot put {type(value).__name__} into a template expression")
 
 
-class _Replacer(gast.NodeTransformer):
+class _Replacer(Transformer):
     def __init__(self, replacements: dict[str, Any]):
         self.r = replacements
 
