@@ -192,10 +192,14 @@ def _objects_out(value, depth: int = 0):
 class _ListOutput:
     """A returned list that a graph loop appended to: fetched stacked, returned as a list."""
 
-    __slots__ = ("stacked",)
+    __slots__ = ("stacked", "python")
 
-    def __init__(self, stacked):
+    def __init__(self, stacked, python: bool = False):
         self.stacked = stacked
+        self.python = python  # its items are Python numbers: returned as Python's (int, not np.int64)
+
+    def listed(self, value) -> list:
+        return [v.item() for v in value] if self.python else list(value)
 
 
 def _escaped_value(t: gc.Tensor, python_function) -> StagingError:
@@ -355,7 +359,7 @@ class ConcreteFunction:
         def new(v):
             if isinstance(v, gc.Tensor):
                 return replaced.get(id(v), v)
-            return _ListOutput(new(v.stacked)) if isinstance(v, _ListOutput) else v
+            return _ListOutput(new(v.stacked), v.python) if isinstance(v, _ListOutput) else v
 
         self._fetches = [new(t) for t in self._fetches]
         self._kinds = [new(k) for k in self._kinds]
@@ -410,7 +414,7 @@ class ConcreteFunction:
         values = list(values)[:len(self._fetches)]
         flat = _flatten(self.structured_outputs)
         it = iter(values)
-        out = [next(it) if isinstance(v, gc.Tensor) else list(next(it)) if isinstance(v, _ListOutput) else v
+        out = [next(it) if isinstance(v, gc.Tensor) else v.listed(next(it)) if isinstance(v, _ListOutput) else v
                for v in flat]
         return _pack(self.structured_outputs, out, build=True)
 
@@ -750,7 +754,8 @@ class Function:
                 flat_out = [python_calls.rendered(v) if isinstance(v, FormattedString) else v for v in flat_out]
                 out = _pack(out, flat_out)
             if any(isinstance(v, (gc.TensorShape, StagedList, gc.DType)) for v in flat_out):
-                flat_out = [_ListOutput(v.stacked()) if isinstance(v, StagedList) else
+                flat_out = [_ListOutput(v.stacked(), v.python and v.dtype in (gc.int64, gc.float64, gc.bool_))
+                            if isinstance(v, StagedList) else
                             v.np_dtype if isinstance(v, gc.DType) else  # numpy's dtype, as `a.dtype` is there
                             _returned_shape(v, self.python_function) for v in flat_out]
                 out = _pack(out, flat_out)

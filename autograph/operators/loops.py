@@ -40,7 +40,7 @@ from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, in_dry_run, is_array_value,
                       is_number, is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
                       natural_dtype, rollback, runtime_object_pair, same_python_value, to_tensor, truth, zeros)
-from .staged_lists import StagedList
+from .staged_lists import StagedList, python_number
 from .state import FlatState, ShapeChanged, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
@@ -211,6 +211,13 @@ def _list_plan(name, a, b, line):
         raise StagingError(f"{location(line)}: the Python list '{name}' is both appended to and changed item by "
                            "item inside a loop on a tensor; do one or the other.")
     new = b[len(a)]
+    mixed = next((x for x in a if (is_tensor(x) or is_number(x)) and is_value(new)
+                  and (natural_dtype(x) == gc.bool_) != (natural_dtype(new) == gc.bool_)), None)
+    if mixed is not None:  # (a graph list has one dtype: 0 would become False)
+        raise StagingError(f"{location(line)}: the list '{name}' holds {describe(mixed)} before the loop and the loop "
+                           f"appends {describe(new)}: a list built in a graph loop has one dtype, so one kind would "
+                           f"become the other (0 would become False), where Python's list keeps both. Start it with "
+                           f"items of the kind the loop appends, or append int(...) / bool(...) of them.")
     if not is_value(new):
         what = "a function" if callable(new) else "None" if new is None else f"a {type(new).__name__}"
         raise StagingError(f"{location(line)}: '{name}' is appended {what} inside a loop on a tensor: a list built in "
@@ -431,6 +438,7 @@ class _Loop:
         self.body_effects = 0
         self.token_out = None
         self.init = None
+        self.list_python: dict = {}  # list variable -> whether all its items are Python numbers
 
     def _initial(self, init) -> tuple[list, list]:
         values, names = [], []
@@ -438,7 +446,9 @@ class _Loop:
             entry, v = self.plan[i], init[i]
             if entry[0] == "list" and isinstance(v, StagedList):
                 values.append(v.handle)
+                self.list_python[i] = v.python
             elif entry[0] == "list":
+                self.list_python[i] = all(python_number(e) for e in v)
                 lst = gc.tensor_list_new(entry[1])
                 for e in v:
                     lst = gc.tensor_list_push_back(lst, to_tensor(e, entry[1]))
@@ -476,7 +486,7 @@ class _Loop:
                                      self.line)
         for i, (name, entry) in enumerate(zip(self.state.names, self.plan)):
             if i in slot and entry[0] == "list":
-                out.append(StagedList(vals[slot[i]], entry[1], entry[2]))
+                out.append(StagedList(vals[slot[i]], entry[1], entry[2], self.list_python.get(i, False)))
             elif i in slot:
                 v = vals[slot[i]]
                 out.append(maybe_defined.mark(v, vals[flag[i]], name, self.line) if i in flag else v)
@@ -524,6 +534,7 @@ class _Loop:
                 if not isinstance(v, StagedList):
                     raise StagingError(f"{location(self.line)}: '{name}' is a list appended to in a loop on a tensor "
                                        f"but {describe(v)} after an iteration; keep it the same list")
+                self.list_python[i] = self.list_python.get(i, False) and v.python
                 new.append(v.handle)
             elif kind == "undef" and not is_undefined(v):
                 if is_special(name) and returned_none(v):

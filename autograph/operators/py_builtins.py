@@ -28,15 +28,21 @@ def len_(x):
     if is_pyobject(x) or isinstance(x, FormattedString):  # a run-time string or object: its len when the graph runs
         return python_calls.stage(builtins.len, (x,), None, gc.int64, name="len")
     if isinstance(x, StagedList):
-        return python_value(x.length())
+        return _python_int(x.length())
     if is_tensor(x):
         if x.dtype == gc.variant:
-            return python_value(gc.tensor_list_length(x))
+            return _python_int(gc.tensor_list_length(x))
         dims = x.shape.dims
         if dims and dims[0] is not None:
             return dims[0]
-        return python_value(gc.shape(x)[0])
+        return _python_int(gc.shape(x)[0])
     return builtins.len(x)
+
+
+def _python_int(t):
+    """A Python int when the graph runs: held as an int64, as a Python int in a graph is
+    (an int32 length came back as np.int32)."""
+    return python_value(t if t.dtype == gc.int64 else gc.cast(t, gc.int64))
 
 
 def abs_(x):
@@ -331,7 +337,8 @@ def print_(*values, sep=" ", end="\n", file=None, flush=False):
     # Python's TypeError for a sep / end that is not a str, AttributeError for a file without write()
     builtins.print(sep=sep, end="", file=_NoOutput(file))
     builtins.print(end=end, file=_NoOutput(file))
-    values = [container_text(v) if holds_tensor(v) else  # `print([x])`: the items' values
+    values = [python_calls.runtime_list(v) if isinstance(v, StagedList) else  # a list built in a graph loop
+              container_text(v) if holds_tensor(v) else  # `print([x])`: the items' values
               path_types.shown(v, "printing")[0] if is_tensor(v) else v for v in values]  # (as its path's type)
     with g.control_dependencies(effects.dependencies()):
         op = gc.print(*values, sep=sep if sep is not None else " ", end=end if end is not None else "\n",

@@ -31,13 +31,22 @@ from .iterables import GraphIterable
 from .staging import is_tensor, location, to_tensor
 
 
+def python_number(v) -> bool:
+    """A Python bool, int or float, or a tensor standing for one (weak, a scalar)."""
+    if is_tensor(v):
+        return bool(v.weak) and v.shape.rank == 0
+    return type(v) in (bool, int, float)
+
+
 class StagedList(GraphIterable):
     """A list of tensors of one dtype and element shape, held by a tensor list `handle`."""
 
-    __slots__ = ("handle", "dtype", "shape")
+    __slots__ = ("handle", "dtype", "shape", "python")
 
-    def __init__(self, handle, dtype, shape):
+    def __init__(self, handle, dtype, shape, python: bool = False):
         self.handle, self.dtype, self.shape = handle, gc.as_dtype(dtype), shape
+        # every element a Python number (the ints of int(v), a counter): returned as Python's
+        self.python = python
 
     # -- what a list can do in the graph ---------------------------------------------------
     def appended(self, value) -> "StagedList":
@@ -54,7 +63,8 @@ class StagedList(GraphIterable):
             raise TypeError(f"appending a {value.dtype} value to a list of {self.dtype} values built in a graph loop; "
                             f"convert it with .astype(...) so every element has one dtype")
         v = to_tensor(value, self.dtype)
-        return StagedList(gc.tensor_list_push_back(self.handle, v, element_dtype=self.dtype), self.dtype, self.shape)
+        return StagedList(gc.tensor_list_push_back(self.handle, v, element_dtype=self.dtype), self.dtype, self.shape,
+                          self.python and python_number(value))
 
     def length(self):
         return gc.tensor_list_length(self.handle)

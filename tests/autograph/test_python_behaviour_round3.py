@@ -426,3 +426,44 @@ def test_what_the_graph_cannot_do_is_refused_with_the_line(fn, args, error, mess
     fn(*args)  # Python runs it
     with pytest.raises(error, match=r"test_python_behaviour_round3.py:\d+: .*" + message):
         function(fn)(*args)
+
+
+# -- 6 (lists built in a graph loop): their items keep Python's types ---------------------------
+
+def appends_ints(x):
+    acc = []
+    for v in x:
+        acc.append(int(v))
+    return acc
+
+
+def appends_halves(n):
+    acc = [1.5]
+    i = 0
+    while i < n:
+        acc.append(i * 0.5)
+        i += 1
+    return acc
+
+
+def appends_numpy_values(x):
+    acc = []
+    for v in x:
+        acc.append(v * 2)
+    return acc
+
+
+def appends_bools_to_ints(x):
+    acc = [0]
+    for v in x:
+        acc.append(v > 1)
+    return acc
+
+
+def test_lists_built_in_a_graph_loop_return_pythons_types(engine):
+    agree_exactly(appends_ints, np.array([1.5, 2.5, -3.5]), engine=engine)
+    agree_exactly(appends_halves, np.int64(3), engine=engine)
+    agree_exactly(appends_numpy_values, np.array([1.5, 2.5]), engine=engine)
+    with pytest.raises(StagingError, match=r"the list 'acc' holds a Python int before the loop and the loop appends "
+                                           r"a bool tensor"):
+        function(appends_bools_to_ints, **engine)(np.array([1.5, 2.5]))
