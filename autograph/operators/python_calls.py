@@ -26,6 +26,7 @@ from graphcore.ops.logging_ops import FormattedString, render, template_of
 from graphcore.ops.py_function_ops import is_pyobject, pyobject
 
 from . import path_types
+from .staged_lists import StagedList
 from .staging import is_tensor
 
 NOT_STAGED = object()
@@ -65,11 +66,21 @@ def _as_python_number(kind: gc.DType, out):
     return path_types.anchor(out)
 
 
+def runtime_list(staged):
+    """A list appended to in a graph loop (StagedList), as the run-time Python list it is: its
+    items numpy values, or Python numbers where Python numbers were appended."""
+    python = staged.python
+    return gc.py_function(lambda a: [v.item() for v in a] if python else list(a), [staged.stacked()], pyobject,
+                          stateful=False, name="PyList")
+
+
 def _leaves(value, out: list):
     """`value` with each graph value replaced by a slot number (its tensor appended to `out`):
     the call's arguments are rebuilt from the run-time values."""
     if isinstance(value, FormattedString):
         value = rendered(value)
+    elif isinstance(value, StagedList):
+        value = runtime_list(value)
     if is_tensor(value):
         out.append(value)
         return _Slot(len(out) - 1)
@@ -102,7 +113,7 @@ def _rebuild(value, values):
 
 
 def _holds_graph_value(value) -> bool:
-    if is_tensor(value) or isinstance(value, FormattedString):
+    if is_tensor(value) or isinstance(value, (FormattedString, StagedList)):
         return True
     if isinstance(value, (list, tuple)):
         return builtins.any(_holds_graph_value(v) for v in value)

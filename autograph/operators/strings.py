@@ -19,6 +19,7 @@ from graphcore.ops.logging_ops import FormattedString, format_value
 import graphcore as gc
 
 from . import path_types, python_calls
+from .staged_lists import StagedList
 from .staging import is_tensor
 
 _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conversion
@@ -26,6 +27,8 @@ _CONVERSIONS = {-1: "", 115: "s", 114: "r", 97: "a"}  # ast.FormattedValue.conve
 
 def format_string(*pieces):
     """The f-string of `pieces`: literal strings and (value, conversion, spec) triples."""
+    pieces = [(python_calls.runtime_list(p[0]), *p[1:]) if isinstance(p, tuple) and isinstance(p[0], StagedList)
+              else p for p in pieces]  # f"{acc}" of a list built in a graph loop: its items' values
     if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0]) or isinstance(p[2], FormattedString))
                for p in pieces):
         return "".join(p if isinstance(p, str) else _format(*p) for p in pieces)
@@ -99,7 +102,7 @@ def _format(value, conversion: int, spec: str) -> str:
 
 
 def _staged_text(value) -> bool:
-    return is_tensor(value) or holds_tensor(value) or isinstance(value, FormattedString)
+    return is_tensor(value) or holds_tensor(value) or isinstance(value, (FormattedString, StagedList))
 
 
 def str_(*args, **kwargs):

@@ -271,3 +271,18 @@ def test_an_environment_item_read_while_tracing_retraces_when_it_changes(monkeyp
     monkeypatch.delenv("AG_TEST_ENV_ITEM")
     with pytest.raises(KeyError):
         f(np.float64(1.0))
+
+
+def list_built_in_a_loop(n, x):
+    out, ks = [], []
+    for i in range(n):
+        out.append(x * i)
+        ks.append(i)
+    print(out, ks)
+    return str(out), f"{ks}", json.dumps(ks), repr(out)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_text_of_a_list_built_in_a_graph_loop(engine):
+    for n in (np.int64(3), np.int64(0)):
+        agree(list_built_in_a_loop, (n, np.float64(1.5)), engine)
