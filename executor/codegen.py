@@ -66,6 +66,13 @@ def literal(value) -> str:
                      "(bools, ints and finite floats only)")
 
 
+def int_literal(value) -> str:
+    """The source of an int (not a bool), else GraphError."""
+    if not _is_int(value):
+        raise GraphError(f"generated code: an int was expected, got {value!r}")
+    return repr(int(value))
+
+
 def args(prefix: str, numbers) -> str:
     """`x0, x1, x2` for prefix "x" and numbers 0, 1, 2."""
     return ", ".join(ident(prefix, n) for n in numbers)
@@ -104,15 +111,26 @@ def _label(text) -> str:
     return s[:80]
 
 
-def compile_function(source: str, fn_name: str, env: dict, kind: str, name="") -> object:
-    """Compile `source` (made by this module's rules), run it in `env` and return its
-    function `fn_name`. The file name, `<kind name#n>`, is registered in linecache: a
-    traceback through the function shows its generated lines."""
-    filename = f"<{_label(kind)} {_label(name)}#{next(_counter)}>" if name else f"<{_label(kind)}#{next(_counter)}>"
+def compile_code(source: str, kind: str, name="") -> object:
+    """The code object of `source` (made by this module's rules), compiled under a file
+    name `<kind name#n>` registered in linecache: a traceback through it, and a listing,
+    show its generated lines."""
+    label = f"{_label(kind)} {_label(name)}" if name else _label(kind)
+    filename = f"<{label}#{next(_counter)}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return code
+
+
+def define(code, env: dict, fn_name: str):
+    """Run a module-level code object from compile_code in `env`; its function `fn_name`."""
     exec(code, env)  # noqa: S102 (source made by the rules above)
     return env[fn_name]
+
+
+def compile_function(source: str, fn_name: str, env: dict, kind: str, name="") -> object:
+    """compile_code and define in one: the function `fn_name` that `source` defines."""
+    return define(compile_code(source, kind, name), env, fn_name)
 
 
 # -- checks of the steps of Fused and CompiledLoop ops, before a builder reads them --------

@@ -22,13 +22,17 @@ import functools
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE, run_steps
 from graphcore.registry import get_op_def
 
+from .codegen import Source, args, check_steps, compile_function, ident
 from .op_kernels import specialized_kernel
 from .scalar_kernels import scalar_kernel_for
 
 
 def fused_kernel(op):
-    """A fast kernel for the Fused op `op`, built from its steps."""
-    return fused_kernel_for(op.attrs["steps"], [t.dtype.np_dtype for t in op.inputs], op.name)
+    """A fast kernel for the Fused op `op`, built from its steps (checked first:
+    codegen.check_steps, a malformed op is a GraphError naming it)."""
+    steps = op.attrs.get("steps") if isinstance(op.attrs, dict) else None
+    check_steps(op.name, steps, len(op.inputs))
+    return fused_kernel_for(steps, [t.dtype.np_dtype for t in op.inputs], op.name)
 
 
 def step_kernel(step, input_dtypes: list):
@@ -43,26 +47,27 @@ def step_kernel(step, input_dtypes: list):
 
 
 def fused_kernel_for(steps, input_dtypes: list, name: str):
-    """The kernel of a Fused op with these steps and input dtypes (numpy's)."""
+    """The kernel of a Fused op with these (checked) steps and input dtypes (numpy's)."""
     n = len(input_dtypes)
     dtypes = list(input_dtypes) + [s[DTYPE].np_dtype for s in steps]
     env = {"reference": functools.partial(run_steps, steps=steps)}
-    args = ", ".join(f"x{i}" for i in range(n))
-    names = [f"x{i}" for i in range(n)]
-    body = []
-    for j, step in enumerate(steps):
-        if step[TYPE] == "Const":
-            env[f"c{j}"] = step[ATTRS]["value"]
-            names.append(f"c{j}")
-            continue
-        env[f"k{j}"] = step_kernel(step, [dtypes[i] for i in step[INPUTS]])
-        call = f"k{j}({', '.join(names[i] for i in step[INPUTS])})"
-        names.append(f"v{j}")
-        body.append(f"v{j} = {call}")
-    body.append(f"return {names[-1]}")
-    source = (f"def fused({args}):\n    try:\n" + "".join(f"        {line}\n" for line in body)
-              + f"    except Exception:\n        return reference({args})\n")
-    exec(compile(source, f"<fused kernel of {name}>", "exec"), env)  # noqa: S102 (our own source)
-    fused = env["fused"]
+    params = args("x", range(n))
+    names = [ident("x", i) for i in range(n)]
+    src = Source()
+    with src.block(f"def fused({params})"):
+        with src.block("try"):
+            for j, step in enumerate(steps):
+                if step[TYPE] == "Const":
+                    env[ident("c", j)] = step[ATTRS]["value"]
+                    names.append(ident("c", j))
+                    continue
+                env[ident("k", j)] = step_kernel(step, [dtypes[i] for i in step[INPUTS]])
+                src.line(f"{ident('v', j)} = {ident('k', j)}({', '.join(names[i] for i in step[INPUTS])})")
+                names.append(ident("v", j))
+            src.line(f"return {names[-1]}")
+        with src.block("except Exception"):
+            src.line(f"return reference({params})")
+    source = src.text()
+    fused = compile_function(source, "fused", env, "fused kernel of", name)
     fused.source = source
     return fused

@@ -60,6 +60,7 @@ from collections import Counter
 
 import numpy as np
 
+from . import codegen
 from .scalar_kernels import _rule, scalar_source
 
 # Runs of a node (from the ready queue or inside a quick handler) before its handler is
@@ -163,9 +164,8 @@ def build_handler(item):
     if code is None:  # (the same graph traced again, or planned again, has the same sources)
         if len(_CODE) >= 1024:
             _CODE.clear()
-        code = _CODE[source] = compile(source, f"<handler of {item.name}>", "exec")
-    exec(code, env)  # noqa: S102 (our own source)
-    handler = env["handler"]
+        code = _CODE[source] = codegen.compile_code(source, "handler of", item.name)
+    handler = codegen.define(code, env, "handler")
     handler.source = source
     handler.tier = "generated"
     return handler
@@ -599,10 +599,10 @@ def _factory(head: tuple, kinds: tuple):
               + "".join(f"        {line}\n" for line in pre + loads + body) + "    return run\n")
     env: dict = {"push_dead": _push_dead}
     label = " ".join(map(str, head)) + ": " + (" ".join(kinds) or "nothing")
-    exec(compile(source, f"<quick {label}>", "exec"), env)  # noqa: S102 (our own source)
+    make = codegen.compile_function(source, "make", env, "quick", label)
     if len(_QUICK_CODE) >= 1024:  # (runners made from the code dropped keep it)
         _QUICK_CODE.clear()
-    make = _QUICK_CODE[key] = env["make"]
+    _QUICK_CODE[key] = make
     make.source = source
     return make
 

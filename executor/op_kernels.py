@@ -21,6 +21,10 @@ import operator
 
 import numpy as np
 
+from graphcore.errors import GraphError
+
+from . import codegen
+
 
 def specialized_kernel(op_type: str, attrs: dict):
     """A kernel for an op of this type and attributes, equal to its generic kernel with the
@@ -82,28 +86,29 @@ def strided_slice_kernel(spec):
             return "None"
         kind, k = v
         if kind == "c":
-            return repr(int(k))
-        n_dyn = max(n_dyn, int(k) + 1)
-        return f"int(d{int(k)})"
+            return codegen.int_literal(k)
+        n_dyn = max(n_dyn, codegen.index(k, 1 << 16) + 1)
+        return f"int({codegen.ident('d', k)})"
 
     parts = []
-    for entry in spec:
-        kind = entry[0]
-        if kind == "index":
-            parts.append(val(entry[1]))
-        elif kind == "slice":
-            parts.append(f"slice({val(entry[1])}, {val(entry[2])}, {val(entry[3])})")
-        elif kind == "new":
-            parts.append("None")
-        elif kind == "ellipsis":
-            parts.append("...")
-        else:
-            return None
-    params = "".join(f", d{k}" for k in range(n_dyn)) + ", *_"  # (as *dyn: values the spec does not read)
+    try:
+        for entry in spec:
+            kind = entry[0]
+            if kind == "index":
+                parts.append(val(entry[1]))
+            elif kind == "slice":
+                parts.append(f"slice({val(entry[1])}, {val(entry[2])}, {val(entry[3])})")
+            elif kind == "new":
+                parts.append("None")
+            elif kind == "ellipsis":
+                parts.append("...")
+            else:
+                return None
+    except (GraphError, TypeError, ValueError, IndexError):  # not a spec as graphcore makes them: the generic kernel
+        return None
+    params = "".join(f", {codegen.ident('d', k)}" for k in range(n_dyn)) + ", *_"  # (*_: values the spec does not read)
     source = f"def strided_slice(x{params}):\n    return asarray(x)[({', '.join(parts)},)]\n"
-    env = {"asarray": np.asarray}
-    exec(compile(source, "<strided slice kernel>", "exec"), env)  # noqa: S102 (our own source)
-    kernel = env["strided_slice"]
+    kernel = codegen.compile_function(source, "strided_slice", {"asarray": np.asarray}, "strided slice kernel")
     kernel.source = source
     if len(_SOURCES) < 1024:
         _SOURCES[spec] = kernel
