@@ -10,10 +10,19 @@ on one thread, matmuls are what the executor's threads overlap.
 The count comes from threadpoolctl when it is installed (so `threadpool_limits` and
 `openblas_set_num_threads` are seen), else from the usual environment variables, else it
 is the number of cores (OpenBLAS's default).
+
+Small matmuls (an RNN step: 32x256 by 256x256) gain little from a second BLAS thread, and
+OpenBLAS's threads spin between calls: on a loaded machine they take the core the
+executor's own Python work needs (rnn_forward under load: 1.44x numpy with BLAS as is,
+0.94x with BLAS on one thread, numpy itself 24.5 ms against 14.8). A run whose every matmul
+is small (plan.small_blas) therefore runs with BLAS on one thread (`one_thread`), and
+gives the count back when it ends.
 """
 from __future__ import annotations
 
 import os
+import threading
+from contextlib import contextmanager
 
 _controllers: list | None = None
 _CORES = os.cpu_count() or 1  # (os.cpu_count() costs microseconds a call: it reads the system each time)
@@ -41,3 +50,34 @@ def threads() -> int:
         if value.strip().isdigit():
             return int(value)
     return _CORES
+
+
+# Runs inside one_thread now, and the thread count BLAS had before the first of them.
+_limited = 0
+_saved: list[int] = []
+_limit_lock = threading.Lock()
+
+
+@contextmanager
+def one_thread():
+    """BLAS on one thread while the block runs (threadpoolctl; nothing without it). Runs on
+    several threads share the limit: the last to end gives BLAS its threads back."""
+    global _limited
+    controllers = _blas_controllers()
+    if not controllers:
+        yield
+        return
+    with _limit_lock:
+        if _limited == 0:
+            _saved[:] = [c.num_threads for c in controllers]
+            for c in controllers:
+                c.set_num_threads(1)
+        _limited += 1
+    try:
+        yield
+    finally:
+        with _limit_lock:
+            _limited -= 1
+            if _limited == 0:
+                for c, n in zip(controllers, _saved):
+                    c.set_num_threads(n)

@@ -20,6 +20,9 @@ POOL_MIN_NS = 4 * HOP_NS
 # Kernels at least this long run with the run's lock released (when another thread might
 # use it meanwhile): releasing and taking it again costs about a microsecond.
 UNLOCK_MIN_NS = 10_000
+# A matmul estimated at most this long on one core runs as well on one BLAS thread as on
+# several (a 32x256 by 256x256 float32 product: about 50 us; 256x256x256 float64: 0.8 ms).
+SMALL_BLAS_NS = 250_000
 
 
 def estimate_ns(op, args: tuple) -> float:

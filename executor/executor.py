@@ -161,11 +161,17 @@ class ExecutorState:
             self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1))
             # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at
             # a time, inline (executor/blas.py says why).
-            self.blas_spreads = plan.uses_blas and blas.threads() > 1
+            self.blas_spreads = plan.uses_blas and not plan.small_blas and blas.threads() > 1
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
+        if self.plan.small_blas and blas.threads() > 1:  # (small matmuls: BLAS on one thread, blas.py)
+            with blas.one_thread():
+                return self._run()
+        return self._run()
+
+    def _run(self) -> list:
         self.start()
         try:
             if self.stopper is not None:

@@ -17,7 +17,7 @@ from graphcore.errors import GraphError
 from graphcore.frames import assign_frames
 from graphcore.graph import Graph, Operation
 
-from .cost import POOL_MIN_NS, static_estimate_ns, uses_blas
+from .cost import POOL_MIN_NS, SMALL_BLAS_NS, static_estimate_ns, uses_blas
 from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
@@ -178,6 +178,9 @@ class ExecutionPlan:
             it.out_edges = tuple(tuple(e) for e in outs[it.id])
             it.control_edges = tuple(ctrl[it.id])
         self.uses_blas = any(it.uses_blas for it in self.items if it.op is not None)
+        # every matmul small enough that one BLAS thread does it as well (executor/blas.py)
+        self.small_blas = self.uses_blas and all(_small_blas(it.op) for it in self.items
+                                                 if it.op is not None and it.uses_blas)
         self._assign_frames()
         heavy = [it for it in self.items if it.kind == NORMAL and not it.cheap]
         if len(heavy) == 1 and _never_beside_itself(heavy[0]):
@@ -314,3 +317,8 @@ def _data_edge(dst: NodeItem, index: int) -> tuple:
     if dst.kind == MERGE:  # every input of a Merge lands in the same two slots
         return tuple(OutEdge(dst, dst.local_id, dst.input_start, TO_MERGE, index))
     return tuple(OutEdge(dst, dst.local_id, dst.input_start + index, TO_OP, index))
+
+
+def _small_blas(op) -> bool:
+    ns = static_estimate_ns(op)
+    return ns is not None and ns <= SMALL_BLAS_NS

@@ -1,0 +1,105 @@
+"""A run whose every matmul is small runs with BLAS on one thread (its spinning threads
+would take the core the executor needs on a loaded machine), and gives BLAS its thread
+count back when it ends, also when it fails; large matmuls keep BLAS as it is."""
+import threading
+
+import numpy as np
+import pytest
+
+import graphcore as gc
+from executor import Session, blas
+from graphcore.registry import CHEAP, define_op, registered_ops
+
+pytest.importorskip("threadpoolctl")
+if not blas._blas_controllers():
+    pytest.skip("no BLAS library that threadpoolctl can control", allow_module_level=True)
+
+
+@pytest.fixture
+def two_blas_threads():
+    controllers = blas._blas_controllers()
+    before = [c.num_threads for c in controllers]
+    for c in controllers:
+        c.set_num_threads(2)
+    yield
+    for c, n in zip(controllers, before):
+        c.set_num_threads(n)
+
+
+def _spy_op():
+    """An op that records how many threads BLAS had when its kernel ran."""
+    seen = []
+    name = "TestBlasThreadsSpy"
+    op = registered_ops().get(name) or define_op(name, shape=lambda x: (x.dtype, x.shape), kernel=None, cost=CHEAP)
+
+    def kernel(x):
+        seen.append(blas.threads())
+        if np.any(np.isnan(x)):
+            raise ValueError("a NaN reached the spy")
+        return x
+    op.kernel = kernel
+    return op, seen
+
+
+def _loop_of_matmuls(n: int, size: int, spy):
+    g = gc.Graph()
+    with g.as_default():
+        h0 = gc.placeholder(gc.float32, [32, size], name="h")
+        w = gc.placeholder(gc.float32, [size, size], name="w")
+        _, h = gc.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, spy(gc.tanh(gc.matmul(h, w)))),
+                             [np.int64(0), h0])
+    return g, h0, w, h
+
+
+def test_a_run_of_small_matmuls_has_blas_on_one_thread_and_restores_it(two_blas_threads):
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(3, 64, spy)
+    s = Session(g)
+    rng = np.random.default_rng(0)
+    hv, wv = rng.standard_normal((32, 64), np.float32), rng.standard_normal((64, 64), np.float32) * 0.1
+    out = s.run(h, {h0: hv, w: wv})
+    expected = hv
+    for _ in range(3):
+        expected = np.tanh(expected @ wv)
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+    assert seen == [1, 1, 1]
+    assert blas.threads() == 2  # given back
+
+
+def test_the_count_comes_back_when_the_run_fails(two_blas_threads):
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(2, 64, spy)
+    with pytest.raises(ValueError, match="a NaN reached the spy"):
+        Session(g).run(h, {h0: np.full((32, 64), np.nan, np.float32), w: np.eye(64, dtype=np.float32)})
+    assert seen == [1] and blas.threads() == 2
+
+
+def test_large_matmuls_keep_blas_as_it_is(two_blas_threads):
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(1, 1024, spy)  # 32x1024x1024: over SMALL_BLAS_NS
+    Session(g).run(h, {h0: np.zeros((32, 1024), np.float32), w: np.zeros((1024, 1024), np.float32)})
+    assert seen == [2]
+
+
+def test_runs_on_several_threads_share_the_limit(two_blas_threads):
+    """The last run to end gives the threads back; none ends with BLAS left on one thread."""
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(20, 64, spy)
+    s = Session(g)
+    feeds = {h0: np.ones((32, 64), np.float32), w: np.eye(64, dtype=np.float32) * 0.5}
+    errors = []
+
+    def work():
+        try:
+            for _ in range(5):
+                s.run(h, feeds)
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and set(seen) == {1} and len(seen) == 300
+    assert blas.threads() == 2
