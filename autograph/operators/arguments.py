@@ -270,9 +270,10 @@ def changed_in_place(current, result, what: str, line: int) -> "bool | None":
             return False
         raise StagingError(
             f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop or `if` on a "
-            f"tensor: Python changes the caller's array there, and the graph cannot write a change made inside "
-            f"graph control flow back to it. Change a copy (`{root.name} = {root.name}.copy()` before the loop or "
-            f"if) and return it, for the caller to assign.")
+            f"tensor (the statements after a `return` inside such an `if` count: they run in a branch): Python "
+            f"changes the caller's array there, and the graph cannot write a change made inside graph control flow "
+            f"back to it. Change a copy (`{root.name} = {root.name}.copy()` first) and return it, for the caller to "
+            f"assign, or make the change before the loop or `if`.")
     if root is None or root.latest is not current:
         return root is not None
     if isinstance(result, gc.Tensor):
