@@ -45,6 +45,26 @@ def _closures(tree) -> list[tuple[gast.AST, frozenset, frozenset]]:
     return out
 
 
+def _changed_in_place(value) -> bool:
+    """`ag__.augmented(...)` / `ag__.setitem(...)` of a parameter (`param=True`)."""
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and isinstance(value.func.value, gast.Name) and value.func.value.id == "ag__"
+            and value.func.attr in ("augmented", "setitem")
+            and any(k.arg == "param" and isinstance(k.value, gast.Constant) and k.value.value is True
+                    for k in value.keywords))
+
+
+def _changed_in_place_params(tree) -> frozenset:
+    """Parameters the function changes in place (`x += 1`, `x[0] = v`): the caller's arrays,
+    whose final values are written back after the run (operators/arguments.py), so they are
+    live at the function's end: an if that changes one gives its new value out."""
+    if not isinstance(tree, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        return frozenset()
+    return frozenset(n.targets[0].id for n in gast.walk(tree)
+                     if isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], gast.Name)
+                     and _changed_in_place(n.value))
+
+
 class ControlFlowTransformer(Converter):
     requires_analysis = True
 
@@ -55,14 +75,18 @@ class ControlFlowTransformer(Converter):
     def visit(self, node):
         if self.closures is None:  # the tree as it comes in: its nested functions are the user's
             self.closures = _closures(node)
+            self.changed_params = _changed_in_place_params(node)
         return super().visit(node)
 
     def _closure_state(self, node) -> tuple[frozenset, frozenset]:
         """(names closures defined outside `node` may read later, names closures may change
         when `node` calls something); call before `node`'s children are converted."""
-        inside = {id(n) for n in walk(node)}
-        calls = any(isinstance(n, gast.Call) for n in walk(node))
-        live, changed = frozenset(), frozenset()
+        live, changed = self.changed_params, frozenset()
+        if not self.closures:  # (the usual case: no nested function, nothing to walk for)
+            return live, changed
+        nodes = walk(node)
+        inside = {id(n) for n in nodes}
+        calls = any(isinstance(n, gast.Call) for n in nodes)
         for fn, reads, mods in self.closures:
             if id(fn) not in inside:
                 live |= reads | mods

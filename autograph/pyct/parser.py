@@ -110,8 +110,8 @@ def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
     if isinstance(node, list):
         node = gast.Module(body=node, type_ignores=[])
-    out = io.StringIO()
-    _unparser()(_ToAst().visit(gast.fix_missing_locations(node)), file=out)
+    out = io.StringIO()  # (no positions needed: astunparse writes the text from the tree alone)
+    _unparser()(_ToAst().visit(node), file=out)
     return out.getvalue().strip() + "\n"
 
 
