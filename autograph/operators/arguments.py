@@ -5,13 +5,14 @@ In Python `x += 1`, `x[0] = 5` on an argument array and `lst.append(v)` on an ar
 change the caller's object. In the graph an array is a value: the in-place statement makes
 a new tensor. So each trace follows which tensor is the current value of each argument array
 (the placeholder, then each in-place result made from it, whatever name holds it: a helper's
-parameter too), and which argument lists and dicts changed (the trace works on copies of
-them). After a run the final values are copied into the caller's arrays (np.copyto) and the
-caller's lists and dicts get their new items.
+parameter too; in a branch of an `if` on a tensor, the if's output when every branch leaves
+the same array there, changed or not), and which argument lists and dicts changed (the trace
+works on copies of them). After a run the final values are copied into the caller's arrays
+(np.copyto) and the caller's lists and dicts get their new items.
 
 Refused, naming the line, where that cannot be Python's behaviour:
-* an in-place change of an argument array inside a loop or `if` on a tensor (the change
-  would have to come out of every iteration or branch: write `x = x + 1` there and return x);
+* an in-place change of an argument array inside a loop on a tensor, or in a branch after
+  which the name holds another array on some path (`if c: x += 1; x = x * 2`);
 * a read of the array's old value after the change (`inc(x)` of a helper that changes its
   parameter in place and returns nothing, then `x.sum()`: Python sees the new items, the
   graph's `x` is the old tensor);
@@ -27,7 +28,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from .staging import is_copy, location
+from .staging import in_dry_run, is_copy, location
 
 _PASS_THROUGH = frozenset({"Identity", "Enter", "Switch", "Merge", "Exit", "StopGradient"})
 _trackers: "weakref.WeakKeyDictionary[gc.Graph, Tracker]" = weakref.WeakKeyDictionary()
@@ -36,13 +37,13 @@ _lock = threading.Lock()
 
 class _Root:
     """One argument array: its placeholder (by position among the graph inputs), its name,
-    its latest value and the older values with the op id after which reading them is stale."""
+    and its in-place changes: (old value, new value, line, the context the change was made in)."""
 
-    __slots__ = ("index", "name", "latest", "superseded")
+    __slots__ = ("index", "name", "placeholder", "changes")
 
     def __init__(self, index: int, name: str, placeholder):
-        self.index, self.name, self.latest = index, name, placeholder
-        self.superseded: list = []  # (old tensor, last op id of the change, line)
+        self.index, self.name, self.placeholder = index, name, placeholder
+        self.changes: list = []
 
 
 class Tracker:
@@ -81,8 +82,8 @@ class Tracker:
         return None
 
     def reaches_root(self, t) -> "_Root | None":
-        """The argument array `t` stands for, through the ops that carry a value into a loop
-        or branch unchanged."""
+        """The argument array `t` may stand for, through the ops that carry a value into a
+        loop or branch unchanged (any input of a Merge)."""
         seen, todo = set(), [t]
         while todo and len(seen) < 256:
             u = todo.pop()
@@ -96,14 +97,55 @@ class Tracker:
                 todo.extend(x for x in u.op.inputs if x.op.type != "NextIteration")
         return None
 
+    def lineage(self, t, memo: dict) -> "_Root | None":
+        """The argument array `t` is the current value of on every path (None: another array
+        on some path): a registered value, what a pass-through op carries, a Merge (an if's
+        output) all of whose inputs are that array."""
+        stack = [t]
+        while stack:
+            u = stack[-1]
+            if id(u) in memo:
+                stack.pop()
+                continue
+            root = self.root_of(u)
+            op = u.op
+            if root is not None or is_copy(u) or op.type not in _PASS_THROUGH or op.type == "Enter" or \
+                    (op.type == "Merge" and u.value_index != 0):  # (a Merge's second output: which input)
+                memo[id(u)] = root
+                stack.pop()
+                continue
+            inputs = op.inputs if op.type == "Merge" else op.inputs[:1]
+            pending = [x for x in inputs if id(x) not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            roots = {id(memo[id(x)]) for x in inputs}
+            memo[id(u)] = memo[id(inputs[0])] if len(roots) == 1 else None
+            stack.pop()
+        return memo[id(t)]
+
     # -- the end of the trace -----------------------------------------------------------
     def finish(self, placeholders: list) -> "WriteBack | None":
         """Check that no old value is read after its change; the write-back plan (None:
         nothing changed)."""
         arrays = []
+        g = self.graph
+        memo: dict = {}
         for root in self.roots:
-            for old, after, line in root.superseded:
-                late = [op for op in old.consumers() if op._id > after]
+            changes = [c for c in root.changes if g._by_name.get(c[1].op.name) is c[1].op]  # (not rolled back)
+            final, reached = self._final(root, changes, memo)
+            for old, new, line, ctx in changes:
+                late = [op for op in old.consumers() if op._id > new.op._id and _inside(op.ctx, ctx)]
+                if not late and id(new) not in reached:
+                    if ctx is None:
+                        late = [new.op]  # (a helper's change another change of the old value replaced)
+                    else:
+                        raise StagingError(
+                            f"{location(line)}: this changes the caller's array '{root.name}' in place in a branch of "
+                            f"an `if` on a tensor, and after the if '{root.name}' names another array on some path "
+                            f"(assigned anew, or changed by a helper that did not return it): which array is the "
+                            f"caller's then depends on the path. Change a copy (`{root.name} = {root.name}.copy()` "
+                            f"before the if) and return it, or change the caller's array the same way on every path.")
                 if late:
                     raise StagingError(
                         f"{location(line)}: this changes the caller's array '{root.name}' in place, and "
@@ -112,8 +154,8 @@ class Tracker:
                         f"the new items there, the graph the old ones. Return the array from the helper and assign "
                         f"it (`{root.name} = bump({root.name})`), or write `{root.name} = {root.name} + ...` and use "
                         f"that name.")
-            if root.latest is not placeholders[root.index]:
-                arrays.append((root.index, root.latest))
+            if final is not placeholders[root.index]:
+                arrays.append((root.index, final))
         lists = []
         index = {id(p): i for i, p in enumerate(placeholders)}
         for path, copy, items in self.containers:
@@ -126,6 +168,32 @@ class Tracker:
         if not arrays and not lists:
             return None
         return WriteBack(arrays, lists)
+
+    def _final(self, root, changes, memo) -> tuple:
+        """The argument's value at the end (the newest value of it outside any control flow)
+        and the ids of the values that lead there."""
+        start = [root.placeholder] + [new for _, new, _, _ in changes]
+        seen, todo, values = set(), list(start), []
+        while todo:
+            t = todo.pop()
+            if id(t) in seen or self.lineage(t, memo) is not root:
+                continue
+            seen.add(id(t))
+            values.append(t)
+            for op in t.consumers():
+                todo.extend(op.outputs)
+        top = [t for t in values if t.op.ctx is None and t.op.type not in ("Switch", "Enter", "Exit")]
+        final = max(top, key=lambda t: t.op._id)
+        # the values an end value grew from: a change must be one of them
+        reached, todo = set(), [final]
+        while todo:
+            t = todo.pop()
+            if id(t) in reached or self.lineage(t, memo) is not root:
+                continue
+            reached.add(id(t))
+            hit = next((old for old, new, _, _ in changes if new is t), None)
+            todo.extend([hit] if hit is not None else t.op.inputs if t.op.type == "Merge" else t.op.inputs[:1])
+        return final, reached
 
     def _item_specs(self, path, copy, items, index) -> list:
         """Per item of a changed container: ('input', i) the caller's own graph input,
@@ -253,6 +321,21 @@ def _tracker() -> "Tracker | None":
     return _trackers.get(g) if g is not None else None
 
 
+def _inside(ctx, outer) -> bool:
+    """Whether control-flow context `ctx` is `outer` or nested in it (None: the top level)."""
+    while ctx is not None and ctx is not outer:
+        ctx = getattr(ctx, "outer", None)
+    return ctx is outer
+
+
+def _in_loop(ctx) -> bool:
+    while ctx is not None:
+        if getattr(ctx, "is_while", False):
+            return True
+        ctx = getattr(ctx, "outer", None)
+    return False
+
+
 def changed_in_place(current, result, what: str, line: int) -> "bool | None":
     """`current` changed in place (`what`, at the user's `line`) into `result`. Returns
     whether `current` is an argument array's value (its change will be written back);
@@ -262,22 +345,21 @@ def changed_in_place(current, result, what: str, line: int) -> "bool | None":
         return None
     if not isinstance(current, gc.Tensor):
         return False
-    root = tracker.root_of(current)
     g = tracker.graph
-    if g.control_flow_context is not None:
+    ctx = g.control_flow_context
+    root = tracker.root_of(current) or tracker.lineage(current, {})
+    if _in_loop(ctx) or in_dry_run():  # (a loop body's dry run: traced outside the loop, to plan it)
         root = root or tracker.reaches_root(current)
         if root is None:
             return False
         raise StagingError(
-            f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop or `if` on a "
-            f"tensor (the statements after a `return` inside such an `if` count: they run in a branch): Python "
-            f"changes the caller's array there, and the graph cannot write a change made inside graph control flow "
-            f"back to it. Change a copy (`{root.name} = {root.name}.copy()` first) and return it, for the caller to "
-            f"assign, or make the change before the loop or `if`.")
-    if root is None or root.latest is not current:
-        return root is not None
+            f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop on a tensor: "
+            f"Python changes the caller's array in every iteration, and the graph cannot write a change made inside "
+            f"a graph loop back to it. Change a copy (`{root.name} = {root.name}.copy()` before the loop) and return "
+            f"it, for the caller to assign.")
+    if root is None:
+        return False
     if isinstance(result, gc.Tensor):
-        root.superseded.append((current, result.op._id, line))
-        root.latest = result
+        root.changes.append((current, result, line, ctx))
         tracker.values[id(result)] = (result, root)
     return True

@@ -137,6 +137,8 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
     g = gc.get_default_graph()
     if g is None or g.control_flow_context is None:
         return  # Python control flow, or the function's top level: runs as Python would
+    if isinstance(obj, gc.Tensor):
+        return  # an array argument changed in place: written back, or refused, by operators/arguments.py
     where = source_info.user_location()
     filename = where.filename if where is not None else "<unknown>"
     stack = _calls.__dict__.get("stack")

@@ -347,8 +347,48 @@ def test_in_place_changes_the_graph_cannot_write_back_are_refused_with_the_line(
                                            r"'x' in place, and .*test_python_behaviour_round3.py:\d+ reads the array"):
         function(reads_after_a_helper_changed_it)(np.array([1.0, 2.0]))
     with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: `x\[\.\.\.\] \+= \.\.\.` changes "
-                                           r"the caller's array 'x' in place inside a loop or `if` on a tensor"):
+                                           r"the caller's array 'x' in place inside a loop on a tensor"):
         function(adds_in_a_loop)(np.array([1.0, 2.0]), np.int64(2))
+    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: this changes the caller's array 'x' "
+                                           r"in place in a branch of an `if` on a tensor, and after the if 'x' names "
+                                           r"another array on some path"):
+        function(changed_in_one_branch_rebound_in_the_other)(np.array([1.0, 2.0]), np.int64(1))
+
+
+def changed_after_an_early_return(x, n):
+    if n > 5:
+        return 0.0
+    x += 1
+    x[0] = n
+    return x.sum()
+
+
+def changed_in_branches(x, n):
+    if n > 0:
+        if n > 2:
+            x[0] = 7
+        x += 1
+    else:
+        x *= 2
+    x[1] = 3
+    return n
+
+
+def changed_in_one_branch_rebound_in_the_other(x, n):
+    if n > 0:
+        x += 1
+    else:
+        x = x * 2
+    return x
+
+
+def test_arguments_changed_in_place_in_branches_are_written_back(engine):
+    for fn in (changed_after_an_early_return, changed_in_branches):
+        f = function(fn, **engine)
+        for n in (7, 3, 1, -1):
+            plain_x, x = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+            same_exactly(fn(plain_x, np.int64(n)), f(x, np.int64(n)))
+            same_exactly(plain_x, x)
 
 
 # -- 9: errors that were raw or confusing ------------------------------------------------------
