@@ -1,6 +1,6 @@
 """This project beside TensorFlow's `tf.function` and JAX's `jax.jit` on the same programs,
 measured in one run (not a test; TensorFlow and JAX are optional: `pip install -e '.[bench]'`,
-a system that is not installed is left out of the table):
+a system that is not installed shows '-' in its column):
 
     python benchmarks/bench_baselines.py [--quick] [--only NAME ...]
 
@@ -12,13 +12,19 @@ one thread) and the first call of a function with three nested constructs (`nest
 Each row is one workload; each column the best of a few samples after a warm-up (so compile
 time is left out), as a ratio to the same program in plain numpy; a sample is as many calls
 as plain numpy makes in about 2 ms, so microsecond calls are timed in a batch. Results are
-checked to agree before anything is timed. This project runs interpreted (`graph`),
-compiled (`graph jit`, jit_compile=True) and, with numba, `graph numba`.
+checked to agree before anything is timed. This project runs every workload through
+`@function`: interpreted (`graph`, default options), compiled (`graph jit`, jit_compile=True)
+and with numba (`graph numba`, jit_compile="numba"; '-' without numba). The call row's
+numpy figure is the plain Python call (its ratio: the call overhead), and its times per call
+in microseconds follow the table. The first-call row is the best of a few first calls, each of
+a function never converted before (benchmarks.bench_autograph.fresh_nested: conversion,
+tracing, optimizing, compiling and the run), in milliseconds.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 import time
 
@@ -28,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from autograph import function, grad  # noqa: E402
 from executor.numba_loop import numba_available  # noqa: E402
-from benchmarks.bench_autograph import nested  # noqa: E402
+from benchmarks.bench_autograph import fresh_nested, nested  # noqa: E402
 from benchmarks.bench_workloads import best_of_each, blas_threads, collatz_total, fib_loop, nested_loops  # noqa: E402
 
 DEPTH = 8  # matmuls per chain in parallel_branches
@@ -223,6 +229,24 @@ def _jax():
             "first call": lambda n: np.asarray(jax.jit(lambda n: nested_jax(n))(jnp.int64(n)))}
 
 
+def _machine() -> str:
+    """When and where: the UTC date, the CPU model, cores, Python, numpy and BLAS threads."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    blas = os.environ.get("OPENBLAS_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS") or "default"
+    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {model}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, numpy {np.__version__}, BLAS threads {blas}")
+
+
+def _function(fn, jit_compile):
+    """`@function` with its default options (jit_compile None), else with that jit_compile."""
+    return function(fn) if jit_compile is None else function(fn, jit_compile=jit_compile)
+
+
 def workloads(quick: bool) -> dict:
     """name -> (plain numpy program, the program this project converts, arguments, BLAS threads)."""
     rng = np.random.default_rng(0)
@@ -274,22 +298,24 @@ def main(argv=None) -> dict:
     systems = {"TensorFlow": _tensorflow(), "JAX": _jax()}
     missing = [name for name, s in systems.items() if s is None]
     systems = {name: s for name, s in systems.items() if s is not None}
-    modes = {"graph": False, "graph jit": True}
+    modes = {"graph": None, "graph jit": True}  # (None: @function's default options)
     if numba_available():
         modes["graph numba"] = "numba"
-    columns = [*modes, *systems]
+    else:
+        missing.append("numba")
+    columns = ["graph", "graph jit", "graph numba", "TensorFlow", "JAX"]  # ('-' for one not installed)
     todo = workloads(args.quick)
     if args.only:
         unknown = sorted(set(args.only) - set(todo) - {"first call"})
         if unknown:
             ap.error(f"no workload named {', '.join(unknown)}; choose from {', '.join([*todo, 'first call'])}")
         todo = {k: v for k, v in todo.items() if k in args.only}
-    print(f"time as a ratio to plain numpy, best of {repeat} after a warm-up ({os.cpu_count()} cores)"
+    print(f"{_machine()}\ntime as a ratio to plain numpy, best of {repeat} after a warm-up"
           + (f"; not installed: {', '.join(missing)}" if missing else ""))
     print(f"{'workload':18s}{'numpy':>12s}" + "".join(f"{c:>12s}" for c in columns))
     figures, first_calls = {}, {}
     for name, (plain, graph_fn, fargs, blas) in todo.items():
-        runs = {label: function(graph_fn, jit_compile=mode) for label, mode in modes.items()}
+        runs = {label: _function(graph_fn, mode) for label, mode in modes.items()}
         runs.update({s: impl[name] for s, impl in systems.items() if name in impl})
         with blas_threads(blas):
             expected = plain(*fargs)
@@ -316,14 +342,20 @@ def main(argv=None) -> dict:
         print(f"{name:18s}{times[0] * scale:>9.2f} {unit}" + "".join(cells.get(c, f"{'-':>12s}") for c in columns))
     if not args.only or "first call" in args.only:
         n = np.int64(4)
-        fresh = {label: (lambda m=mode: function(nested, jit_compile=m)(n)) for label, mode in modes.items()}
+        fresh = {label: (lambda m=mode: _function(fresh_nested(), m)(n)) for label, mode in modes.items()}
         fresh.update({s: (lambda impl=impl: impl["first call"](4)) for s, impl in systems.items()})
         for label, f in fresh.items():
             if not _agree(f(), nested(4)):
                 raise AssertionError(f"first call: {label} disagrees with plain Python")
         first_calls["first call"] = {label: _first_call(f, max(repeat, 3)) for label, f in fresh.items()}
-        print(f"{'first call':18s}{'':12s}" + "".join(f"{first_calls['first call'][c] * 1e3:>9.1f} ms"
+        firsts = first_calls["first call"]
+        print(f"{'first call':18s}{'':12s}" + "".join(f"{firsts[c] * 1e3:>9.1f} ms" if c in firsts else f"{'-':>12s}"
                                                      for c in columns) + "   (3 nested constructs, best of fresh)")
+    if "call (x + 1)" in figures:
+        call = figures["call (x + 1)"]
+        print(f"{'call (x + 1), us':18s}{call['numpy'] * 1e6:>9.2f} us" + "".join(
+            f"{call[c] * 1e6:>9.2f} us" if c in call else f"{'-':>12s}" for c in columns)
+            + "   (numpy: the plain Python call)")
     print("each workload's first call in ms (convert/trace, compile, run):")
     for name, firsts in first_calls.items():
         if name != "first call":
