@@ -2,6 +2,8 @@
 primitives (Switch, Merge, Enter, Exit, NextIteration)."""
 from . import nest
 from .control_flow import case, cond, group, switch_case, while_loop
+from .v2_control_flow import control_flow_v2, control_flow_v2_enabled
+from .function_graph import FuncGraph
 from .control_flow import tuple_ as tuple  # noqa: A004 (TensorFlow's name)
 from .dtypes import DType, as_dtype, bool_, float32, float64, int32, int64, variant
 from .errors import (AutographError, DeadlineExceededError, ExecutionError, GraphError, GraphFileError,

@@ -240,9 +240,16 @@ _SAME = _Same()
 
 
 class Graph:
-    """A dataflow graph. Build ops inside `with g.as_default():`."""
+    """A dataflow graph. Build ops inside `with g.as_default():`.
+
+    `library` holds the function graphs (function_graph.FuncGraph) that its If/While ops
+    call by name; nested functions share their outermost graph's library."""
+
+    outer_graph = None  # a FuncGraph's enclosing graph (None: a top-level graph)
+    _lift_controls = None  # FuncGraph: turns control inputs from enclosing graphs into captures
 
     def __init__(self):
+        self._library: dict = {}  # function name -> FuncGraph
         self._ops: list[Operation] = []
         self._by_name: dict[str, Operation] = {}
         self._used_names: dict[str, int] = {}
@@ -423,6 +430,8 @@ class Graph:
                     controls.extend(group)
             for c in control_inputs:
                 controls.append(c.op if isinstance(c, Tensor) else c)
+            if controls and self._lift_controls is not None:
+                controls = self._lift_controls(controls)
             if ctx is not None and capture:
                 inputs, controls = ctx.prepare_op_inputs(op_def, inputs, controls)
             seen = set()
@@ -915,6 +924,43 @@ class Graph:
             self.erase_op(op)
         return new
 
+    # -- the function library ---------------------------------------------
+    @property
+    def library(self) -> dict:
+        """Function name -> FuncGraph, for every function this graph's ops (or its
+        functions' ops) may call (a copy)."""
+        return dict(self._library)
+
+    def add_function(self, fn) -> str:
+        """Put the function graph `fn` in the library under a name made unique there
+        (fn.name, fn.name_1, ...); returns the name, also set on fn."""
+        base, i = fn.name, 0
+        name = base
+        while name in self._library:
+            i += 1
+            name = f"{base}_{i}"
+        fn.name = name
+        self._library[name] = fn
+        self.version += 1
+        return name
+
+    def get_function(self, name: str):
+        """The library's function `name`; GraphError naming what the library holds if none."""
+        fn = self._library.get(name)
+        if fn is None:
+            known = ", ".join(sorted(self._library)[:20]) or "none"
+            raise GraphError(f"no function named {name!r} in the graph's library (it holds: {known})")
+        return fn
+
+    def encloses(self, other: "Graph") -> bool:
+        """`other` is this graph or a graph this one's functions are nested in."""
+        g = self
+        while g is not None:
+            if g is other:
+                return True
+            g = g.outer_graph
+        return False
+
     # -- looking up ------------------------------------------------------
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
@@ -1041,12 +1087,25 @@ def is_tensor(x) -> bool:
 
 
 def graph_of(values) -> Graph | None:
-    """The graph that any Tensor among `values` (nested lists allowed) belongs to."""
+    """The graph that any Tensor among `values` (nested lists allowed) belongs to; while
+    a function graph is being built, that function graph when the tensor is of a graph
+    enclosing it (the op is built in the function, which captures the tensor)."""
+    g = _graph_of(values)
+    if g is not None:
+        stack = _graph_stack()
+        if stack:
+            d = stack[-1]
+            if d is not g and d.outer_graph is not None and d.encloses(g):
+                return d
+    return g
+
+
+def _graph_of(values) -> Graph | None:
     for v in values:
         if isinstance(v, Tensor):
             return v.graph
         if isinstance(v, (list, tuple)):
-            g = graph_of(v)
+            g = _graph_of(v)
             if g is not None:
                 return g
     return None

@@ -120,7 +120,12 @@ def format_graph(graph) -> str:
     ops = graph.get_operations()
     if not ops:
         return "# empty graph\n"
-    return "\n".join(format_op(op) for op in ops) + "\n"
+    text = "\n".join(format_op(op) for op in ops) + "\n"
+    if graph._library:  # the functions its If/While ops call (Control Flow v2)
+        from .function_graph import format_library  # noqa: PLC0415
+
+        text += format_library(graph, format_op)
+    return text
 
 
 def summarize_graph(graph) -> str:

@@ -14,7 +14,9 @@ checks walk edges and read attrs that must be sound first):
   - frames, by the rule of frames.py that the executor places ops with (an Enter's
     consumers are in its frame, an Exit's in the parent frame): an op's inputs all
     come from one frame, every NextIteration feeds a Merge of its own frame, and an op
-    built inside a while loop is reached from an Enter of that loop.
+    built inside a while loop is reached from an Enter of that loop;
+  - the library functions the graph calls (If/While), each body checked as a graph, none
+    calling itself.
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ def find_problems(graph) -> list[str]:
     if problems:
         return problems  # the frame checks read attrs and inputs that must fit each op first
     _check_frames(ops, problems)
+    if not problems and graph._library and graph.outer_graph is None:
+        from .function_graph import library_problems  # noqa: PLC0415 (Control Flow v2's functions)
+
+        problems += library_problems(graph, find_problems)
     return problems
 
 

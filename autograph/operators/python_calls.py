@@ -27,7 +27,7 @@ from graphcore.ops.py_function_ops import is_pyobject, pyobject
 
 from . import path_types
 from .staged_lists import StagedList
-from .staging import is_tensor
+from .staging import is_tensor, location
 
 NOT_STAGED = object()
 
@@ -284,6 +284,20 @@ def _install() -> None:
             return staged(rendered(self), rendered(other) if isinstance(other, F) else other)
         setattr(F, f"__{key}__", fcmp)
     F.__hash__ = str.__hash__
+    def fiter(self):
+        if gc.get_default_graph() is None:
+            return str.__iter__(self)
+        from graphcore.errors import StagingError  # noqa: PLC0415
+
+        raise StagingError(
+            f"{location(0)}: iterating an f-string with a tensor in it: its text (and so its characters) is known only when the "
+            "graph runs. Loop over range(len(s)) and index s[i], or compute the result in one Python call "
+            "(autograph.py_function)")
+    F.__iter__ = fiter
+    F.__mul__ = lambda self, k: str.__mul__(self, k) if gc.get_default_graph() is None else \
+        stage(operator.mul, (rendered(self), k), None, pyobject, name="*")
+    F.__rmul__ = lambda self, k: str.__rmul__(self, k) if gc.get_default_graph() is None else \
+        stage(operator.mul, (k, rendered(self)), None, pyobject, name="*")
     F.__getitem__ = lambda self, key: str.__getitem__(self, key) if gc.get_default_graph() is None else \
         stage(operator.getitem, (rendered(self), key), None, pyobject, name="[]")
 

@@ -2,6 +2,7 @@
 numbers, what a branch or loop output must be, and errors that name the variable."""
 from __future__ import annotations
 
+import builtins
 import contextlib
 import numbers
 import re
@@ -75,6 +76,10 @@ def truth(x):
     `if n:` tests it; an array of several elements is ambiguous, as in numpy."""
     if isinstance(x, TruthOnly):
         return x.truth
+    if x.dtype is gc.pyobject:  # `if s:` of a run-time string: Python's truth of the value, when it runs
+        out = gc.py_function(builtins.bool, [x], gc.bool_, shapes=[], name="PyTruth")
+        out.weak = True
+        return out
     dims = x.shape.dims
     if dims is not None and None not in dims and int(np.prod(dims, dtype=np.int64)) != 1:
         raise ValueError(f"{location(0)}: the truth value of an array of shape {tuple(dims)} is ambiguous, as numpy "

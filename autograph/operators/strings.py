@@ -29,7 +29,8 @@ def format_string(*pieces):
     """The f-string of `pieces`: literal strings and (value, conversion, spec) triples."""
     pieces = [(python_calls.runtime_list(p[0]), *p[1:]) if isinstance(p, tuple) and isinstance(p[0], StagedList)
               else p for p in pieces]  # f"{acc}" of a list built in a graph loop: its items' values
-    if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0]) or isinstance(p[2], FormattedString))
+    if not any(isinstance(p, tuple) and (is_tensor(p[0]) or holds_tensor(p[0]) or isinstance(p[2], FormattedString)
+                                         or isinstance(p[0], FormattedString))
                for p in pieces):
         return "".join(p if isinstance(p, str) else _format(*p) for p in pieces)
     out = []
@@ -92,6 +93,10 @@ def container_text(value) -> FormattedString:
 
 def _field(value, conversion: str, spec: str) -> list:
     """The pieces of one formatted field (several for a container holding tensors)."""
+    if isinstance(value, FormattedString):
+        if conversion in ("", "s") and not spec:
+            return list(value.parts)  # f"<{s}>" of an f-string with tensors: its pieces, inline
+        value = python_calls.rendered(value)  # f"{s!r:>12}": the run-time text, formatted
     if holds_tensor(value) and conversion in ("", "s", "r") and not spec:
         return list(container_text(value).parts)
     return [_piece(value, conversion, spec)]
@@ -197,7 +202,8 @@ def percent_format(template, values):
     """`template % values` with tensors among the values: each printf-style field as the
     format spec Python's `%` would apply (`%d` of a float truncates it first, as `%` does)."""
     tensors = values.values() if isinstance(values, dict) else values if isinstance(values, tuple) else (values,)
-    if not isinstance(template, str) or not any(is_tensor(v) or holds_tensor(v) for v in tensors):
+    if not isinstance(template, str) or not any(is_tensor(v) or holds_tensor(v) or isinstance(v, FormattedString)
+                                                for v in tensors):
         return template % values
     if isinstance(values, dict):
         lookup, items = values, None
@@ -243,6 +249,8 @@ def _refuse_float(value, kind: str) -> None:
 
 
 def _percent_field(value, flags: str, width: str, precision, kind: str):
+    if isinstance(value, FormattedString):  # an f-string with tensors: its run-time text
+        value = python_calls.rendered(value)
     if holds_tensor(value) and kind in "rs" and not width and precision is None:
         return _field(value, kind, "")
     if not is_tensor(value):

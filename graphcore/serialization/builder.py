@@ -11,13 +11,33 @@ from __future__ import annotations
 from ..attr_schema import AttrError
 from ..control_flow import CondContext, ControlFlowContext, WhileContext
 from ..errors import GraphError, GraphFileError
+from ..function_graph import FuncGraph
 from ..graph import Graph, Operation
 from .document import GraphFile, OpRecord, TensorRef
 
 
 def build_graph(file: GraphFile) -> Graph:
-    """The ops and contexts of `file` in a new Graph (not yet validated)."""
+    """The ops and contexts of `file` in a new Graph (not yet validated), and the functions
+    of its library (each a FuncGraph built the same way)."""
     g = Graph()
+    bodies = []
+    for fn in file.functions:  # all of them first: an op's check looks its functions up
+        fg = FuncGraph(fn.name, g)
+        g.add_function(fg)
+        ops = _build_ops(fg, fn)
+        fg.inputs = [ops[r.op].outputs[r.index] for r in fn.inputs]
+        fg.outputs = [ops[r.op].outputs[r.index] for r in fn.outputs]
+        bodies.append((ops, fn))
+    ops = _build_ops(g, file)
+    for body_ops, rec in bodies + [(ops, file)]:
+        for op, op_rec in zip(body_ops, rec.ops):
+            if op.op_def.file_check is not None:
+                check_when_loaded(op, op_rec.where)
+    return g
+
+
+def _build_ops(g: Graph, file) -> list[Operation]:
+    """The contexts and ops of `file` (a GraphFile or a FunctionRecord) built in `g`."""
     contexts = _build_contexts(g, file)
     ops: list[Operation] = []
     back_edges: list[tuple[Operation, int, TensorRef]] = []
@@ -27,16 +47,13 @@ def build_graph(file: GraphFile) -> Graph:
         back_edges += [(op, k, ref) for k, ref in later]
     for op, k, ref in back_edges:
         g.update_input(op, k, ops[ref.op].outputs[ref.index])
-    for op, rec in zip(ops, file.ops):
-        if op.op_def.file_check is not None:
-            check_when_loaded(op, rec.where)
     for c, rec in zip(contexts, file.contexts):
         if isinstance(c, CondContext) and rec.pred is not None:
             c.pred = ops[rec.pred.op].outputs[rec.pred.index]
         elif isinstance(c, WhileContext) and isinstance(rec.maximum_iterations, TensorRef):
             ref = rec.maximum_iterations
             c.maximum_iterations = ops[ref.op].outputs[ref.index]
-    return g
+    return ops
 
 
 def _build_contexts(g: Graph, file: GraphFile) -> list[ControlFlowContext]:
@@ -90,6 +107,13 @@ def check_when_loaded(op: Operation, where: str) -> None:
 def restore_while_contexts(g: Graph) -> None:
     """Fill each loaded WhileContext's lists (enters, merges, switches...) from the ops
     built in it, as while_loop does; gradients read them. Needs a validated graph."""
+    for fn in g._library.values():
+        if fn is not g:
+            _restore_while_contexts(fn)
+    _restore_while_contexts(g)
+
+
+def _restore_while_contexts(g: Graph) -> None:
     by_ctx: dict[int, list[Operation]] = {}
     loops: dict[int, WhileContext] = {}
     for op in g.get_operations():

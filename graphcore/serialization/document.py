@@ -76,10 +76,24 @@ class SignatureRecord:
 
 
 @dataclass(frozen=True)
+class FunctionRecord:
+    """A function of the library (Control Flow v2's branches, conditions and bodies): its
+    ops and contexts as a graph's, its inputs (Placeholder outputs) and outputs."""
+
+    where: str                                      # "functions[2]"
+    name: str
+    contexts: tuple[ContextRecord, ...]
+    ops: tuple[OpRecord, ...]
+    inputs: tuple[TensorRef, ...]
+    outputs: tuple[TensorRef, ...]
+
+
+@dataclass(frozen=True)
 class GraphFile:
     contexts: tuple[ContextRecord, ...]
     ops: tuple[OpRecord, ...]
     signature: SignatureRecord | None = None        # the top-level "signature", when written
+    functions: tuple[FunctionRecord, ...] = ()      # the library the ops call (If, While)
 
 
 # -- step 1: text -> JSON values ------------------------------------------------------------------
@@ -157,13 +171,13 @@ def _int_in(v: int, where: str, lo: int, hi: int, what: str) -> int:
 class _Names:
     """Op names -> (index, output count), from a first pass over the ops."""
 
-    def __init__(self, op_docs: list):
+    def __init__(self, op_docs: list, prefix: str = ""):
         known = registered_ops()
         self.index: dict[str, int] = {}
         self.n_outputs: list[int] = []
         self.op_defs: list[OpDef] = []
         for i, od in enumerate(op_docs):
-            w = f"ops[{i}]"
+            w = f"{prefix}ops[{i}]"
             _object(od, w)
             name = _field(od, "name", w, str)
             if ":" in name:
@@ -210,7 +224,43 @@ def read_document(doc) -> GraphFile:
     ops = tuple(_read_op(i, od, names, len(contexts)) for i, od in enumerate(op_docs))
     _check_contexts(contexts, ops)
     signature = _read_signature(doc["signature"], names) if doc.get("signature") is not None else None
-    return GraphFile(contexts, ops, signature)
+    fn_docs = _field(doc, "functions", "<top>", list, default=[])
+    functions, seen = [], {}
+    for j, fd in enumerate(fn_docs):
+        fn = _read_function(j, fd)
+        if fn.name in seen:
+            raise GraphFileError(f"{fn.where}.name: the function {fn.name!r} is already functions[{seen[fn.name]}]")
+        seen[fn.name] = j
+        functions.append(fn)
+    return GraphFile(contexts, ops, signature, tuple(functions))
+
+
+MAX_FUNCTIONS = 10_000
+
+
+def _read_function(j: int, fd) -> FunctionRecord:
+    """One function of the library: a name, ops and contexts read as a graph's (names are
+    the function's own), inputs that are its Placeholders' outputs (each once), outputs."""
+    w = f"functions[{j}]"
+    if j >= MAX_FUNCTIONS:
+        raise GraphFileError(f"{w}: a graph file holds at most {MAX_FUNCTIONS} functions")
+    _object(fd, w)
+    name = _field(fd, "name", w, str)
+    _checked(NAME, name, f"{w}.name")
+    op_docs = _field(fd, "ops", w, list)
+    names = _Names(op_docs, prefix=f"{w}.")
+    ctx_docs = _field(fd, "contexts", w, list, default=[])
+    contexts = tuple(_read_context(k, cd, names, prefix=f"{w}.") for k, cd in enumerate(ctx_docs))
+    ops = tuple(_read_op(i, od, names, len(contexts), prefix=f"{w}.") for i, od in enumerate(op_docs))
+    _check_contexts(contexts, ops)
+    inputs = []
+    for k, ref in enumerate(_field(fd, "inputs", w, list)):
+        t = names.tensor(ref, f"{w}.inputs[{k}]")
+        if names.op_defs[t.op].type != "Placeholder" or t in inputs:
+            raise GraphFileError(f"{w}.inputs[{k}]: {ref!r} is not a Placeholder's output listed once")
+        inputs.append(t)
+    outputs = tuple(names.tensor(ref, f"{w}.outputs[{k}]") for k, ref in enumerate(_field(fd, "outputs", w, list)))
+    return FunctionRecord(w, name, contexts, ops, tuple(inputs), outputs)
 
 
 _SIGNATURE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
@@ -243,8 +293,8 @@ def _read_signature(sd, names: _Names) -> SignatureRecord:
     return SignatureRecord(tuple(inputs), outputs, function, structure)
 
 
-def _read_context(j: int, cd, names: _Names) -> ContextRecord:
-    w = f"contexts[{j}]"
+def _read_context(j: int, cd, names: _Names, prefix: str = "") -> ContextRecord:
+    w = f"{prefix}contexts[{j}]"
     _object(cd, w)
     kind = _field(cd, "kind", w, str)
     if kind not in ("while", "cond"):
@@ -278,8 +328,8 @@ def _read_context(j: int, cd, names: _Names) -> ContextRecord:
                          has_counter=has_counter)
 
 
-def _read_op(i: int, od: dict, names: _Names, n_contexts: int) -> OpRecord:
-    w = f"ops[{i}]"
+def _read_op(i: int, od: dict, names: _Names, n_contexts: int, prefix: str = "") -> OpRecord:
+    w = f"{prefix}ops[{i}]"
     op_def = names.op_defs[i]
     outputs = tuple(_read_output(o, f"{w}.outputs[{k}]") for k, o in enumerate(od["outputs"]))
     if op_def.num_outputs is not None and len(outputs) != op_def.num_outputs:

@@ -31,6 +31,12 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
     doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
     if signature is not None:
         doc["signature"] = _signature_entry(signature)
+    if graph._library:  # the functions the ops call (If, While), each before its callers
+        from ..function_graph import reachable_functions  # noqa: PLC0415
+
+        functions = [_function_entry(fn) for fn in reachable_functions(graph)]
+        if functions:
+            doc["functions"] = functions
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
 
 
@@ -75,6 +81,17 @@ def _refuse_python_calls(ops) -> None:
                 f"time.perf_counter()), and a graph file holds data, never code. Run the graph in this process "
                 f"(engine='ray' sends graphs to its workers as files: run it with engine='local'), or compute "
                 f"the value outside the function")
+
+
+def _function_entry(fn) -> dict:
+    contexts = _ContextTable()
+    ops = fn.get_operations()
+    _refuse_python_calls(ops)
+    if not _in_order(ops):
+        ops = topological_order(ops)
+    ops = [_op_entry(op, contexts) for op in ops]
+    return {"name": fn.name, "inputs": [_tensor_name(t) for t in fn.inputs],
+            "outputs": [_tensor_name(t) for t in fn.outputs], "contexts": contexts.entries, "ops": ops}
 
 
 def _in_order(ops) -> bool:
