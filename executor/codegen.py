@@ -105,7 +105,7 @@ class Source:
         return "".join(x + "\n" for x in self.lines)
 
 
-def _label(text) -> str:
+def label(text) -> str:
     """A name from a graph, fit for a file name (printable, short, no angle brackets)."""
     s = re.sub(r"[^A-Za-z0-9_./:, -]", "?", str(text))
     return s[:80]
@@ -115,8 +115,8 @@ def compile_code(source: str, kind: str, name="") -> object:
     """The code object of `source` (made by this module's rules), compiled under a file
     name `<kind name#n>` registered in linecache: a traceback through it, and a listing,
     show its generated lines."""
-    label = f"{_label(kind)} {_label(name)}" if name else _label(kind)
-    filename = f"<{label}#{next(_counter)}>"
+    title = f"{label(kind)} {label(name)}" if name else label(kind)
+    filename = f"<{title}#{next(_counter)}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return code
@@ -139,7 +139,7 @@ TYPE, INPUTS, ATTRS, NAME, LOCATION, DTYPE, GUARD = range(7)  # (graphcore.ops.f
 
 
 def _fail(op_name, what: str) -> GraphError:
-    return GraphError(f"op {_label(op_name)!r}: {what}; the graph (file) is malformed")
+    return GraphError(f"op {label(op_name)!r}: {what}; the graph (file) is malformed")
 
 
 def _int_list(x, bound: int, op_name, what: str) -> list[int]:
@@ -173,7 +173,7 @@ def check_steps(op_name, steps, n_values: int, loop: bool = False) -> int:
             try:
                 get_op_def(kind)
             except Exception:  # noqa: BLE001 (any failure: not an op type this process knows)
-                raise _fail(op_name, f"{where}'s op type {_label(kind)!r} is not registered") from None
+                raise _fail(op_name, f"{where}'s op type {label(kind)!r} is not registered") from None
         _int_list(step[INPUTS], n_values, op_name, f"{where}'s inputs")
         if kind == "Merge" and len(step[INPUTS]) != 3:
             raise _fail(op_name, f"{where} (a cond's Merge) must read (true value, false value, predicate)")

@@ -53,6 +53,7 @@ from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import get_op_def
 
+from .codegen import compile_function, ident, index, label
 from .fused_kernel import step_kernel
 from .scalar_kernels import scalar_source
 
@@ -422,7 +423,7 @@ class _Loops:
                 high = 2 ** (np.iinfo(var_types[k]).bits - 1)
                 lines.append(f"if {_outside(f'v{k}', var_types[k])}: v{k} = ((v{k} + {high}) % {2 * high}) - {high}")
         self.loose, self.need, self.lazy, self.counter, self.affine, self.hoisted = outer_sets
-        exits = [f"v{k}" for k in a["exits"]]
+        exits = [ident("v", k) for k in a["exits"]]
         result = exits[0] if len(exits) == 1 else "(" + ", ".join(exits) + ")"
         return lines, result, [var_types[k] for k in a["exits"]]
 
@@ -457,7 +458,9 @@ class _Loops:
         pred = n_in
         if test[TYPE] not in ("Less", "LessEqual") or test[GUARD] or test[ATTRS] or a["pred"] != pred:
             return None
-        k, stop = test[INPUTS]
+        if len(test[INPUTS]) != 2:
+            return None
+        k, stop = (index(x, n_in, "a loop test's input") for x in test[INPUTS])
         if not (k < n and n <= stop < n_in and types[k] in _INTS and types[stop] is types[k]):
             return None
         nxt = a["nexts"][k]
@@ -470,6 +473,8 @@ class _Loops:
         add = a["body_steps"][j]
         python_add = add[TYPE] == "PythonArith" and add[ATTRS] == {"op": "Add"} and types[k] is np.int64
         if not (add[TYPE] == "Add" and not add[ATTRS] or python_add) or add[GUARD] or k not in add[INPUTS]:
+            return None
+        if len(add[INPUTS]) != 2:
             return None
         step = add[INPUTS][1] if add[INPUTS][0] == k else add[INPUTS][0]
         if not (n <= step < n_in and types[step] is types[k]):
@@ -590,7 +595,7 @@ class _Loops:
             self._count += 1
             lines, result, out_types = self.body(a, input_dtypes, list(input_types))
             params = ", ".join(f"x{i}" for i in range(len(input_dtypes)))
-            self.sources.append(f"def {fn}({params}):  # {name}\n" + "".join(f"    {x}\n" for x in lines)
+            self.sources.append(f"def {fn}({params}):  # {label(name)}\n" + "".join(f"    {x}\n" for x in lines)
                                 + f"    return {result}\n")
             self._inner[key] = (fn, tuple(out_types))
         return self._inner[key]
@@ -613,12 +618,12 @@ class _Loops:
             over = "ignore" if self.over_silent else "raise"
             lines = [f'with np.errstate(over="{over}", divide="raise", invalid="raise"):'] + \
                 [f"    {x}" for x in lines]
-        exits = [f"v{k}" for k in a["exits"]]
+        exits = [ident("v", k) for k in a["exits"]]
         outs = [self.as_numpy(v, T) for v, T in zip(exits, out_types)]
         result = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
         body = head + ["try:"] + [f"    {x}" for x in lines]
         body += [f"    return {result}", "except Exception:", f"    return fallback({params})"]
-        return f"def loop({params}):  # {name}\n" + "".join(f"    {x}\n" for x in body)
+        return f"def loop({params}):  # {label(name)}\n" + "".join(f"    {x}\n" for x in body)
 
 
 def scalar_loop_kernel(a: dict, input_dtypes: list, name: str, guarded, shapes=None):
@@ -645,8 +650,7 @@ def scalar_loop_kernel(a: dict, input_dtypes: list, name: str, guarded, shapes=N
             if not loops.unguarded:  # nothing known: the next one is as fast
                 continue
             full = "".join(x + "\n" for x in loops.sources) + source
-            exec(compile(full, f"<compiled loop {name}, on scalars>", "exec"), loops.env)  # noqa: S102 (ours)
-            fn = loops.env["loop"]
+            fn = compile_function(full, "loop", loops.env, "compiled loop on scalars", name)
             fn.source, fn.inner_sources, fn.unguarded, fn.fallback = source, list(loops.sources), loops.unguarded, \
                 loops.env["fallback"]
         return None if fn is guarded else fn
