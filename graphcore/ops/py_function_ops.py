@@ -180,7 +180,10 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
     with _lock:
         key = next(_keys)
         _functions[key] = entry
-    weakref.finalize(g, _functions.pop, key, None)
+    root = g
+    while getattr(root, "outer_graph", None) is not None:  # a function graph (If / While): the graph around it
+        root = root.outer_graph
+    weakref.finalize(root, _functions.pop, key, None)
     inputs = [t if isinstance(t, Tensor) else constant(t) for t in inputs]
     attrs = {"key": key, "func": fname[:200], "Tout": tuple(tout), "shapes": tuple(shapes), "stateful": bool(stateful)}
     if stateful:  # ordered with the other effects of a traced function (autograph's chain)

@@ -34,7 +34,10 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
     if graph._library:  # the functions the ops call (If, While), each before its callers
         from ..function_graph import reachable_functions  # noqa: PLC0415
 
-        functions = [_function_entry(fn) for fn in reachable_functions(graph)]
+        reachable = reachable_functions(graph)
+        for fn in reachable:  # (a branch or body calling Python is refused as the graph's own ops are)
+            _refuse_python_calls(fn.get_operations())
+        functions = [_function_entry(fn) for fn in reachable]
         if functions:
             doc["functions"] = functions
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
