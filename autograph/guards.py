@@ -39,6 +39,7 @@ import types
 
 import numpy as np
 
+from executor import codegen
 from graphcore import source_info
 
 # numpy arrays of up to this many bytes are compared by value (a copy of their bytes);
@@ -472,9 +473,8 @@ class Guards:
                          *(f"            {line}" for line in body),
                          "        except Exception:", f"            return {fail}",
                          f"        return {'None' if explain else 'True'}", "    return check"])
-        namespace: dict = {}
-        exec(compile(src, f"<guards of {self._name}>", "exec"), namespace)  # noqa: S102 (names, no user text)
-        return namespace["make"](*_HELPERS.values(), *consts.values())
+        make = codegen.compile_function(src + "\n", "make", {}, "guards of", self._name)  # (names, no user text)
+        return make(*_HELPERS.values(), *consts.values())
 
     @staticmethod
     def _condition(test, v, k) -> str | None:
