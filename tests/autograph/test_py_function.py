@@ -210,3 +210,22 @@ def test_gradients_in_a_branch_and_of_several_outputs():
     g = autograph.grad(cube_in_a_branch)
     assert g(np.float64(2.0)) == pytest.approx(12.0) and g(np.float64(-1.0)) == pytest.approx(2.0)
     assert autograph.grad(two_outputs)(np.float64(1.0)) == pytest.approx(8.0)
+
+
+def calls_in_a_branch_of_a_loop(x, n):
+    t = 0.0
+    for i in range(n):
+        if x > i:
+            print("in", i, str(x * i))
+            t += autograph.py_function(lambda v: v + 1.0, [x], np.float64, shapes=[])
+    return t, str(t)
+
+
+def test_in_control_flow_v2_functions():
+    import gc as python_gc
+    f = function(calls_in_a_branch_of_a_loop, control_flow="v2")
+    run = agree(calls_in_a_branch_of_a_loop, (np.float64(2.5), np.int64(3)), {"control_flow": "v2"})
+    python_gc.collect()  # the function graphs' Python calls live as long as the graph around them
+    assert f(np.float64(2.5), np.int64(3)) == run.value
+    with pytest.raises(gc.GraphError, match="cannot write the graph to a file"):
+        f.get_concrete_function(np.float64(2.5), np.int64(3)).graph.to_json()
