@@ -216,16 +216,24 @@ def calls_in_a_branch_of_a_loop(x, n):
     t = 0.0
     for i in range(n):
         if x > i:
-            print("in", i, str(x * i))
             t += autograph.py_function(lambda v: v + 1.0, [x], np.float64, shapes=[])
-    return t, str(t)
+    return t
+
+
+def prints_text_in_a_branch_of_a_loop(x, n):
+    for i in range(n):
+        if x > i:
+            print("in", str(x * 2))
+    return n
 
 
 def test_in_control_flow_v2_functions():
     import gc as python_gc
-    f = function(calls_in_a_branch_of_a_loop, control_flow="v2")
-    run = agree(calls_in_a_branch_of_a_loop, (np.float64(2.5), np.int64(3)), {"control_flow": "v2"})
-    python_gc.collect()  # the function graphs' Python calls live as long as the graph around them
-    assert f(np.float64(2.5), np.int64(3)) == run.value
-    with pytest.raises(gc.GraphError, match="cannot write the graph to a file"):
-        f.get_concrete_function(np.float64(2.5), np.int64(3)).graph.to_json()
+    args = (np.float64(2.5), np.int64(3))
+    for fn in (calls_in_a_branch_of_a_loop, prints_text_in_a_branch_of_a_loop):
+        f = function(fn, control_flow="v2")
+        run = agree(fn, args, {"control_flow": "v2"})
+        python_gc.collect()  # the function graphs' Python calls live as long as the graph around them
+        assert f(*args) == run.value
+        with pytest.raises(gc.GraphError, match="cannot write the graph to a file"):
+            f.get_concrete_function(*args).graph.to_json()
