@@ -9,7 +9,7 @@ import gast
 from ..errors import ConversionError
 from ..pyct import anno, templates
 from ..pyct.naming import Namer
-from ..pyct.transformer import Transformer
+from ..pyct.transformer import Transformer, not_entered
 
 
 @dataclass
@@ -123,5 +123,4 @@ class GuardingTransformer(Converter):
         self.stack.pop()
         return node
 
-    def visit_Lambda(self, node):
-        return node
+    visit_Lambda = not_entered

@@ -16,7 +16,7 @@ import gast
 
 from ..pyct import anno, parser, templates
 from ..pyct.qual_names import is_composite
-from ..pyct.transformer import child_nodes, walk
+from ..pyct.transformer import child_nodes, not_entered, walk
 from .base import Converter
 
 # methods of Python containers that change them in place
@@ -75,10 +75,7 @@ class SideEffectTransformer(Converter):
         self.generic_visit(node)
         return node
 
-    def visit_Lambda(self, node):
-        return node
-
-    visit_ClassDef = visit_Lambda
+    visit_Lambda = visit_ClassDef = not_entered
 
     def _outside(self, target: gast.expr) -> gast.Name | None:
         """The root name of an attribute / item target when the object is not the

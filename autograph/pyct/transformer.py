@@ -20,15 +20,40 @@ LEAVES = frozenset(c for base in (gast.expr_context, gast.operator, gast.unaryop
 _OLD_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
 
 
+def not_entered(self, node):
+    """A visit_X method that leaves the node as it is, without entering it (a scope a
+    transformer stays out of)."""
+    return node
+
+
+def _statements_only(cls) -> bool:
+    """Are all of `cls`'s visit_X methods, but not_entered ones, for statements (or
+    modules)? Then an expression holds nothing it changes: no statement sits inside one."""
+    for name in dir(cls):
+        kind = getattr(gast, name[6:], None) if name.startswith("visit_") else None
+        if not (isinstance(kind, type) and issubclass(kind, ast.AST)):
+            continue
+        method = getattr(cls, name)
+        if method is not_entered or issubclass(kind, (gast.stmt, gast.mod)):
+            continue
+        if method is ast.NodeVisitor.visit_Constant and not any(hasattr(cls, m) for m in _OLD_CONSTANT_VISITORS):
+            continue
+        return False
+    return True
+
+
 class Transformer(gast.NodeTransformer):
     """ast.NodeTransformer, faster; the same results. A subclass that overrides visit()
-    must not act on field-less leaves (generic_visit passes them by)."""
+    must not act on field-less leaves (generic_visit passes them by), nor, if all its
+    visit_X methods are for statements, on expressions (generic_visit does not enter them)."""
 
     _visitors: dict = {}
+    _statements_only = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._visitors = {}  # node class -> the function visiting it, None for generic_visit
+        cls._statements_only = _statements_only(cls)
 
     def _visitor(self, node_class):
         cls = type(self)
@@ -49,6 +74,8 @@ class Transformer(gast.NodeTransformer):
         return method(self, node)
 
     def generic_visit(self, node):
+        if self._statements_only and isinstance(node, gast.expr):
+            return node
         visitors = self._visitors
         for field in node._fields:
             try:
