@@ -37,7 +37,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             f"numpy's {ufunc.__name__}{'' if method == '__call__' else '.' + method} cannot run on the graph tensor "
             f"{self.name}: its value is only known when the graph runs. Use the graphcore op instead "
             f"(graphcore has {', '.join(sorted(f.__name__ for f in set(_UFUNCS.values()))[:8])}, ...)")
-    return fn(*inputs)
+    out = fn(*inputs)
+    if isinstance(out, Tensor) and out.weak:  # numpy's ufuncs give numpy values, even of Python numbers
+        out = array_ops.identity(out)
+        out.weak = False
+    return out
 
 
 def _binary(fn):

@@ -113,6 +113,20 @@ _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
         ">=": operator.ge, "is": operator.is_, "is not": operator.is_not, "in": _contains, "not in": _not_contains}
 
 
+def _and_value(a, b):
+    """Python's `a and b` of a tensor `a`: b where a is true, else a, with the Python type
+    of the one chosen (np.True_ and True is True: path_types)."""
+    from . import path_types  # noqa: PLC0415
+
+    test = truth(a)
+    b_t = b if is_tensor(b) else gc.constant(b, dtype=a.dtype) if isinstance(b, (bool, np.bool_)) else b
+    if not is_tensor(b_t) or b_t.dtype != a.dtype or b_t.shape.rank != a.shape.rank:
+        return gc.logical_and(test, truth(b) if is_tensor(b) else gc.constant(bool(b)))
+    out = gc.where(test, b_t, a)
+    out.weak = bool(a.weak) and (isinstance(b, bool) or bool(getattr(b, "weak", False)))
+    return path_types.chosen(out, a, [(test, b)])
+
+
 def compare_chain(first: Callable, *ops_and_thunks):
     """`a < b <= c`: each operand evaluated once; stops at the first Python False."""
     left = first()
@@ -121,11 +135,10 @@ def compare_chain(first: Callable, *ops_and_thunks):
         op, thunk = ops_and_thunks[i], ops_and_thunks[i + 1]
         right = thunk()
         r = _OPS[op](left, right)
-        if result is None:
-            result = r
-        elif is_tensor(result) or is_tensor(r):
-            result = gc.logical_and(truth(result) if is_tensor(result) else gc.constant(bool(result)),
-                                    truth(r) if is_tensor(r) else gc.constant(bool(r)))
+        if result is None or (not is_tensor(result) and result):
+            result = r  # (`True and r` is r)
+        elif is_tensor(result):
+            result = _and_value(result, r)
         else:
             result = result and r
         if not is_tensor(result) and not result:

@@ -537,7 +537,9 @@ def _check_result(op_type, out, x, y, results, tag, found: Typed):
             mask = None if len(results) == 1 else _is(tag, set(narrow))
             return _guard(out, _small(out, mask), message)
         raise StagingError(refusal)
-    make = _RECOMPUTED.get(op_type)
+    if op_type in _EXACT_BITWISE and out.dtype.is_integer and all(k in INTS | BOOLS for k in narrow):
+        return out  # (operands held exactly: so is their &, |, ^, >>)
+    make = _RECOMPUTED.get(op_type) or (math_ops.left_shift_op if op_type == "LeftShift" else None)
     if make is None or out.shape.rank not in (0,):
         raise StagingError(refusal)
     tests = []
@@ -556,6 +558,10 @@ def _check_result(op_type, out, x, y, results, tag, found: Typed):
     for t in tests[1:]:
         test = gc.logical_and(test, t)
     return _guard(out, test, message)
+
+
+# binary ops whose result an int dtype holds whenever it holds the operands (a join checked that)
+_EXACT_BITWISE = frozenset({"BitwiseAnd", "BitwiseOr", "BitwiseXor", "RightShift"})
 
 
 def _operand(v, kd, mask, safe):

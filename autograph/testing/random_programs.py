@@ -209,6 +209,7 @@ class _Generator:
     extra: random.Random | None = None
     array_sizes: dict = field(default_factory=dict)  # array parameter -> its length
     returned: bool = False  # a return written so far (the rest of the function is then a branch)
+    python_ints: list = field(default_factory=list)  # int parameters given Python ints
 
     def __post_init__(self):
         if self.extra is None:
@@ -280,6 +281,8 @@ class _Generator:
                 bound = 6
             if tensor:
                 self.tensor_params.insert(0, name)
+            elif kind == INT:
+                self.python_ints.append(name)
             self.kinds[name] = kind
             scope[name] = _Var(kind, tensor, bound, assignable=False)
             args.append(value)
@@ -768,8 +771,7 @@ class _Generator:
         """`len([0] * k)` / `len((1, 2) * k)` with a Python-int count: Python's list (a tensor
         count is refused, issue 25, so only Python counts are generated)."""
         r = self.extra
-        counts = [n for n, v in scope.items() if v.kind == INT and not v.tensor and v.bound <= 12
-                  and n not in self.tensor_params]
+        counts = [n for n in self.python_ints if n in scope]  # (a local may be a tensor: a loop's counter)
         k = r.choice(counts) if counts and r.random() < 0.6 else str(r.randint(0, 4))
         seq, width = r.choice([("[0]", 1), ("(1, 2)", 2), ("[7, 8, 9]", 3)])
         return _E(f"len({seq} * {k})", 12 * width)

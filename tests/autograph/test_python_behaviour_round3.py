@@ -507,3 +507,29 @@ def test_lists_built_in_a_graph_loop_return_pythons_types(engine):
     with pytest.raises(StagingError, match=r"the list 'acc' holds a Python int before the loop and the loop appends "
                                            r"a bool tensor"):
         function(appends_bools_to_ints, **engine)(np.array([1.5, 2.5]))
+
+
+# -- 6 and 8, found by `autograph fuzz`: chained comparisons, numpy's ufuncs, bitwise ops ------
+
+def chained_comparison(m):
+    return m != 1.0 >= 1, 0 < m < 5
+
+
+def numpy_of_python_numbers(x):
+    c = np.minimum(7, int(x))
+    return c, np.maximum(0.7, float(x)), np.abs(int(x)), np.floor(float(x)), c // 3 + (c * 1) ** 2
+
+
+def bitwise_of_path_typed(m):
+    r = 2
+    for i in range(0, m):
+        r = m
+    return 3 & r, r | 8, r ^ 5, r >> 1, (r if m > 2 else 7) << 2
+
+
+def test_types_fuzz_found(engine):
+    for m in (np.int64(8), np.int64(3), np.int64(1)):
+        agree_exactly(chained_comparison, m, engine=engine)
+    agree_exactly(numpy_of_python_numbers, np.float64(4.75), engine=engine)
+    for m in (np.int32(3), np.int32(0)):
+        agree_exactly(bitwise_of_path_typed, m, engine=engine)
