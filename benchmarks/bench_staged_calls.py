@@ -2,8 +2,8 @@
 
   - a graph of 2000 ops chained by control dependencies (Print / PyFunction / a baseline of
     Identity), run by the frame executor: per op, over the baseline;
-  - converted loops of 5000 iterations: `print(i)`, `s = str(i)` (staged), `print(str(i))`,
-    per iteration over an empty loop's.
+  - converted loops of 5000 iterations: `print(i)`, `s = str(i)` (staged, s returned), `print(str(i))`,
+    per iteration over the same loop's without them.
 
 Best of repeated runs, the kinds interleaved (the machine may be shared).
 
@@ -66,25 +66,32 @@ q_us = (res["py"] - base) / N * 1e6
 print(f"graph chain of {N}: per Print op {p_us:.2f} us, per PyFunction op {q_us:.2f} us, ratio {q_us / p_us:.2f}")
 
 def loop_print(n):
+    t = 0
     for i in range(n):
         print(i)
-    return n
+        t += i
+    return t
 
 def loop_str(n):
+    t = 0
+    s = ""
     for i in range(n):
         s = str(i)
-    return n
+        t += i
+    return t, s
 
 def loop_both(n):
+    t = 0
     for i in range(n):
         print(str(i))
-    return n
+        t += i
+    return t
 
 def loop_empty(n):
-    k = 0
+    t = 0
     for i in range(n):
-        k += i
-    return k
+        t += i
+    return t
 
 M = 5000
 fs = {name: function(fn) for name, fn in [("empty", loop_empty), ("print", loop_print), ("str", loop_str), ("both", loop_both)]}

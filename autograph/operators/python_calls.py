@@ -128,10 +128,16 @@ def _name_of(func) -> str:
     return f"{module}.{name}" if module and module != "builtins" else name
 
 
+# Calls that cannot fail on the values a graph holds (numbers, arrays, strings, lists of
+# them) and change nothing: not chained as effects (their data orders them), a little cheaper.
+_TOTAL = frozenset({builtins.str, builtins.repr, builtins.ascii})
+
+
 def stage(func, args=(), kwargs=None, result=pyobject, name=None):
     """`func(*args, **kwargs)` when the graph runs, on the values of the graph values inside
     the arguments (nested in lists, tuples and dicts); `result` is the dtype of a graph
-    number it returns, or `pyobject`. An effect: in program order, on every run."""
+    number it returns, or `pyobject`. An effect (in program order, on every run) unless it
+    is one of _TOTAL."""
     tensors: list = []
     shape_args = _leaves(tuple(args), tensors)
     shape_kwargs = _leaves(dict(kwargs or {}), tensors)
@@ -154,7 +160,7 @@ def stage(func, args=(), kwargs=None, result=pyobject, name=None):
             return func(*_rebuild(shape_args, values), **_rebuild(shape_kwargs, values))
 
     call.__qualname__ = name or _name_of(func)
-    out = gc.py_function(call, inputs, result, stateful=True, as_python=as_python,
+    out = gc.py_function(call, inputs, result, stateful=func not in _TOTAL, as_python=as_python,
                          shapes=None if result is pyobject else [], name="PyCall")
     return out if result is pyobject else _as_python_number(result, out)
 
