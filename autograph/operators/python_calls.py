@@ -60,7 +60,7 @@ _BOOL_METHODS = frozenset({"startswith", "endswith", "isdigit", "isalpha", "isal
 _INT_METHODS = frozenset({"find", "rfind", "index", "rindex", "count", "bit_length", "bit_count"})
 
 
-def _as_python_number(kind: gc.DType, out):
+def _as_python_number(out):
     """A graph value standing for the Python number a call returned (prints and returns as one)."""
     out.weak = True
     return path_types.anchor(out)
@@ -160,9 +160,9 @@ def stage(func, args=(), kwargs=None, result=pyobject, name=None):
             return func(*_rebuild(shape_args, values), **_rebuild(shape_kwargs, values))
 
     call.__qualname__ = name or _name_of(func)
-    out = gc.py_function(call, inputs, result, stateful=func not in _TOTAL, as_python=as_python,
+    out = gc.py_function(call, inputs, result, stateful=not builtins.any(func is f for f in _TOTAL), as_python=as_python,
                          shapes=None if result is pyobject else [], name="PyCall")
-    return out if result is pyobject else _as_python_number(result, out)
+    return out if result is pyobject else _as_python_number(out)
 
 
 def rendered(s: FormattedString):
