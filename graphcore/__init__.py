@@ -25,8 +25,11 @@ from .ops.math_ops import (abs, add, add_n, argmax, argmin, bitwise_and, bitwise
                            maximum, minimum, mod, multiply, negative, not_equal, pow, reduce_max, reduce_mean,
                            reduce_min, reduce_prod, reduce_sum, relu, right_shift, round, sigmoid, sign, sin, sqrt,
                            square, subtract, tanh, truediv, where)
-from .registry import define_op, get_op_def, registered_ops
+from .registry import define_op, get_op_def, public_functions, registered_ops
 from .shapes import TensorShape
+
+# every op block's public function (`define_op(...).exported`), those not imported above by name
+globals().update({_n: _f for _n, _f in public_functions().items() if _n not in globals()})
 from . import dot as _dot, printer as _printer, serialization as _serialization, validate as _validate
 from .graph import install as _install
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
+from . import ops as _ops  # noqa: F401 (registers the op types whose pictures NODE_STYLES holds)
 from .errors import GraphError
 from .printer import context_chain, format_graph, format_value, summarize_graph, tensor_type
+from .registry import registered_ops
 
 if TYPE_CHECKING:
     import graphviz
@@ -38,19 +40,9 @@ def _graphviz():
     return graphviz
 
 
-# type -> node attributes; everything else is a rounded box
-NODE_STYLES: dict[str, dict[str, str]] = {
-    "Switch": {"shape": "diamond", "style": "filled", "fillcolor": "#f4a261"},
-    "Merge": {"shape": "invtriangle", "style": "filled", "fillcolor": "#8ecae6"},
-    "Enter": {"shape": "house", "style": "filled", "fillcolor": "#90be6d"},
-    "Exit": {"shape": "invhouse", "style": "filled", "fillcolor": "#f94144", "fontcolor": "white"},
-    "NextIteration": {"shape": "doubleoctagon", "style": "filled", "fillcolor": "#b5179e", "fontcolor": "white"},
-    "LoopCond": {"shape": "hexagon", "style": "filled", "fillcolor": "#f9c74f"},
-    "Placeholder": {"shape": "ellipse", "style": "filled", "fillcolor": "#ffffb3"},
-    "Const": {"shape": "box", "style": "rounded,filled", "fillcolor": "#eeeeee", "fontsize": "10"},
-    "_Send": {"shape": "rarrow", "style": "filled", "fillcolor": "#caf0f8"},
-    "_Recv": {"shape": "larrow", "style": "filled", "fillcolor": "#caf0f8"},
-}
+# type -> node attributes, as each op type declares them (define_op(..., picture=)); everything
+# else is a rounded box
+NODE_STYLES: dict[str, dict[str, str]] = {t: d.picture for t, d in registered_ops().items() if d.picture}
 _DEVICE_CLUSTER = {"style": "rounded,bold", "color": "#6c757d", "fontsize": "13"}
 _DEFAULT_NODE = {"shape": "box", "style": "rounded"}
 _CLUSTER_STYLE = {
@@ -74,8 +66,14 @@ LEGEND = (
 )
 _ONLY_IF_USED = frozenset({"_Send", "_Recv"})
 
-# ops that only carry the effects token along (hidden unless show_effects)
-_TOKEN_CARRIERS = frozenset({"Enter", "Merge", "Switch", "Exit", "NextIteration", "Identity"})
+
+def _carries_token(op) -> bool:
+    """An op that only carries the effects token along (hidden unless show_effects): the
+    control-flow primitives that forward a value, and Identity."""
+    d = op.op_def
+    return d.forwards and d.control_flow or op.type == "Identity"
+
+
 EFFECTS_TOKEN_NAME = "effects"
 
 
@@ -134,7 +132,7 @@ def effects_ops(graph) -> set[str]:
     for op in graph.get_operations():  # creation order: a carrier's input 0 comes first
         if op.type == "Const" and op.name == EFFECTS_TOKEN_NAME and not op.inputs:
             hidden.add(op.name)
-        elif op.type in _TOKEN_CARRIERS and op.inputs and op.inputs[0].op.name in hidden:
+        elif _carries_token(op) and op.inputs and op.inputs[0].op.name in hidden:
             hidden.add(op.name)
     return hidden
 
@@ -165,7 +163,7 @@ def _context_source(ctx) -> str:
 
 
 def _node_label(op, var: str | None) -> str:
-    if var and op.type in ("Enter", "Merge", "Switch", "Exit", "NextIteration"):
+    if var and op.op_def.control_flow and op.op_def.forwards:
         lines = [f"{op.type} {var}"]
     else:
         base = op.name.rsplit("/", 1)[-1]

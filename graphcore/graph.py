@@ -859,7 +859,7 @@ class Graph:
         if ctx is None or not ctx.is_while:
             raise GraphError(f"{where}: it is not in a while loop's body (it is in "
                              f"{'the root' if ctx is None else ctx.describe()})")
-        if op.op_def.stateful or op.type in ("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"):
+        if op.op_def.stateful or op.op_def.control_flow:
             why = "it has side effects" if op.op_def.stateful else "it is loop machinery"
             raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
         if not op.outputs:

@@ -63,10 +63,11 @@ def place(ops, devices, default: str | None = None) -> dict[int, str]:
     return where
 
 
-# with "loops", these stay where the loop is: its machinery and its predicate
-_LOOP_OWN_OPS = frozenset({"Merge", "Switch", "Enter", "Exit", "NextIteration", "Identity", "LoopCond", "Less",
-                           "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr",
-                           "LogicalNot"})
+def _loop_own(op) -> bool:
+    """With "loops", these stay where the loop is: its machinery (control flow, Identities)
+    and its predicate (comparisons and logic, by their op types' family)."""
+    d = op.op_def
+    return d.control_flow or op.type == "Identity" or d.family in ("comparison", "logical")
 
 
 def _round_robin(ops, devices):
@@ -82,7 +83,7 @@ def _loops(ops, devices):
         while c is not None:
             if c.is_while:
                 depth += 1
-                if where is None and op.type not in _LOOP_OWN_OPS:
+                if where is None and not _loop_own(op):
                     where = "body"
             elif where is None and getattr(c, "branch", None) is not None:
                 where = "true" if c.branch else "false"

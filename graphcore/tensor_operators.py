@@ -6,23 +6,12 @@ import numpy as np
 
 from .graph import Tensor
 from .ops import array_ops, math_ops
+from .registry import registered_ops
 
 # numpy ufuncs that have a graph op: `np.tanh(t)` on a graph tensor builds gc.tanh(t), so
-# numeric code written against numpy also stages (as with JAX's numpy dispatch).
-_UFUNCS = {
-    np.add: math_ops.add, np.subtract: math_ops.subtract, np.multiply: math_ops.multiply,
-    np.true_divide: math_ops.divide, np.floor_divide: math_ops.floordiv, np.remainder: math_ops.mod,
-    np.power: math_ops.pow, np.maximum: math_ops.maximum, np.minimum: math_ops.minimum,
-    np.less: math_ops.less, np.less_equal: math_ops.less_equal, np.greater: math_ops.greater,
-    np.greater_equal: math_ops.greater_equal, np.equal: math_ops.equal, np.not_equal: math_ops.not_equal,
-    np.logical_and: math_ops.logical_and, np.logical_or: math_ops.logical_or, np.logical_not: math_ops.logical_not,
-    np.negative: math_ops.negative, np.absolute: math_ops.abs, np.sign: math_ops.sign, np.square: math_ops.square,
-    np.exp: math_ops.exp, np.log: math_ops.log, np.sqrt: math_ops.sqrt, np.tanh: math_ops.tanh,
-    np.matmul: math_ops.matmul, np.sin: math_ops.sin, np.cos: math_ops.cos, np.log1p: math_ops.log1p,
-    np.expm1: math_ops.expm1, np.floor: math_ops.floor, np.ceil: math_ops.ceil,
-    np.bitwise_and: math_ops.bitwise_and, np.bitwise_or: math_ops.bitwise_or, np.bitwise_xor: math_ops.bitwise_xor,
-    np.invert: math_ops.invert, np.left_shift: math_ops.left_shift, np.right_shift: math_ops.right_shift,
-}
+# numeric code written against numpy also stages (as with JAX's numpy dispatch). Each op
+# type declares its ufunc and public function in its own block (define_op(..., ufunc=)).
+_UFUNCS = {d.ufunc: d.public for d in registered_ops().values() if d.ufunc is not None and d.public is not None}
 
 
 def register_ufunc(ufunc, fn) -> None:

@@ -30,7 +30,13 @@ from graphcore.errors import StagingError
 
 from .staging import in_dry_run, is_copy, location
 
-_PASS_THROUGH = frozenset({"Identity", "Enter", "Switch", "Merge", "Exit", "StopGradient"})
+
+def _passes_through(op) -> bool:
+    """Its output is its input's array (define_op's `forwards`), but for NextIteration: the
+    next iteration's value, which lineage follows through the loop's Merge instead."""
+    return op.op_def.forwards and op.type != "NextIteration"
+
+
 _trackers: "weakref.WeakKeyDictionary[gc.Graph, Tracker]" = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -93,7 +99,7 @@ class Tracker:
             root = self.root_of(u)
             if root is not None:
                 return root
-            if u.op.type in _PASS_THROUGH and not is_copy(u):
+            if _passes_through(u.op) and not is_copy(u):
                 todo.extend(x for x in u.op.inputs if x.op.type != "NextIteration")
         return None
 
@@ -109,7 +115,7 @@ class Tracker:
                 continue
             root = self.root_of(u)
             op = u.op
-            if root is not None or is_copy(u) or op.type not in _PASS_THROUGH or op.type == "Enter" or \
+            if root is not None or is_copy(u) or not _passes_through(op) or op.type == "Enter" or \
                     (op.type == "Merge" and u.value_index != 0):  # (a Merge's second output: which input)
                 memo[id(u)] = root
                 stack.pop()

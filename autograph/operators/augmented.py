@@ -195,12 +195,11 @@ def _other_name_for(value, name: str, frame) -> str | None:
     return None
 
 
-# ops that pass a value on unchanged: into a loop (Enter, and Merge's entry input), into a
-# branch (Switch), or as a copy of the same value (Identity)
-_PASS_THROUGH = {"Identity", "Switch", "Enter", "RefEnter", "Merge"}
-# ops whose array output is a view of their first input in numpy (basic indexing, reshape,
-# transpose): an in-place change to one is seen through the other
-_VIEWS = {"StridedSlice", "Reshape", "Transpose", "ExpandDims", "Squeeze"}
+def _passes_through(d) -> bool:
+    """An op that passes a value on unchanged: into a loop (Enter, and Merge's entry input),
+    into a branch (Switch), or as a copy of the same value (Identity, StopGradient); not out
+    of a loop (Exit, NextIteration: the loop's own later values)."""
+    return d.forwards and d.type not in ("Exit", "NextIteration")
 
 
 def _origins(t) -> set[int]:
@@ -210,7 +209,9 @@ def _origins(t) -> set[int]:
     while todo and len(seen) < 64:
         t = todo.pop()
         op = t.op
-        if is_copy(t) or op.type not in _PASS_THROUGH and (op.type not in _VIEWS or t.shape.rank == 0):
+        d = op.op_def  # (`view`: its array output is a view of its first input in numpy, as basic
+        #             indexing, reshape and transpose are: an in-place change shows through)
+        if is_copy(t) or not _passes_through(d) and (not d.view or t.shape.rank == 0):
             continue  # (a scalar item of an array is a copy in numpy)
         for src in op.inputs[:1] if op.type != "Merge" else op.inputs:
             if src.op.type == "NextIteration" or id(src) in seen:

@@ -133,13 +133,6 @@ def reraise_staged(error: gc.InvalidArgumentError) -> None:
     raise fresh.with_traceback(None)
 
 
-# Ops that cannot fail when the graph runs (numpy gives inf / nan / wrap-around instead of an
-# error); any other op built inside a `try` body could raise where Python's `except` would
-# have caught the error.
-_CANNOT_FAIL = (gc.ops.ELEMENTWISE - {"Pow"}) | {
-    "Const", "Identity", "Placeholder", "Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "NoOp",
-    "Print", "Shape", "Size", "Rank", "ZerosLike", "OnesLike", "StopGradient", "Round", "Invert", "BitwiseAnd",
-    "BitwiseOr", "BitwiseXor", "Sum", "Prod", "Mean"}
 
 
 @contextlib.contextmanager
@@ -152,11 +145,13 @@ def try_body(line: int):
     yield
     if g is None:
         return
-    risky = [op for op in g.get_operations()[before:] if op.type not in _CANNOT_FAIL]
+    # an op whose type declares `fails=None` cannot fail when the graph runs (numpy gives inf,
+    # nan or wraps around instead); any other could raise where Python's `except` would catch it
+    risky = [op for op in g.get_operations()[before:] if op.op_def.fails is not None]
     if risky:
         op = risky[0]
         raise StagingError(
             f"{location(line)}: a try/except around graph code: {op.type} (at {op.location()}) can fail when the "
-            f"graph runs, after this try has finished, so its except clause would never see the error that Python "
-            f"would catch here. Test for the failing case before instead (e.g. `if x >= 0:`), or let the error "
+            f"graph runs ({op.op_def.fails}), after this try has finished, so its except clause would never see "
+            f"the error that Python would catch here. Test for the failing case before instead (e.g. `if x >= 0:`), or let the error "
             f"end the run.")

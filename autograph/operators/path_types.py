@@ -135,58 +135,31 @@ def _table(fn, arity: int) -> tuple:
         return tuple(tuple(_result_kind(fn, a, b) for b in _SECOND) for a in _FIRST)
 
 
-def _logical(np_fn):
-    """`and` / `or` of two Python values is a Python bool in a graph (math_ops), else numpy's."""
-    def fn(a, b):
-        out = np_fn(a, b)
-        return out if isinstance(a, np.generic) or isinstance(b, np.generic) else bool(out)
-    return fn
-
-
-def _invert(a):
-    if isinstance(a, bool):  # ~True is -2 in Python, logical not in the graph: not the same value
-        raise TypeError("~ of a Python bool")
-    return ~a
-
-
-_BINARY_FNS = {
-    "Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
-    "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Maximum": np.maximum,
-    "Minimum": np.minimum, "Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt,
-    "GreaterEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne,
-    "LogicalAnd": _logical(np.logical_and), "LogicalOr": _logical(np.logical_or), "BitwiseAnd": operator.and_,
-    "BitwiseOr": operator.or_, "BitwiseXor": operator.xor, "LeftShift": operator.lshift,
-    "RightShift": operator.rshift}
-_UNARY_FNS = {
-    "Neg": operator.neg, "Abs": abs, "Invert": _invert, "Sign": np.sign, "Square": np.square, "Exp": np.exp,
-    "Log": np.log, "Sqrt": np.sqrt, "Tanh": np.tanh, "Sigmoid": lambda a: 1.0 / (1.0 + np.exp(-a)),
-    "Relu": lambda a: np.maximum(a, 0), "Sin": np.sin, "Cos": np.cos, "Log1p": np.log1p, "Expm1": np.expm1,
-    "Floor": np.floor, "Ceil": np.ceil}
-_BINARY = {op: _table(fn, 2) for op, fn in _BINARY_FNS.items()}
-_UNARY = {op: _table(fn, 1) for op, fn in _UNARY_FNS.items()}
-_SYMBOLS = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
-            "Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">=", "Equal": "==", "NotEqual": "!=",
-            "BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^", "LeftShift": "<<", "RightShift": ">>",
-            "Neg": "unary -", "Invert": "~", "Abs": "abs()"}
+# The tables, from the op types' own facts (define_op(..., python=, symbol=, family=, exact=)):
+# `python` is what an op computes on scalars as the program wrote it (operator.add for Add).
+_OPS = {t: d for t, d in gc.registered_ops().items() if d.python is not None}
+_BINARY = {t: _table(d.python, 2) for t, d in _OPS.items() if d.arity == 2}
+_UNARY = {t: _table(d.python, 1) for t, d in _OPS.items() if d.arity == 1}
+_SYMBOLS = {t: d.symbol for t, d in _OPS.items() if d.symbol is not None}
 # ops whose exact result the check recomputes in the kind's own dtype (Python's for Python numbers)
-_RECOMPUTED = {"Add": math_ops.add_op, "Sub": math_ops.sub_op, "Mul": math_ops.mul_op,
-               "RealDiv": math_ops.realdiv_op, "FloorDiv": math_ops.floordiv_op, "Mod": math_ops.mod_op,
-               "Pow": math_ops.pow_op, "Maximum": math_ops.maximum_op, "Minimum": math_ops.minimum_op}
+_RECOMPUTED = {t: d for t, d in _OPS.items() if d.family == "arithmetic" and d.arity == 2}
 # unary ops that keep an exact int exact (|result| <= |operand|)
-_EXACT_UNARY = frozenset({"Neg", "Abs", "Sign", "Floor", "Ceil", "Invert"})
+_EXACT_UNARY = frozenset(t for t, d in _OPS.items() if "int" in d.exact)
 # unary ops whose result a float dtype holds exactly whenever it held the operand exactly (a
 # join checked that): -h of a Python float held in a float32 is Python's -h
-_EXACT_FLOAT_UNARY = frozenset({"Neg", "Abs", "Sign", "Floor", "Ceil", "Relu"})
+_EXACT_FLOAT_UNARY = frozenset(t for t, d in _OPS.items() if "float" in d.exact)
 
-# ops that pass their first input through (an outer value captured into a cond or loop)
-_TRANSPARENT = frozenset({"Identity", "Switch", "Enter", "StopGradient"})
-# ops whose result's kind is their own, whatever their inputs: the walk stops there
-_BOUNDARY = frozenset({
-    "Const", "Placeholder", "Merge", "Exit", "NextIteration", "LoopCond", "PythonMath", "PythonToNumpy",
-    "IntOfFloat", "IntCheck", "Shape", "Size", "Rank", "Range", "ArgMax", "ArgMin", "AsPythonType", "ReadVariableOp",
-    "VarHandleOp", "_Recv", "ZerosLike", "OnesLike", "TensorListNew", "TensorListPushBack", "TensorListPopBack",
-    "TensorListStack", "TensorListLength", "TensorListGetItem", "TensorListFromTensor", "TensorListZerosLike",
-    "TensorListAddN", "TensorListGetItemGrad"})
+
+def _transparent(d) -> bool:
+    """An op that passes its first input through (an outer value captured into a cond or
+    loop: Identity, Switch, Enter); Merge, Exit and NextIteration are joins, whose kinds the
+    join registered."""
+    return d.forwards and (not d.control_flow or d.type in ("Switch", "Enter"))
+
+
+def _boundary(d) -> bool:
+    """An op whose result's kind is its own, whatever its inputs: the walk stops there."""
+    return d.own_kind or d.shape_only or (d.control_flow and not _transparent(d))
 
 
 # -- what is known of each tensor -----------------------------------------------------------
@@ -260,18 +233,19 @@ def info(t) -> "Typed | None":
             stack.pop()
             continue
         op = u.op
-        if op.type in _BOUNDARY:
+        d = op.op_def
+        if _boundary(d):
             memo[id(u)] = (u, None)
             stack.pop()
             continue
-        inputs = op.inputs[:1] if op.type in _TRANSPARENT else op.inputs
+        inputs = op.inputs[:1] if _transparent(d) else op.inputs
         pending = [x for x in inputs if not _entry(x)[0]]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
         found = [_entry(x)[1] for x in inputs]
-        if op.type in _TRANSPARENT:
+        if _transparent(d):
             memo[id(u)] = (u, found[0] if found else None)
             continue
         # an op outside the tables: its result's type is its own unless an input's kinds differ

@@ -25,7 +25,6 @@ import threading
 from math import prod
 
 from ..graph import Tensor
-from ..ops import ELEMENTWISE
 
 _setting = threading.local()
 
@@ -65,7 +64,7 @@ def recomputable(t: Tensor, body) -> bool:
     op = t.op
     if hasattr(body, "forward"):
         return False  # a backward loop differentiated again: its values are popped ones, kept as they are
-    return (op.type in ELEMENTWISE and op.ctx is body and not op.control_inputs and not op.op_def.stateful
+    return (op.op_def.elementwise and op.ctx is body and not op.control_inputs and not op.op_def.stateful
             and t.dtype.is_floating and all(x.dtype.np_dtype is not None for x in op.inputs))
 
 

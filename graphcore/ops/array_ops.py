@@ -48,7 +48,8 @@ def _const_kernel(*, value, dtype):
     return value
 
 
-const_op = define_op("Const", shape=_const_rule, kernel=_const_kernel, cost=CHEAP,
+const_op = define_op("Const", shape=_const_rule, kernel=_const_kernel, cost=CHEAP, fails=None, fusible=True,
+                     picture={"shape": "box", "style": "rounded,filled", "fillcolor": "#eeeeee", "fontsize": "10"},
                      attrs={"value": either(NUMERIC, LIST_VALUE), "dtype": DTYPE}).not_differentiable("a constant")
 
 
@@ -61,7 +62,8 @@ def _placeholder_kernel(*, dtype, shape):
 
 
 placeholder_op = define_op("Placeholder", shape=_placeholder_rule, kernel=_placeholder_kernel, cost=CHEAP,
-                           attrs={"dtype": DTYPE, "shape": SHAPE})
+                           attrs={"dtype": DTYPE, "shape": SHAPE}, fails=None,  # (not fed: refused before a run)
+                           picture={"shape": "ellipse", "style": "filled", "fillcolor": "#ffffb3"})
 placeholder_op.not_differentiable("an input")
 
 
@@ -69,7 +71,7 @@ def _identity(x):
     return x
 
 
-identity_op = define_op("Identity", shape=same_as_input, kernel=_identity, cost=CHEAP)
+identity_op = define_op("Identity", shape=same_as_input, kernel=_identity, cost=CHEAP, fails=None, forwards=True)
 
 
 @identity_op.gradient
@@ -77,7 +79,8 @@ def _identity_grad(op, dy):
     return [dy]
 
 
-stop_gradient_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP)
+stop_gradient_op = define_op("StopGradient", shape=same_as_input, kernel=_identity, cost=CHEAP, fails=None,
+                             forwards=True)
 stop_gradient_op.not_differentiable("stop_gradient blocks gradients on purpose")
 
 
@@ -85,7 +88,7 @@ def _noop_kernel():
     return ()
 
 
-no_op = define_op("NoOp", shape=lambda **a: [], kernel=_noop_kernel, num_outputs=0, cost=CHEAP)
+no_op = define_op("NoOp", shape=lambda **a: [], kernel=_noop_kernel, num_outputs=0, cost=CHEAP, fails=None)
 no_op.not_differentiable("no outputs")
 
 
@@ -166,7 +169,9 @@ def _cast_kernel(x, *, dtype):
     return np.asarray(x).astype(dtype.np_dtype, copy=False)
 
 
-cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP, attrs={"dtype": DTYPE})
+# (nan and out-of-range values convert to numpy's values, with a warning: not an error)
+cast_op = define_op("Cast", shape=_cast_rule, kernel=_cast_kernel, cost=CHEAP, attrs={"dtype": DTYPE},
+                    elementwise=True, fails=None)
 
 
 @cast_op.gradient
@@ -200,7 +205,8 @@ def _int_of_float_kernel(x):
     return a.astype(np.int64)
 
 
-int_of_float_op = define_op("IntOfFloat", shape=_int_of_float_rule, kernel=_int_of_float_kernel, cost=CHEAP)
+int_of_float_op = define_op("IntOfFloat", own_kind=True, shape=_int_of_float_rule, kernel=_int_of_float_kernel,
+                            cost=CHEAP)
 int_of_float_op.not_differentiable("integer output")
 
 
@@ -228,10 +234,13 @@ def _shape_rule(x):
     return dt.int64, TensorShape([x.shape.rank])
 
 
-shape_op = define_op("Shape", shape=_shape_rule, kernel=_shape_kernel, cost=CHEAP).not_differentiable("integer")
-size_op = define_op("Size", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.size(x)), cost=CHEAP)
+shape_op = define_op("Shape", shape=_shape_rule, kernel=_shape_kernel, cost=CHEAP, fails=None,
+                     shape_only=True).not_differentiable("integer")
+size_op = define_op("Size", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.size(x)), cost=CHEAP, fails=None,
+                    shape_only=True)
 size_op.not_differentiable("integer")
-rank_op = define_op("Rank", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.ndim(x)), cost=CHEAP)
+rank_op = define_op("Rank", shape=scalar_of(dt.int64), kernel=lambda x: np.int64(np.ndim(x)), cost=CHEAP, fails=None,
+                    shape_only=True)
 rank_op.not_differentiable("integer")
 
 
@@ -354,9 +363,11 @@ def _unbroadcast_to_grad(op, dy):
     return [broadcast_to_op(dy, fwd_shape(op.inputs[0])), None]
 
 
-zeros_like_op = define_op("ZerosLike", shape=same_as_input, kernel=np.zeros_like, cost=CHEAP)
+zeros_like_op = define_op("ZerosLike", shape=same_as_input, kernel=np.zeros_like, cost=CHEAP, fails=None,
+                          shape_only=True)
 zeros_like_op.not_differentiable("constant output")
-ones_like_op = define_op("OnesLike", shape=same_as_input, kernel=np.ones_like, cost=CHEAP)
+ones_like_op = define_op("OnesLike", shape=same_as_input, kernel=np.ones_like, cost=CHEAP, fails=None,
+                         shape_only=True)
 ones_like_op.not_differentiable("constant output")
 
 
@@ -461,7 +472,8 @@ def _reshape_kernel(x, shape_v):
     return np.reshape(x, tuple(int(d) for d in np.ravel(shape_v)))
 
 
-reshape_op = define_op("Reshape", shape=_reshape_rule, kernel=_reshape_kernel, cost=CHEAP)
+reshape_op = define_op("Reshape", shape=_reshape_rule, kernel=_reshape_kernel, cost=CHEAP, view=True,
+                       fails="a shape whose size differs from the input's raises ValueError")
 
 
 @reshape_op.gradient
@@ -490,7 +502,8 @@ def _transpose_kernel(x, *, perm):
 
 
 transpose_op = define_op("Transpose", shape=_transpose_rule, kernel=_transpose_kernel, cost=CHEAP,
-                         attrs={"perm": optional(tuple_of(INT, 64))})
+                         attrs={"perm": optional(tuple_of(INT, 64))}, view=True,
+                         fails="a permutation that does not fit the input's rank raises ValueError")
 
 
 @transpose_op.gradient
@@ -520,7 +533,8 @@ def _expand_dims_rule(x, *, axis):
 
 
 expand_dims_op = define_op("ExpandDims", shape=_expand_dims_rule,
-                           kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP, attrs={"axis": INT})
+                           kernel=lambda x, *, axis: np.expand_dims(x, axis), cost=CHEAP, attrs={"axis": INT},
+                           view=True, fails="an axis beyond the input's rank raises AxisError")
 
 
 @expand_dims_op.gradient
@@ -547,7 +561,8 @@ def _squeeze_rule(x, *, axis):
 
 
 squeeze_op = define_op("Squeeze", shape=_squeeze_rule, kernel=lambda x, *, axis: np.squeeze(x, axis), cost=CHEAP,
-                        attrs={"axis": AXIS})
+                        attrs={"axis": AXIS}, view=True,
+                        fails="squeezing an axis whose size is not 1 raises ValueError")
 
 
 @squeeze_op.gradient
@@ -875,7 +890,7 @@ def _strided_slice_kernel(x, *dyn, spec):
 
 
 strided_slice_op = define_op("StridedSlice", shape=_strided_slice_rule, kernel=_strided_slice_kernel, cost=CHEAP,
-                             attrs={"spec": INDEX_SPEC})
+                             attrs={"spec": INDEX_SPEC}, view=True, fails="an index out of range raises IndexError")
 
 
 @strided_slice_op.gradient
@@ -1068,7 +1083,8 @@ def _range_kernel(start, limit, delta):
     return np.arange(start, limit, delta, dtype=np.result_type(start, limit, delta))
 
 
-range_op = define_op("Range", shape=_range_rule, kernel=_range_kernel, cost=CHEAP).not_differentiable("integer")
+range_op = define_op("Range", own_kind=True, shape=_range_rule, kernel=_range_kernel,
+                     cost=CHEAP).not_differentiable("integer")
 
 
 def range(start, limit=None, delta=1, dtype=None, name=None):  # noqa: A001 (TensorFlow's name)

@@ -31,7 +31,7 @@ def _new_kernel(*, element_dtype, element_shape=None):
     return EMPTY
 
 
-new_op = define_op("TensorListNew", shape=_list_rule, kernel=_new_kernel, cost=CHEAP, attrs=LIST_ATTRS)
+new_op = define_op("TensorListNew", own_kind=True, shape=_list_rule, kernel=_new_kernel, cost=CHEAP, attrs=LIST_ATTRS)
 new_op.not_differentiable("an empty list: no inputs")
 
 
@@ -46,7 +46,7 @@ def _push_kernel(l, x, *, element_dtype, element_shape=None):
     return l.push(x)
 
 
-push_back_op = define_op("TensorListPushBack", shape=_push_rule, kernel=_push_kernel, cost=CHEAP,
+push_back_op = define_op("TensorListPushBack", own_kind=True, shape=_push_rule, kernel=_push_kernel, cost=CHEAP,
                          attrs=LIST_ATTRS)
 
 
@@ -67,7 +67,8 @@ def _pop_kernel(l, *, element_dtype, element_shape=None):
     return l.pop()
 
 
-pop_back_op = define_op("TensorListPopBack", shape=_pop_rule, kernel=_pop_kernel, num_outputs=2, cost=CHEAP,
+pop_back_op = define_op("TensorListPopBack", own_kind=True, shape=_pop_rule, kernel=_pop_kernel, num_outputs=2,
+                        cost=CHEAP,
                         attrs=LIST_ATTRS)
 
 
@@ -98,7 +99,7 @@ def _stack_kernel(l, *, element_dtype, element_shape=None):
     return np.stack([np.asarray(x, dtype=element_dtype.np_dtype) for x in items])
 
 
-stack_op = define_op("TensorListStack", shape=_stack_rule, kernel=_stack_kernel, attrs=LIST_ATTRS)
+stack_op = define_op("TensorListStack", own_kind=True, shape=_stack_rule, kernel=_stack_kernel, attrs=LIST_ATTRS)
 
 
 @stack_op.gradient
@@ -112,7 +113,8 @@ def _length_rule(l):
     return dt.int32, TensorShape(())
 
 
-length_op = define_op("TensorListLength", shape=_length_rule, kernel=lambda l: np.int32(l.length), cost=CHEAP)
+length_op = define_op("TensorListLength", own_kind=True, shape=_length_rule, kernel=lambda l: np.int32(l.length),
+                      cost=CHEAP)
 length_op.not_differentiable("integer")
 
 
@@ -125,7 +127,8 @@ def _get_kernel(l, i, *, element_dtype, element_shape=None):
     return l.get(int(i))
 
 
-get_item_op = define_op("TensorListGetItem", shape=_get_rule, kernel=_get_kernel, cost=CHEAP, attrs=LIST_ATTRS)
+get_item_op = define_op("TensorListGetItem", own_kind=True, shape=_get_rule, kernel=_get_kernel, cost=CHEAP,
+                        attrs=LIST_ATTRS)
 
 
 @get_item_op.gradient
@@ -144,7 +147,7 @@ def _from_tensor_kernel(t, *, element_dtype, element_shape=None):
     return out
 
 
-from_tensor_op = define_op("TensorListFromTensor", shape=_from_tensor_rule, kernel=_from_tensor_kernel,
+from_tensor_op = define_op("TensorListFromTensor", own_kind=True, shape=_from_tensor_rule, kernel=_from_tensor_kernel,
                            attrs=LIST_ATTRS)
 
 
@@ -210,7 +213,8 @@ def _list_zeros_like_kernel(l):
     return out
 
 
-list_zeros_like_op = define_op("TensorListZerosLike", shape=_list_rule, kernel=_list_zeros_like_kernel, cost=CHEAP)
+list_zeros_like_op = define_op("TensorListZerosLike", own_kind=True, shape=_list_rule, kernel=_list_zeros_like_kernel,
+                               cost=CHEAP)
 list_zeros_like_op.not_differentiable("constant output (zeros)")
 
 
@@ -226,7 +230,7 @@ def _list_add_kernel(*lists):
     return out
 
 
-list_add_n_op = define_op("TensorListAddN", shape=_list_rule, kernel=_list_add_kernel, cost=CHEAP,
+list_add_n_op = define_op("TensorListAddN", own_kind=True, shape=_list_rule, kernel=_list_add_kernel, cost=CHEAP,
                           doc="Elementwise sum of tensor lists: gradients of a list with several consumers.")
 
 
@@ -244,7 +248,8 @@ def _get_item_grad_kernel(l, i, dy):
     return out
 
 
-get_item_grad_op = define_op("TensorListGetItemGrad", shape=_list_rule, kernel=_get_item_grad_kernel, cost=CHEAP,
+get_item_grad_op = define_op("TensorListGetItemGrad", own_kind=True, shape=_list_rule, kernel=_get_item_grad_kernel,
+                             cost=CHEAP,
                              doc="A list like `l` of zeros with `dy` at index `i` (the gradient of GetItem).")
 
 

@@ -101,7 +101,7 @@ def _print_kernel(*values, template=None, sep=" ", end="\n", stream="stdout", fl
 
 
 print_op = define_op("Print", shape=lambda *v, **a: [], kernel=_print_kernel, num_outputs=0, cost=CHEAP,
-                     stateful=True, attrs={"template": opt(optional(TEMPLATE)), "sep": opt(STR), "end": opt(STR),
+                     stateful=True, fails=None, attrs={"template": opt(optional(TEMPLATE)), "sep": opt(STR), "end": opt(STR),
                                            "stream": opt(STREAM), "flush": opt(BOOL)})
 print_op.not_differentiable("no outputs")
 

@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from ..attr_schema import AXIS, BOOL, INT, int_in, one_of, opt
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
-from ..registry import CHEAP, define_op, get_op_def, needs_grad
+from ..registry import CHEAP, define_op, get_op_def, needs_grad, registered_ops
 from ..shapes import TensorShape, broadcast
 from ._helpers import in_graph, is_python_number, is_weak, join_kinds, normalize_axis, reduced_shape
 from .array_ops import (as_shape_tuple, cast, cast_op, constant, expand_dims_op, fwd_shape, fwd_size, reshape_op,
@@ -110,15 +110,32 @@ def _realdiv_kernel(x, y):
     return out
 
 
-add_op = define_op("Add", shape=_numeric_binary_rule, kernel=np.add, cost=CHEAP)
-sub_op = define_op("Sub", shape=_numeric_binary_rule, kernel=np.subtract, cost=CHEAP)
-mul_op = define_op("Mul", shape=_numeric_binary_rule, kernel=np.multiply, cost=CHEAP)
-realdiv_op = define_op("RealDiv", shape=_realdiv_rule, kernel=_realdiv_kernel, cost=CHEAP)
-floordiv_op = define_op("FloorDiv", shape=_numeric_binary_rule, kernel=np.floor_divide, cost=CHEAP)
-mod_op = define_op("Mod", shape=_numeric_binary_rule, kernel=np.mod, cost=CHEAP)
-pow_op = define_op("Pow", shape=_numeric_binary_rule, kernel=np.power, cost=CHEAP)
-maximum_op = define_op("Maximum", shape=_numeric_binary_rule, kernel=np.maximum, cost=CHEAP)
-minimum_op = define_op("Minimum", shape=_numeric_binary_rule, kernel=np.minimum, cost=CHEAP)
+add_op = define_op("Add", shape=_numeric_binary_rule, kernel=np.add, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", commutative=True, unit=0, python=operator.add, symbol="+", ufunc=np.add,
+                   expr="({0} + {1})", numba="({0} + {1})")
+sub_op = define_op("Sub", shape=_numeric_binary_rule, kernel=np.subtract, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", unit=0, python=operator.sub, symbol="-", ufunc=np.subtract,
+                   expr="({0} - {1})", numba="({0} - {1})")
+mul_op = define_op("Mul", shape=_numeric_binary_rule, kernel=np.multiply, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", commutative=True, unit=1, python=operator.mul, symbol="*", ufunc=np.multiply,
+                   expr="({0} * {1})", numba="({0} * {1})")
+# (a zero divisor gives inf or nan in numpy, with a warning: not an error)
+realdiv_op = define_op("RealDiv", shape=_realdiv_rule, kernel=_realdiv_kernel, cost=CHEAP, elementwise=True, fails=None,
+                       family="arithmetic", unit=1, python=operator.truediv, symbol="/", ufunc=np.true_divide,
+                       expr="({0} / {1})", numba="({0} / {1})")
+# (an integer zero divisor gives 0 in numpy, with a warning: not an error)
+floordiv_op = define_op("FloorDiv", shape=_numeric_binary_rule, kernel=np.floor_divide, cost=CHEAP, elementwise=True,
+                        fails=None, family="arithmetic", python=operator.floordiv, symbol="//",
+                        ufunc=np.floor_divide, expr="({0} // {1})")
+mod_op = define_op("Mod", shape=_numeric_binary_rule, kernel=np.mod, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", python=operator.mod, symbol="%", ufunc=np.remainder, expr="({0} % {1})")
+pow_op = define_op("Pow", shape=_numeric_binary_rule, kernel=np.power, cost=CHEAP, elementwise=True,
+                   fails="an integer to a negative integer power raises ValueError", family="arithmetic",
+                   python=operator.pow, symbol="**", ufunc=np.power)
+maximum_op = define_op("Maximum", shape=_numeric_binary_rule, kernel=np.maximum, cost=CHEAP, elementwise=True,
+                       fails=None, family="arithmetic", python=np.maximum, ufunc=np.maximum)
+minimum_op = define_op("Minimum", shape=_numeric_binary_rule, kernel=np.minimum, cost=CHEAP, elementwise=True,
+                       fails=None, family="arithmetic", python=np.minimum, ufunc=np.minimum)
 
 
 def _zeros_scalar(like):
@@ -193,12 +210,25 @@ def _minimum_grad(op, dy):
     return _minmax_grad(op, dy, less_equal_op)
 
 _bool_rule = _binary_rule(dt.bool_)
-less_op = define_op("Less", shape=_bool_rule, kernel=np.less, cost=CHEAP)
-less_equal_op = define_op("LessEqual", shape=_bool_rule, kernel=np.less_equal, cost=CHEAP)
-greater_op = define_op("Greater", shape=_bool_rule, kernel=np.greater, cost=CHEAP)
-greater_equal_op = define_op("GreaterEqual", shape=_bool_rule, kernel=np.greater_equal, cost=CHEAP)
-equal_op = define_op("Equal", shape=_bool_rule, kernel=np.equal, cost=CHEAP)
-not_equal_op = define_op("NotEqual", shape=_bool_rule, kernel=np.not_equal, cost=CHEAP)
+less_op = define_op("Less", shape=_bool_rule, kernel=np.less, cost=CHEAP, elementwise=True, fails=None,
+                    family="comparison", python=operator.lt, symbol="<", ufunc=np.less,
+                    expr="({0} < {1})", numba="({0} < {1})")
+less_equal_op = define_op("LessEqual", shape=_bool_rule, kernel=np.less_equal, cost=CHEAP, elementwise=True, fails=None,
+                          family="comparison", python=operator.le, symbol="<=", ufunc=np.less_equal,
+                          expr="({0} <= {1})", numba="({0} <= {1})")
+greater_op = define_op("Greater", shape=_bool_rule, kernel=np.greater, cost=CHEAP, elementwise=True, fails=None,
+                       family="comparison", python=operator.gt, symbol=">", ufunc=np.greater,
+                       expr="({0} > {1})", numba="({0} > {1})")
+greater_equal_op = define_op("GreaterEqual", shape=_bool_rule, kernel=np.greater_equal, cost=CHEAP,
+                             elementwise=True, fails=None, family="comparison", python=operator.ge, symbol=">=",
+                             ufunc=np.greater_equal,
+                             expr="({0} >= {1})", numba="({0} >= {1})")
+equal_op = define_op("Equal", shape=_bool_rule, kernel=np.equal, cost=CHEAP, elementwise=True, fails=None,
+                     family="comparison", commutative=True, python=operator.eq, symbol="==", ufunc=np.equal,
+                     expr="({0} == {1})", numba="({0} == {1})")
+not_equal_op = define_op("NotEqual", shape=_bool_rule, kernel=np.not_equal, cost=CHEAP, elementwise=True, fails=None,
+                         family="comparison", commutative=True, python=operator.ne, symbol="!=", ufunc=np.not_equal,
+                         expr="({0} != {1})", numba="({0} != {1})")
 for _op in (less_op, less_equal_op, greater_op, greater_equal_op, equal_op, not_equal_op, floordiv_op):
     _op.not_differentiable("its output is piecewise constant in its inputs")
 
@@ -220,9 +250,23 @@ def _logical_rule(x, y=None, **attrs):
     return dt.bool_, (x.shape if y is None else broadcast(x.shape, y.shape))
 
 
-logical_and_op = define_op("LogicalAnd", shape=_logical_rule, kernel=np.logical_and, cost=CHEAP)
-logical_or_op = define_op("LogicalOr", shape=_logical_rule, kernel=np.logical_or, cost=CHEAP)
-logical_not_op = define_op("LogicalNot", shape=_logical_rule, kernel=np.logical_not, cost=CHEAP)
+def _python_logical(np_fn):
+    """`and` / `or` of two Python values is a Python bool in a graph (`_binary_fn`), else numpy's."""
+    def fn(a, b):
+        out = np_fn(a, b)
+        return out if isinstance(a, np.generic) or isinstance(b, np.generic) else bool(out)
+    return fn
+
+
+logical_and_op = define_op("LogicalAnd", shape=_logical_rule, kernel=np.logical_and, cost=CHEAP, elementwise=True,
+                           fails=None, family="logical", commutative=True, python=_python_logical(np.logical_and),
+                           ufunc=np.logical_and, expr="({0} & {1})", numba="({0} and {1})")
+logical_or_op = define_op("LogicalOr", shape=_logical_rule, kernel=np.logical_or, cost=CHEAP, elementwise=True,
+                          fails=None, family="logical", commutative=True, python=_python_logical(np.logical_or),
+                          ufunc=np.logical_or, expr="({0} | {1})", numba="({0} or {1})")
+logical_not_op = define_op("LogicalNot", shape=_logical_rule, kernel=np.logical_not, cost=CHEAP, elementwise=True,
+                           fails=None, family="logical", involution=True, ufunc=np.logical_not, expr="(not {0})",
+                           numba="(not {0})")
 for _op in (logical_and_op, logical_or_op, logical_not_op):
     _op.not_differentiable("boolean")
 
@@ -245,12 +289,30 @@ def _shift_rule(x, y, **attrs):
     return _bitwise_rule(x, y)
 
 
-bitwise_and_op = define_op("BitwiseAnd", shape=_bitwise_rule, kernel=np.bitwise_and, cost=CHEAP)
-bitwise_or_op = define_op("BitwiseOr", shape=_bitwise_rule, kernel=np.bitwise_or, cost=CHEAP)
-bitwise_xor_op = define_op("BitwiseXor", shape=_bitwise_rule, kernel=np.bitwise_xor, cost=CHEAP)
-invert_op = define_op("Invert", shape=_bitwise_rule, kernel=np.invert, cost=CHEAP)
-left_shift_op = define_op("LeftShift", shape=_shift_rule, kernel=np.left_shift, cost=CHEAP)
-right_shift_op = define_op("RightShift", shape=_shift_rule, kernel=np.right_shift, cost=CHEAP)
+def _python_invert(a):
+    if isinstance(a, bool):  # ~True is -2 in Python, logical not in the graph (`invert`): not the same value
+        raise TypeError("~ of a Python bool")
+    return ~a
+
+
+bitwise_and_op = define_op("BitwiseAnd", shape=_bitwise_rule, kernel=np.bitwise_and, cost=CHEAP,
+                           elementwise=True, fails=None, family="bitwise", commutative=True, python=operator.and_,
+                           symbol="&", ufunc=np.bitwise_and)
+bitwise_or_op = define_op("BitwiseOr", shape=_bitwise_rule, kernel=np.bitwise_or, cost=CHEAP,
+                          elementwise=True, fails=None, family="bitwise", commutative=True, python=operator.or_,
+                          symbol="|", ufunc=np.bitwise_or)
+bitwise_xor_op = define_op("BitwiseXor", shape=_bitwise_rule, kernel=np.bitwise_xor, cost=CHEAP,
+                           elementwise=True, fails=None, family="bitwise", commutative=True, python=operator.xor,
+                           symbol="^", ufunc=np.bitwise_xor)
+invert_op = define_op("Invert", shape=_bitwise_rule, kernel=np.invert, cost=CHEAP, elementwise=True, fails=None,
+                      family="bitwise", involution=True, exact=("int",), python=_python_invert, symbol="~",
+                      ufunc=np.invert)
+left_shift_op = define_op("LeftShift", shape=_shift_rule, kernel=np.left_shift, cost=CHEAP,
+                          elementwise=True, fails=None, family="bitwise", python=operator.lshift, symbol="<<",
+                          ufunc=np.left_shift)
+right_shift_op = define_op("RightShift", shape=_shift_rule, kernel=np.right_shift, cost=CHEAP,
+                           elementwise=True, fails=None, family="bitwise", python=operator.rshift, symbol=">>",
+                           ufunc=np.right_shift)
 for _op in (bitwise_and_op, bitwise_or_op, bitwise_xor_op, invert_op, left_shift_op, right_shift_op):
     _op.not_differentiable("integer")
 
@@ -265,7 +327,8 @@ def _select_rule(c, x, y):
     return x.dtype, broadcast(c.shape, broadcast(x.shape, y.shape))
 
 
-select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP)
+select_op = define_op("Select", shape=_select_rule, kernel=np.where, cost=CHEAP, elementwise=True, fails=None,
+                      numba="({1} if {0} else {2})")
 
 
 @select_op.gradient
@@ -307,17 +370,31 @@ def _relu(x):
     return np.maximum(x, np.zeros((), dtype=np.asarray(x).dtype))
 
 
-neg_op = define_op("Neg", shape=_numeric_unary_rule, kernel=np.negative, cost=CHEAP)
-abs_op = define_op("Abs", shape=_numeric_unary_rule, kernel=np.abs, cost=CHEAP)
-sign_op = define_op("Sign", shape=_numeric_unary_rule, kernel=np.sign, cost=CHEAP)
+neg_op = define_op("Neg", shape=_numeric_unary_rule, kernel=np.negative, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", involution=True, exact=("int", "float"), python=operator.neg,
+                   symbol="unary -", ufunc=np.negative, expr="(-{0})", numba="(-{0})")
+abs_op = define_op("Abs", shape=_numeric_unary_rule, kernel=np.abs, cost=CHEAP, elementwise=True, fails=None,
+                   family="arithmetic", exact=("int", "float"), python=abs, symbol="abs()", ufunc=np.absolute,
+                   expr="abs({0})", numba="abs({0})")
+sign_op = define_op("Sign", shape=_numeric_unary_rule, kernel=np.sign, cost=CHEAP, elementwise=True, fails=None,
+                    family="arithmetic", exact=("int", "float"), python=np.sign, ufunc=np.sign)
 sign_op.not_differentiable("piecewise constant")
-square_op = define_op("Square", shape=_numeric_unary_rule, kernel=np.square, cost=CHEAP)
-exp_op = define_op("Exp", shape=_float_unary_rule, kernel=np.exp, cost=CHEAP)
-log_op = define_op("Log", shape=_float_unary_rule, kernel=np.log, cost=CHEAP)
-sqrt_op = define_op("Sqrt", shape=_float_unary_rule, kernel=np.sqrt, cost=CHEAP)
-tanh_op = define_op("Tanh", shape=_float_unary_rule, kernel=np.tanh, cost=CHEAP)
-sigmoid_op = define_op("Sigmoid", shape=_float_unary_rule, kernel=_sigmoid, cost=CHEAP)
-relu_op = define_op("Relu", shape=_numeric_unary_rule, kernel=_relu, cost=CHEAP)
+square_op = define_op("Square", shape=_numeric_unary_rule, kernel=np.square, cost=CHEAP, elementwise=True, fails=None,
+                      family="arithmetic", python=np.square, ufunc=np.square, numba="({0} * {0})")
+# (numba's exp, log, tanh, log1p and expm1 are libm's, which differ from numpy's in the last
+# bit for some values: numba loops do not take them)
+exp_op = define_op("Exp", shape=_float_unary_rule, kernel=np.exp, cost=CHEAP, elementwise=True, fails=None,
+                   family="math", python=np.exp, ufunc=np.exp, expr="np.exp({0})")
+log_op = define_op("Log", shape=_float_unary_rule, kernel=np.log, cost=CHEAP, elementwise=True, fails=None,
+                   family="math", python=np.log, ufunc=np.log, expr="np.log({0})")
+sqrt_op = define_op("Sqrt", shape=_float_unary_rule, kernel=np.sqrt, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", python=np.sqrt, ufunc=np.sqrt, expr="np.sqrt({0})", numba="np.sqrt({0})")
+tanh_op = define_op("Tanh", shape=_float_unary_rule, kernel=np.tanh, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", python=np.tanh, ufunc=np.tanh, expr="np.tanh({0})")
+sigmoid_op = define_op("Sigmoid", shape=_float_unary_rule, kernel=_sigmoid, cost=CHEAP, elementwise=True, fails=None,
+                       family="math", python=lambda a: 1.0 / (1.0 + np.exp(-a)))
+relu_op = define_op("Relu", shape=_numeric_unary_rule, kernel=_relu, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", exact=("float",), python=lambda a: np.maximum(a, 0))
 
 
 @neg_op.gradient
@@ -377,12 +454,18 @@ def _relu_grad(op, dy):
     return [select_op(greater_op(x, _zeros_scalar(x)), dy, zeros_like_op(dy))]
 
 
-sin_op = define_op("Sin", shape=_float_unary_rule, kernel=np.sin, cost=CHEAP)
-cos_op = define_op("Cos", shape=_float_unary_rule, kernel=np.cos, cost=CHEAP)
-log1p_op = define_op("Log1p", shape=_float_unary_rule, kernel=np.log1p, cost=CHEAP)
-expm1_op = define_op("Expm1", shape=_float_unary_rule, kernel=np.expm1, cost=CHEAP)
-floor_op = define_op("Floor", shape=_numeric_unary_rule, kernel=np.floor, cost=CHEAP)
-ceil_op = define_op("Ceil", shape=_numeric_unary_rule, kernel=np.ceil, cost=CHEAP)
+sin_op = define_op("Sin", shape=_float_unary_rule, kernel=np.sin, cost=CHEAP, elementwise=True, fails=None,
+                   family="math", python=np.sin, ufunc=np.sin, expr="np.sin({0})", numba="np.sin({0})")
+cos_op = define_op("Cos", shape=_float_unary_rule, kernel=np.cos, cost=CHEAP, elementwise=True, fails=None,
+                   family="math", python=np.cos, ufunc=np.cos, expr="np.cos({0})", numba="np.cos({0})")
+log1p_op = define_op("Log1p", shape=_float_unary_rule, kernel=np.log1p, cost=CHEAP, elementwise=True, fails=None,
+                     family="math", python=np.log1p, ufunc=np.log1p, expr="np.log1p({0})")
+expm1_op = define_op("Expm1", shape=_float_unary_rule, kernel=np.expm1, cost=CHEAP, elementwise=True, fails=None,
+                     family="math", python=np.expm1, ufunc=np.expm1, expr="np.expm1({0})")
+floor_op = define_op("Floor", shape=_numeric_unary_rule, kernel=np.floor, cost=CHEAP, elementwise=True, fails=None,
+                     family="math", exact=("int", "float"), python=np.floor, ufunc=np.floor)
+ceil_op = define_op("Ceil", shape=_numeric_unary_rule, kernel=np.ceil, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", exact=("int", "float"), python=np.ceil, ufunc=np.ceil)
 floor_op.not_differentiable("piecewise constant")
 ceil_op.not_differentiable("piecewise constant")
 
@@ -392,7 +475,7 @@ def _round_kernel(x, *, decimals=0):
 
 
 round_op = define_op("Round", shape=_numeric_unary_rule, kernel=_round_kernel, cost=CHEAP,
-                     attrs={"decimals": opt(int_in(-400, 400))})
+                     attrs={"decimals": opt(int_in(-400, 400))}, elementwise=True, fails=None, family="math")
 round_op.not_differentiable("piecewise constant")
 
 
@@ -436,7 +519,7 @@ def _addn_kernel(*xs):
     return out
 
 
-add_n_op = define_op("AddN", shape=_addn_rule, kernel=_addn_kernel, cost=CHEAP,
+add_n_op = define_op("AddN", shape=_addn_rule, kernel=_addn_kernel, cost=CHEAP, elementwise=True, fails=None,
                      doc="Sum of any number of tensors; gradients of a tensor with many consumers meet here.")
 
 
@@ -477,7 +560,8 @@ def _matmul_kernel(a, b, transpose_a=False, transpose_b=False):
 
 
 matmul_op = define_op("MatMul", shape=_matmul_rule, kernel=_matmul_kernel,
-                      attrs={"transpose_a": opt(BOOL), "transpose_b": opt(BOOL)})
+                      attrs={"transpose_a": opt(BOOL), "transpose_b": opt(BOOL)}, fusible=True, ufunc=np.matmul,
+                      fails="operands whose inner dimensions differ when it runs raise ValueError")
 
 
 @dataclass(frozen=True)
@@ -558,10 +642,11 @@ def _matmul_grad(op, dy):
     return grads
 
 
-def _reduction(type_name, np_fn, differentiable=True, accumulates=False):
+def _reduction(type_name, np_fn, differentiable=True, accumulates=False, fails=None):
     """A reduction that keeps its input's dtype. `accumulates` (Sum, Prod): numpy would
     widen int32 and bool to int64; the kernel accumulates in the input's dtype instead, as
-    the op declares (int32 wraps around, as in TensorFlow), and bool is refused."""
+    the op declares (int32 wraps around, as in TensorFlow), and bool is refused. `fails`:
+    define_op's fact (its axes are checked against the input's rank when it is built)."""
     def rule(x, axis=None, keepdims=False):
         if accumulates and x.dtype.is_bool:
             raise GraphError(f"{type_name} of the bool tensor {x.name}: cast it to an integer first, "
@@ -576,7 +661,7 @@ def _reduction(type_name, np_fn, differentiable=True, accumulates=False):
         def kernel(x, axis=None, keepdims=False):
             return np_fn(x, axis=axis, keepdims=keepdims)
 
-    op = define_op(type_name, shape=rule, kernel=kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)})
+    op = define_op(type_name, shape=rule, kernel=kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)}, fails=fails)
     if not differentiable:
         op.not_differentiable()
     return op
@@ -584,8 +669,8 @@ def _reduction(type_name, np_fn, differentiable=True, accumulates=False):
 
 sum_op = _reduction("Sum", np.sum, accumulates=True)
 prod_op = _reduction("Prod", np.prod, accumulates=True)
-max_op = _reduction("Max", np.max)
-min_op = _reduction("Min", np.min)
+max_op = _reduction("Max", np.max, fails="the maximum of no elements raises ValueError")
+min_op = _reduction("Min", np.min, fails="the minimum of no elements raises ValueError")
 
 
 def _broadcast_back(dy, op):
@@ -659,7 +744,8 @@ def _mean_kernel(x, axis=None, keepdims=False):
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
-mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)})
+mean_op = define_op("Mean", shape=_mean_rule, kernel=_mean_kernel, attrs={"axis": opt(AXIS), "keepdims": opt(BOOL)},
+                    fails=None)  # (the mean of no elements is nan, with a warning)
 
 
 @mean_op.gradient
@@ -684,17 +770,19 @@ def _argmin_kernel(x, axis=0):
     return np.argmin(x, axis=axis).astype(np.int64)
 
 
-argmax_op = define_op("ArgMax", shape=_arg_rule, kernel=_argmax_kernel, attrs={"axis": opt(INT)}).not_differentiable("integer output")
-argmin_op = define_op("ArgMin", shape=_arg_rule, kernel=_argmin_kernel, attrs={"axis": opt(INT)}).not_differentiable("integer output")
+argmax_op = define_op("ArgMax", own_kind=True, shape=_arg_rule, kernel=_argmax_kernel,
+                      attrs={"axis": opt(INT)}).not_differentiable("integer output")
+argmin_op = define_op("ArgMin", own_kind=True, shape=_arg_rule, kernel=_argmin_kernel,
+                      attrs={"axis": opt(INT)}).not_differentiable("integer output")
 
 
 # -- Python numbers: arithmetic of two of them, as Python computes it ------------------
 
-_PYTHON_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
-                     "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow,
-                     "LeftShift": operator.lshift}
-_SYMBOL = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%", "Pow": "**",
-           "LeftShift": "<<"}
+# the operators (+ - * / // % ** and <<) whose Python value on two Python numbers may differ
+# from numpy's: an int without bound, an error where numpy warns (their op types' facts)
+_PYTHON_OPERATORS = {t: d.python for t, d in registered_ops().items()
+                     if d.family == "arithmetic" and d.symbol is not None and d.arity == 2 or t == "LeftShift"}
+_SYMBOL = {t: registered_ops()[t].symbol for t in _PYTHON_OPERATORS}
 
 
 def _python_arith_rule(x, y, *, op):
@@ -726,7 +814,7 @@ def _python_arith_kernel(x, y, *, op):
 
 python_arith_op = define_op("PythonArith", shape=_python_arith_rule, kernel=_python_arith_kernel, cost=CHEAP,
                             doc="Arithmetic of two Python numbers (weakly typed scalars) with Python's "
-                                "semantics: errors where Python raises, no silent wrap-around",
+                            "semantics: errors where Python raises, no silent wrap-around",
                             attrs={"op": one_of(*_PYTHON_OPERATORS)})
 
 
@@ -747,8 +835,8 @@ _PYTHON_FLOAT_OPERATORS = frozenset({"RealDiv", "FloorDiv", "Mod", "Pow"})
 
 # comparisons and logic of two Python values give a Python bool (weakly typed, so that it
 # prints as True, not np.True_); of a numpy value, a numpy bool
-_PYTHON_BOOL_OPS = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd",
-                              "LogicalOr"})
+_PYTHON_BOOL_OPS = frozenset(t for t, d in registered_ops().items()
+                             if d.family == "comparison" or d.family == "logical" and d.arity == 2)
 
 
 def _python_valued(x) -> bool:
@@ -808,8 +896,7 @@ def _out_of_range(x, y):
     return None
 
 
-_COMPARE = {"Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt, "GreaterEqual": operator.ge,
-            "Equal": operator.eq, "NotEqual": operator.ne}
+_COMPARE = {t: d.python for t, d in registered_ops().items() if d.family == "comparison"}
 
 
 def _with_big_int(op_type: str, x, y, big: int, t: Tensor):
@@ -856,7 +943,7 @@ def _binary_fn(op, name_, arithmetic=False):
         return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type} with numpy broadcasting (builds an op, or runs now on concrete values)."
-    return fn
+    return op.exported(fn)
 
 
 add = _binary_fn(add_op, "add", arithmetic=True)
@@ -879,6 +966,7 @@ logical_and = _binary_fn(logical_and_op, "logical_and")
 logical_or = _binary_fn(logical_or_op, "logical_or")
 
 
+@logical_not_op.exported
 def logical_not(x, name=None):
     return logical_not_op(x, name=name)
 
@@ -906,9 +994,10 @@ def _bitwise_fn(op, logical, name_):
         return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type} of integers (numpy's semantics; bools as numpy treats them)."
-    return fn
+    return op.exported(fn)
 
 
+@invert_op.exported
 def invert(x, name=None):
     """`~x`: logical not of a bool, bitwise not of an integer (numpy's semantics)."""
     after = _observed("Invert", x, None)
@@ -937,7 +1026,7 @@ def _unary_fn(op, name_, keeps_weak=False):
         return out if after is None else after(out)
     fn.__name__ = name_
     fn.__doc__ = f"Elementwise {op.type}."
-    return fn
+    return op.exported(fn)
 
 
 negative = _unary_fn(neg_op, "negative", keeps_weak=True)
@@ -958,11 +1047,13 @@ floor = _unary_fn(floor_op, "floor", keeps_weak=True)
 ceil = _unary_fn(ceil_op, "ceil", keeps_weak=True)
 
 
+@round_op.exported
 def round(x, decimals=0, name=None):  # noqa: A001 (numpy's name)
     """numpy's `np.round(x, decimals)`: ties to even, the dtype kept."""
     return round_op(x, decimals=int(decimals), name=name)
 
 
+@add_n_op.exported
 def add_n(inputs, name=None):
     """Sum of a list of tensors of one dtype."""
     inputs = list(inputs)
@@ -975,6 +1066,7 @@ def _dtype_of(v):
     return v.dtype if isinstance(v, Tensor) else np.asarray(v).dtype
 
 
+@matmul_op.exported
 def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
     """Matrix product (batched over leading dimensions, as np.matmul); operands of two
     dtypes promote as numpy's do (int32 @ float64 is float64)."""
@@ -1006,3 +1098,59 @@ def argmax(x, axis=0, name=None):
 
 def argmin(x, axis=0, name=None):
     return argmin_op(x, axis=int(axis), name=name)
+
+
+# -- hyperbolic and inverse trigonometric functions: one block per op ------------------
+
+sinh_op = define_op("Sinh", shape=_float_unary_rule, kernel=np.sinh, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", python=np.sinh, ufunc=np.sinh, expr="np.sinh({0})")  # (numba's is libm's)
+sinh = _unary_fn(sinh_op, "sinh")
+
+
+@sinh_op.gradient
+def _sinh_grad(op, dy):
+    return [mul_op(dy, cosh_op(op.inputs[0]))] if op.inputs[0].dtype.is_floating else [None]
+
+
+cosh_op = define_op("Cosh", shape=_float_unary_rule, kernel=np.cosh, cost=CHEAP, elementwise=True, fails=None,
+                    family="math", python=np.cosh, ufunc=np.cosh, expr="np.cosh({0})")  # (numba's is libm's)
+cosh = _unary_fn(cosh_op, "cosh")
+
+
+@cosh_op.gradient
+def _cosh_grad(op, dy):
+    return [mul_op(dy, sinh_op(op.inputs[0]))] if op.inputs[0].dtype.is_floating else [None]
+
+
+arctan_op = define_op("Arctan", shape=_float_unary_rule, kernel=np.arctan, cost=CHEAP, elementwise=True, fails=None,
+                      family="math", python=np.arctan, ufunc=np.arctan, expr="np.arctan({0})")  # (numba's is libm's)
+arctan = _unary_fn(arctan_op, "arctan")
+
+
+@arctan_op.gradient
+def _arctan_grad(op, dy):
+    """d atan(x) = dx / (1 + x**2)."""
+    x = op.inputs[0]
+    return [realdiv_op(dy, add_op(_ones_scalar(x), square_op(x)))] if x.dtype.is_floating else [None]
+
+
+def _float_binary_rule(x, y, **attrs):
+    d, s = _numeric_binary_rule(x, y)
+    return (d if d.is_floating else dt.float64), s
+
+
+hypot_op = define_op("Hypot", shape=_float_binary_rule, kernel=np.hypot, cost=CHEAP, elementwise=True, fails=None,
+                     family="math", commutative=True, python=np.hypot, ufunc=np.hypot, expr="np.hypot({0}, {1})",
+                     numba="np.hypot({0}, {1})")  # (numba and numpy both call libm's hypot)
+hypot = _binary_fn(hypot_op, "hypot")
+
+
+@hypot_op.gradient
+def _hypot_grad(op, dy):
+    """d hypot(x, y) = (x dx + y dy) / hypot(x, y)."""
+    x, y = op.inputs
+    if not x.dtype.is_floating:
+        return [None, None]
+    scaled = realdiv_op(dy, op.outputs[0])
+    return [unbroadcast(mul_op(scaled, x), x) if needs_grad(op, 0) else None,
+            unbroadcast(mul_op(scaled, y), y) if needs_grad(op, 1) else None]

@@ -82,7 +82,7 @@ def _kernel(*xs, fn):
     return np.float64(out) if kind == "float" else np.bool_(out)
 
 
-python_math_op = define_op("PythonMath", shape=_rule, kernel=_kernel, cost=CHEAP,
+python_math_op = define_op("PythonMath", own_kind=True, shape=_rule, kernel=_kernel, cost=CHEAP,
                            doc="A function of the math module (or round) on scalars, computed by Python: "
                                "Python's value, Python's exceptions", attrs={"fn": one_of(*FUNCTIONS)})
 
@@ -184,7 +184,8 @@ def _as_scalar_kernel(x, *, dtype):
     return dt.as_dtype(dtype).np_dtype.type(np.asarray(x).item())
 
 
-python_to_numpy_op = define_op("PythonToNumpy", shape=_as_scalar_rule, kernel=_as_scalar_kernel, cost=CHEAP,
+python_to_numpy_op = define_op("PythonToNumpy", own_kind=True, shape=_as_scalar_rule, kernel=_as_scalar_kernel,
+                               cost=CHEAP,
                                doc="np.float32(x) / np.int64(k) of a Python number, as numpy computes it",
                                attrs={"dtype": DTYPE})
 

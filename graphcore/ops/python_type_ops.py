@@ -60,7 +60,7 @@ def _kernel(value, code, *, what=""):
 
 
 # stateful: never folded into a constant (a Python int is not a graph constant) nor merged
-as_python_type_op = define_op("AsPythonType", shape=_rule, kernel=_kernel, cost=CHEAP, stateful=True,
+as_python_type_op = define_op("AsPythonType", own_kind=True, shape=_rule, kernel=_kernel, cost=CHEAP, stateful=True,
                               doc="A value as the Python or numpy type its code input names (TYPES), for "
                                   "formatting: the Python int 0, not 0.0", attrs={"what": opt(STR)})
 as_python_type_op.not_differentiable("a formatted value, not a number to differentiate")
@@ -78,7 +78,7 @@ def _int_check_kernel(x):
 
 
 # stateful: kept in program order as an effect by its caller, never folded nor merged
-int_check_op = define_op("IntCheck", shape=scalar_of(dt.bool_), kernel=_int_check_kernel, cost=CHEAP,
+int_check_op = define_op("IntCheck", own_kind=True, shape=scalar_of(dt.bool_), kernel=_int_check_kernel, cost=CHEAP,
                          stateful=True, doc="Raises what Python's int() raises for a float (NaN, an infinity); "
                                             "True otherwise: int(x) run for its errors, its value never read")
 int_check_op.not_differentiable("a check, not a number to differentiate")

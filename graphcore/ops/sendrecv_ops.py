@@ -45,8 +45,9 @@ def _runs_in_executor(*args, **attrs):
 
 
 send_op = define_op("_Send", shape=_send_rule, kernel=_runs_in_executor, num_outputs=0, cost=CHEAP, stateful=True,
-                    attrs=_TRANSPORT)
+                    attrs=_TRANSPORT, picture={"shape": "rarrow", "style": "filled", "fillcolor": "#caf0f8"})
 send_op.not_differentiable("a partition's transport, made after differentiation")
-recv_op = define_op("_Recv", shape=_recv_rule, kernel=_runs_in_executor, cost=CHEAP, stateful=True,
-                    attrs={**_TRANSPORT, "dtype": DTYPE, "shape": SHAPE})
+recv_op = define_op("_Recv", own_kind=True, shape=_recv_rule, kernel=_runs_in_executor, cost=CHEAP, stateful=True,
+                    attrs={**_TRANSPORT, "dtype": DTYPE, "shape": SHAPE},
+                    picture={"shape": "larrow", "style": "filled", "fillcolor": "#caf0f8"})
 recv_op.not_differentiable("a partition's transport, made after differentiation")

@@ -23,7 +23,7 @@ def _handle_kernel(*, var_name, dtype, shape):
     return var_name
 
 
-var_handle_op = define_op("VarHandleOp", shape=_handle_rule, kernel=_handle_kernel, cost=CHEAP,
+var_handle_op = define_op("VarHandleOp", own_kind=True, shape=_handle_rule, kernel=_handle_kernel, cost=CHEAP,
                           attrs={"var_name": STR, "dtype": DTYPE, "shape": SHAPE})
 var_handle_op.not_differentiable("a variable's handle: gradients stop here and are reported for the variable")
 
@@ -46,7 +46,8 @@ def _read_rule(handle):
     return handle.dtype, handle.shape
 
 
-read_variable_op = define_op("ReadVariableOp", shape=_read_rule, kernel=_read_kernel, cost=CHEAP, stateful=True,
+read_variable_op = define_op("ReadVariableOp", own_kind=True, shape=_read_rule, kernel=_read_kernel, cost=CHEAP,
+                             stateful=True,
                              uses_runtime=True)
 
 

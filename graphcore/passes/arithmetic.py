@@ -2,7 +2,7 @@
 
   x * 1, 1 * x, x / 1, x - 0   -> x      (exact for floats too: nan*1 is nan, -0.0*1 is -0.0)
   x + 0, 0 + x                 -> x      (integers; for floats only with -0.0, since -0.0 + 0.0 is 0.0)
-  -(-x), not (not p)           -> x, p
+  -(-x), not (not p), ~(~n)    -> x, p, n
   (a + b) + c                  -> AddN(a, b, c)   (AddN adds left to right, so even floats round alike;
                                                    only when nothing else reads a + b)
   a * b + a * c                -> a * (b + c)     (integers: exact with wrap-around too; for floats the
@@ -10,6 +10,9 @@
   x == x, x <= x, x >= x       -> True, and x != x, x < x, x > x -> False (integers and bools: a float
                                   x may be nan; only for an x that is always live, of known shape,
                                   outside control flow, since the result is a constant)
+
+The op types and their identities are facts their define_op blocks declare (`unit`,
+`commutative`, `involution`, `family="comparison"`), not a list kept here.
 
 Scalars are not broadcast "once" here: numpy broadcasts inside each kernel without making
 the broadcast array, so there is no broadcast op to share.
@@ -25,6 +28,7 @@ import numpy as np
 from ..graph import Graph, Tensor
 from ..ops.array_ops import constant
 from ..ops.math_ops import add, add_n, multiply
+from ..registry import registered_ops
 from .state import PassState, all_equal, broadcast_keeps, const_value
 
 
@@ -76,10 +80,6 @@ def _common_factor(op, state):
     return None
 
 
-_SELF_COMPARISONS = {"Equal": True, "LessEqual": True, "GreaterEqual": True,
-                     "NotEqual": False, "Less": False, "Greater": False}
-
-
 def _self_comparison(op, dead: bool):
     """The constant `x == x` (and the like) is, or None."""
     x, y = op.inputs
@@ -88,7 +88,8 @@ def _self_comparison(op, dead: bool):
         return None
     if not (_is_int(x) or x.dtype.np_dtype == np.bool_):
         return None
-    return np.full(out.shape.as_list(), _SELF_COMPARISONS[op.type], dtype=np.bool_)
+    # (what the comparison says of any number and itself: 0 == 0, not 0 < 0)
+    return np.full(out.shape.as_list(), bool(op.op_def.python(0, 0)), dtype=np.bool_)
 
 
 def _simplify(op, state=None):
@@ -96,9 +97,10 @@ def _simplify(op, state=None):
     (x * 0 and x - x are left alone: a new op fed only by x took the wrong loop's pivot
     when x was a loop invariant, and a loop never ended.)"""
     t, ins = op.type, op.inputs
+    d = op.op_def
     out = op.outputs[0] if op.outputs else None
-    if t in ("Mul", "Add") and len(ins) == 2:
-        unit = 1 if t == "Mul" else 0
+    unit = d.unit
+    if unit is not None and d.commutative and len(ins) == 2:
         for x, c in ((ins[0], ins[1]), (ins[1], ins[0])):
             if c.op.type != "Const" or not broadcast_keeps(x, c, out):
                 continue
@@ -114,23 +116,26 @@ def _simplify(op, state=None):
             factored = _common_factor(op, state)
             if factored is not None:
                 return "factor", factored
-    if t in ("Sub", "RealDiv") and len(ins) == 2:
+    if unit is not None and not d.commutative and len(ins) == 2:  # (x - 0, x / 1: on the right only)
         x, c = ins
-        if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, 0 if t == "Sub" else 1):
+        if c.op.type == "Const" and broadcast_keeps(x, c, out) and _is_const(c, unit):
             return "same", x
-    if t in ("Neg", "LogicalNot") and ins[0].op.type == t and not ins[0].op.control_inputs:
+    if d.involution and ins[0].op.type == t and not ins[0].op.control_inputs:
         x = ins[0].op.inputs[0]
         if x.dtype == out.dtype and x.shape.is_compatible_with(out.shape):
             return "same", x
     return None
 
 
-_TYPES = frozenset({"Mul", "Add", "Sub", "RealDiv", "Neg", "LogicalNot"}) | set(_SELF_COMPARISONS)
+def rewritten_types() -> frozenset[str]:
+    """The op types with an identity here: a unit, an involution, or a comparison."""
+    return frozenset(t for t, d in registered_ops().items()
+                     if d.unit is not None or d.involution or d.family == "comparison")
 
 
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
-    for op in state.walk_types(_TYPES):
+    for op in state.walk_types(rewritten_types()):
         if op.control_inputs:
             continue
         for t in op.outputs:  # (a loop: a generator per op costs more than the test)
@@ -138,7 +143,7 @@ def run(graph: Graph, state: PassState) -> int:
                 break
         else:
             continue
-        if op.type in _SELF_COMPARISONS:
+        if op.op_def.family == "comparison":
             if op.inputs[0] is op.inputs[1]:
                 dead = op.ctx is None and state.may_be_dead(op)
                 if dead:

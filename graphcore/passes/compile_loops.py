@@ -20,8 +20,6 @@ from ..graph import Graph, Operation, Tensor
 from ..ops.compiled_ops import compiled_loop_op
 from .state import PassState
 
-_LOOP_MACHINERY = frozenset({"Enter", "Merge", "Switch", "LoopCond", "NextIteration", "Exit"})
-
 
 class _NotCompilable(Exception):
     pass
@@ -73,7 +71,7 @@ def _pred_of(t: Tensor, ctx) -> Tensor:
 
 def _pure(op: Operation) -> bool:
     d = op.op_def
-    return (d.kernel is not None and not d.stateful and not d.uses_runtime and bool(op.outputs)
+    return (d.kernel is not None and d.pure and bool(op.outputs)
             and all(t.dtype.np_dtype is not None for t in (*op.outputs, *op.inputs)))
 
 
@@ -99,7 +97,7 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
     for op in members:
         if id(op) in machinery:
             continue
-        if op.type in _LOOP_MACHINERY - {"Switch", "Merge"} or \
+        if op.op_def.control_flow and op.type not in ("Switch", "Merge") or \
                 (op.type not in ("Identity", "Switch", "Merge") and not _pure(op)):
             raise _NotCompilable
         if any(not loop.contains(c.ctx) for c in op.control_inputs) or any(id(t) not in value for t in op.inputs):

@@ -20,12 +20,11 @@ from ..shapes import TensorShape
 from .state import UNTOUCHABLE, PassState, Positions, const_value
 
 MAX_ELEMENTS = 10_000
-SHAPE_ONLY = frozenset({"Shape", "Size", "Rank", "ZerosLike", "OnesLike"})
 NEVER = UNTOUCHABLE | {"Const", "Identity", "Assert", "Print"}
 
 
 def _static_input(op):
-    """For a SHAPE_ONLY op, a stand-in value of its input's static shape (else None)."""
+    """For a shape-only op (its type declares `shape_only`), a stand-in value of its input's static shape (else None)."""
     x = op.inputs[0]
     if x.dtype.np_dtype is None:
         return None
@@ -42,7 +41,7 @@ def _static_input(op):
 
 def _evaluate(op):
     """The op's output values if it can be folded, else None."""
-    if op.type in SHAPE_ONLY and len(op.inputs) == 1:
+    if op.op_def.shape_only and len(op.inputs) == 1:
         v = _static_input(op)
         if v is None:
             return None
@@ -107,8 +106,8 @@ def run(graph: Graph, state: PassState) -> int:
 def _run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     position = Positions(graph)
-    for op in state.walk_types(NEVER, excluding=True):  # (SHAPE_ONLY and NEVER have no type in common)
-        if op.type in SHAPE_ONLY:
+    for op in state.walk_types(NEVER, excluding=True):  # (no shape-only op type is in NEVER)
+        if op.op_def.shape_only:
             pass
         elif not op.inputs:
             continue

@@ -4,8 +4,8 @@ invariants (constant Enters of its loop) is computed once, outside the loop, thr
 running in the loop's last, dead iteration). A constant subgraph in a loop then reaches
 the top level, where constant folding folds it once.
 
-Moved: only elementwise ops that cannot fail (SAFE) on fully known shapes, since a
-loop that runs no iteration never ran them. Never moved: stateful ops, control-flow
+Moved: only elementwise and shape-only ops that cannot fail (their op types declare
+`fails=None`) on fully known shapes, since a loop that runs no iteration never ran them. Never moved: stateful ops, control-flow
 primitives, ops with control inputs other than the loop's pivot or invariants (the
 graph refuses those), and fetched ops.
 """
@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from ..graph import Graph
+from ..registry import registered_ops
 from .state import PassState, Positions
 
-# Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
-# out it runs once in any case (an index error or a bad reshape would be new errors).
-SAFE = frozenset({"Add", "Sub", "Mul", "RealDiv", "Neg", "Abs", "Exp", "Log", "Sqrt", "Square", "Tanh",
-                  "Sigmoid", "Relu", "Sign", "Maximum", "Minimum", "Cast", "Equal", "NotEqual", "Less",
-                  "LessEqual", "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "Shape",
-                  "Size", "Rank", "ZerosLike", "OnesLike", "FloorDiv", "Mod", "AddN", "Select"})
+
+def movable_types() -> frozenset[str]:
+    """Only ops that cannot fail: a loop that runs no iteration never ran the op, and moved
+    out it runs once in any case (an index error or a bad reshape would be new errors)."""
+    return frozenset(t for t, d in registered_ops().items()
+                     if (d.elementwise or d.shape_only) and d.fails is None and d.pure)
 
 
 def _captures_intact(ctx, graph: Graph) -> bool:
@@ -40,7 +41,7 @@ def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
     position = Positions(graph)
-    for op in state.walk_types(SAFE):
+    for op in state.walk_types(movable_types()):
         ctx = op.ctx
         if ctx is None or not ctx.is_while:
             continue

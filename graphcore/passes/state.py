@@ -24,10 +24,13 @@ from itertools import compress
 
 import numpy as np
 
+from .. import ops as _ops  # noqa: F401 (registers the op types the sets below are made of)
 from ..graph import Graph, Operation, Tensor
+from ..registry import op_types
 
-# the v1 primitives (and LoopCond): their dead-token rules are not an ordinary op's
-CONTROL_FLOW = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
+# the v1 primitives (and LoopCond): their dead-token rules are not an ordinary op's (their
+# define_op blocks say control_flow=True)
+CONTROL_FLOW = op_types(control_flow=True)
 # ops no value-level pass touches: inputs, effects, state, loop machinery, list handles
 UNTOUCHABLE = CONTROL_FLOW | {"Placeholder", "NoOp", "VarHandleOp"}
 

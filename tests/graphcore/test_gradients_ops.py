@@ -59,6 +59,10 @@ CASES = {
     "Expm1": ([("f", (4,))], gc.expm1),
     "Sigmoid": ([("f", (4,))], gc.sigmoid),
     "Relu": ([("f", (5,))], gc.relu),
+    "Sinh": ([("f", (4,))], gc.sinh),
+    "Cosh": ([("f", (4,))], gc.cosh),
+    "Arctan": ([("f", (4,))], gc.arctan),
+    "Hypot": ([("f", (2, 3)), ("f", (3,))], gc.hypot),
     "Fused": ([("f", (2, 3)), ("f", (3, 4)), ("f", (4,)), ("p", (2, 4))],  # a used twice, a constant, a comparison
                lambda a, b, c, d: _fused(gc.tanh(gc.matmul(a, b) + c) * gc.sqrt(d) / (1.5 + d * d)
                                          + gc.reduce_sum(a) * gc.where(d > 1.0, d, -d))),
