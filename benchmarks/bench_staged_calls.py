@@ -94,7 +94,8 @@ def loop_empty(n):
     return t
 
 M = 5000
-fs = {name: function(fn) for name, fn in [("empty", loop_empty), ("print", loop_print), ("str", loop_str), ("both", loop_both)]}
+fs = {name: function(fn) for name, fn in [("empty", loop_empty), ("print", loop_print), ("str", loop_str),
+                                          ("both", loop_both)]}
 lruns = {}
 for name, f in fs.items():
     def run(f=f):
@@ -113,5 +114,6 @@ for _ in range(9):
 pp = (t["print"] - t["empty"]) / M * 1e6
 ss = (t["str"] - t["empty"]) / M * 1e6
 bb = (t["both"] - t["empty"]) / M * 1e6
-print(f"converted loop of {M}: print(i) {pp:.2f} us/iter, str(i) staged {ss:.2f} us/iter, print(str(i)) {bb:.2f} us/iter "
+print(f"converted loop of {M}: print(i) {pp:.2f} us/iter, str(i) staged {ss:.2f} us/iter, "
+      f"print(str(i)) {bb:.2f} us/iter "
       f"over an empty loop's {t['empty'] / M * 1e6:.2f} us; staged/print ratio {ss / pp:.2f}")

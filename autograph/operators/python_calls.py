@@ -160,7 +160,8 @@ def stage(func, args=(), kwargs=None, result=pyobject, name=None):
             return func(*_rebuild(shape_args, values), **_rebuild(shape_kwargs, values))
 
     call.__qualname__ = name or _name_of(func)
-    out = gc.py_function(call, inputs, result, stateful=not builtins.any(func is f for f in _TOTAL), as_python=as_python,
+    effect = not builtins.any(func is f for f in _TOTAL)
+    out = gc.py_function(call, inputs, result, stateful=effect, as_python=as_python,
                          shapes=None if result is pyobject else [], name="PyCall")
     return out if result is pyobject else _as_python_number(out)
 
@@ -296,8 +297,8 @@ def _install() -> None:
         from graphcore.errors import StagingError  # noqa: PLC0415
 
         raise StagingError(
-            f"{location(0)}: iterating an f-string with a tensor in it: its text (and so its characters) is known only when the "
-            "graph runs. Loop over range(len(s)) and index s[i], or compute the result in one Python call "
+            f"{location(0)}: iterating an f-string with a tensor in it: its text (and so its characters) is known only "
+            "when the graph runs. Loop over range(len(s)) and index s[i], or compute the result in one Python call "
             "(autograph.py_function)")
     F.__iter__ = fiter
     F.__mul__ = lambda self, k: str.__mul__(self, k) if gc.get_default_graph() is None else \
