@@ -11,6 +11,7 @@ checks them, and retraces when one changed, as the graph holds the old value.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import dataclasses
 import functools
@@ -490,7 +491,11 @@ class Function:
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
                  instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local"):
+                 devices=None, engine: str = "local", control_flow: str | None = None):
+        if control_flow not in (None, "v1", "v2"):
+            raise ValueError(f"control_flow must be 'v1' or 'v2' (None: AUTOGRAPH_CONTROL_FLOW decides), got "
+                             f"{control_flow!r}")
+        self.control_flow = control_flow
         # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
         self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
         if self._method_kind is not None:
@@ -547,7 +552,7 @@ class Function:
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
                              optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
-                             devices=self.devices, engine=self.engine)
+                             devices=self.devices, engine=self.engine, control_flow=self.control_flow)
             try:
                 self._bound[instance] = bound
             except TypeError:
@@ -691,7 +696,8 @@ class Function:
         (prints...) that precede it in program order have run, as in Python."""
         g = gc.Graph()
         placeholders = []
-        with g.as_default():
+        v2 = contextlib.nullcontext() if self.control_flow is None else gc.control_flow_v2(self.control_flow == "v2")
+        with g.as_default(), v2:
             call_args = {}
             for i, (name, value) in enumerate(items):
                 flat = _flatten(value)
@@ -851,7 +857,7 @@ class Function:
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
              optimize: bool | None = None, skip_passes=(), jit_compile: bool = False, devices=None,
-             engine: str = "local"):
+             engine: str = "local", control_flow: str | None = None):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
     control flow on tensors then fails as in graph mode).
@@ -865,10 +871,13 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     have an exact machine form as numba-compiled code (pip install -e '.[jit]').
     `devices=["cpu:0", "cpu:1"]` runs the graph partitioned across those devices (ops go
     where `gc.device(...)` put them, else to the first), on threads of this process or,
-    with `engine="ray"`, one Ray actor per device (executor/session.py says more)."""
+    with `engine="ray"`, one Ray actor per device (executor/session.py says more).
+    `control_flow="v2"` builds `if`/`while` on tensors as If/While ops over function graphs
+    (Control Flow v2, graphcore/v2_control_flow.py), lowered before they run; "v1" the five
+    primitives; None (default): AUTOGRAPH_CONTROL_FLOW decides, v1 unless it says v2."""
     jit_passes(jit_compile)  # checks the value (and that numba is there for "numba")
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
-              jit_compile=jit_compile, devices=devices, engine=engine)
+              jit_compile=jit_compile, devices=devices, engine=engine, control_flow=control_flow)
 
     def make(f):
         if isinstance(f, Function) and f._instance is None:  # function(@function f, jit_compile=True): these options

@@ -54,6 +54,9 @@ class Session:
         (graphcore/partition.py) and each device's part runs in its own executor.
       engine: where the devices run: "local" (threads of this process) or "ray" (one
         Ray actor per device; pip install -e '.[distributed]').
+      functional: how Control Flow v2's If/While ops run: "lower" (inlined into the v1
+        primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
+        by the frame executor like any graph).
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
@@ -61,7 +64,7 @@ class Session:
 
     def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
                  optimize: bool = False, skip_passes=(), jit_compile: bool = False, devices=None,
-                 engine: str = "local"):
+                 engine: str = "local", functional: str = "lower"):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -81,6 +84,10 @@ class Session:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
         self.engine_name = engine
+        if functional not in FUNCTIONAL_MODES:
+            raise ValueError(f"functional must be one of {', '.join(map(repr, FUNCTIONAL_MODES))}, got {functional!r}")
+        self.functional = functional
+        self._lowered: dict = {}  # (graph, version, fetch, target and feed names) -> lowered copy
         self._engine = None
         self._partitions: dict = {}  # (graph, fetch, target and feed names) -> (Partitioning, [DevicePart])
         self.last_partitioning = None
@@ -106,6 +113,9 @@ class Session:
         graph = self.graph
         if self.optimize:
             graph, fetch_tensors, targets, feed_tensors = self._optimized_copy(fetch_tensors, targets, feed_tensors)
+        if graph._library:  # If/While ops (Control Flow v2), unless the optimizer lowered them
+            graph, fetch_tensors, targets, feed_tensors = self._lowered_copy(graph, fetch_tensors, targets,
+                                                                             feed_tensors)
         if self.devices is not None:
             if trace is not None:
                 raise GraphError("a run across devices cannot be traced yet; trace it without devices=")
@@ -205,6 +215,33 @@ class Session:
             self.last_optimize_report = hit[4]
             return hit[:4]
 
+    def _lowered_copy(self, graph: Graph, fetches, targets, feeds):
+        """`graph` with its If/While ops lowered to the v1 primitives (a copy, made once per
+        graph version and fetch/target/feed set), with the fetches, targets and feeds in it."""
+        from graphcore import passes  # noqa: PLC0415
+        from graphcore.function_graph import has_functional_ops  # noqa: PLC0415
+        from graphcore.serialization import copy_graph  # noqa: PLC0415
+
+        key = (id(graph), graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),
+               tuple(t.name for t in feeds))
+        with self._plans_lock:
+            hit = self._lowered.get(key)
+            if hit is None:
+                if not has_functional_ops(graph):
+                    hit = (graph, fetches, targets, feeds)
+                else:
+                    copy = copy_graph(graph)
+                    c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]
+                    c_targets = [copy.get_operation_by_name(o.name) for o in targets]
+                    c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]
+                    report = passes.optimize(copy, c_fetches + c_targets + c_feeds, passes=["lower_functional"])
+                    n, m = len(c_fetches), len(c_targets)
+                    hit = (copy, report.fetches[:n], report.fetches[n:n + m], report.fetches[n + m:])
+                if len(self._lowered) > 16:
+                    self._lowered.clear()
+                self._lowered[key] = hit
+            return hit
+
     def _run_on_devices(self, graph: Graph, fetches, targets, feeds, feed_values, deadline) -> list:
         """Partition (once per graph version and fetch/target/feed set) and run each
         device's part in the engine; the fetched values, in order."""
@@ -278,7 +315,7 @@ class RunCallable:
         self.session = session
         self.fetches = fetches
         self.feed_list = list(feed_list)
-        self._through_run = session.optimize or session.devices is not None
+        self._through_run = session.optimize or session.devices is not None or bool(session.graph._library)
         self._version = None
         self._prepare()
 
@@ -367,6 +404,9 @@ def _feed_tensor(graph: Graph, key) -> Tensor:
 
 
 ENGINES = ("local", "ray")
+
+
+FUNCTIONAL_MODES = ("lower",)  # how If/While run (Session's functional=)
 
 
 def jit_passes(jit_compile) -> tuple[str, ...]:

@@ -35,6 +35,8 @@ class FuncGraph(Graph):
         self.outputs: list[Tensor] = []
         self.captures: list[tuple[Tensor, Tensor]] = []
         self.control_captures: list[Operation] = []
+        self.caller: Operation | None = None  # the If/While op of the enclosing graph that calls it
+        self.lifted: dict[int, Tensor] = {}  # id(tensor of this function) -> the caller's output of it
         self.add_removal_hook(self._forget)
 
     def _forget(self, gone) -> None:
@@ -58,13 +60,19 @@ class FuncGraph(Graph):
         Placeholder input of this function (and of each function in between)."""
         if t.graph is self:
             return t
-        for outer, inner in self.captures:
-            if outer is t:
-                return inner
+        if t.graph.outer_graph is not None and t.graph.outer_graph.encloses(self):
+            from .v2_control_flow import lift_output  # noqa: PLC0415 (it imports this module)
+
+            return lift_output(t, self)  # computed in a function this graph calls: an extra output
         if not self.outer_graph.encloses(t.graph):
             raise GraphError(f"{t.name} belongs to a graph that does not enclose the function {self.name!r}; a "
                              "function reads only tensors of its own graph and of the graphs around it")
+        # (a tensor of a graph further out is first captured by the graph around this one:
+        # captures are keyed by the tensor of that graph)
         outer = t if t.graph is self.outer_graph else self.outer_graph.capture(t)
+        for o, inner in self.captures:
+            if o is outer:
+                return inner
         inner = self.add_argument(t.dtype, t.shape, name="capture")
         self.captures.append((outer, inner))
         return inner

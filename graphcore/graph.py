@@ -399,6 +399,11 @@ class Graph:
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
         if isinstance(value, Tensor):
             if value.graph is not self:
+                if value.graph.outer_graph is not None and value.graph.outer_graph.encloses(self):
+                    # a tensor of a function this graph calls (an If's branch): an extra output
+                    from .v2_control_flow import lift_output  # noqa: PLC0415 (rare; see the docstring)
+
+                    return lift_output(value, self)
                 raise GraphError(f"tensor {value.name} belongs to another graph than the one being built")
             return value
         convert = getattr(value, "_as_graph_tensor", None)
@@ -944,6 +949,15 @@ class Graph:
         self.version += 1
         return name
 
+    def _add_output(self, op: Operation, dtype, shape) -> Tensor:
+        """Give `op` one more output (an If whose branches gained one: Control Flow v2 adds
+        the intermediates that code after it or its gradient reads). Tensors already
+        taken from op stay valid; plans keyed on `version` are made anew."""
+        t = Tensor(op, len(op.outputs), dtype, as_shape(shape))
+        op.outputs = op.outputs + (t,)
+        self.version += 1
+        return t
+
     def get_function(self, name: str):
         """The library's function `name`; GraphError naming what the library holds if none."""
         fn = self._library.get(name)
@@ -1087,16 +1101,18 @@ def is_tensor(x) -> bool:
 
 
 def graph_of(values) -> Graph | None:
-    """The graph that any Tensor among `values` (nested lists allowed) belongs to; while
-    a function graph is being built, that function graph when the tensor is of a graph
-    enclosing it (the op is built in the function, which captures the tensor)."""
+    """The graph that any Tensor among `values` (nested lists allowed) belongs to; but the
+    graph being built when one of the two encloses the other (Control Flow v2: an op in a
+    function reading a tensor from outside captures it, an op after an If reading a
+    branch's tensor makes it an output of the If)."""
     g = _graph_of(values)
     if g is not None:
         stack = _graph_stack()
         if stack:
             d = stack[-1]
-            if d is not g and d.outer_graph is not None and d.encloses(g):
-                return d
+            if d is not g and (d.outer_graph is not None and d.encloses(g)
+                               or g.outer_graph is not None and g.encloses(d)):
+                return d  # (the latter: a tensor of a function read after its call, lifted out)
     return g
 
 

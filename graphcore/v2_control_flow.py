@@ -134,6 +134,7 @@ def cond_v2(pred: Tensor, true_fn, false_fn, name: str | None = None):
             g.add_function(fg)
         op = g.create_op(if_op, [pred, *inputs], {"then_branch": fgs[1].name, "else_branch": fgs[0].name},
                          name="If", control_inputs=_control_captures(fgs.values()))
+    fgs[1].caller = fgs[0].caller = op
     it = iter(op.outputs)
     flat = [passthrough[i] if i in passthrough else next(it) for i in range(len(nest.flatten(t_out)))]
     return nest.pack_sequence_as(t_out, flat)
@@ -230,11 +231,50 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
         op = g.create_op(while_op, [counter, *flat, *captured],
                          {"cond": cfg.name, "body": bfg.name, "parallel_iterations": int(parallel_iterations)},
                          name="While", control_inputs=_control_captures([cfg, bfg]))
+    cfg.caller = bfg.caller = op
     results = list(op.outputs[1:1 + len(flat)])
     res = nest.pack_sequence_as(structure, results)
     if single or (isinstance(structure, list) and len(structure) == 1 and not return_same_structure):
         return res[0]
     return res
+
+
+def lift_output(t: Tensor, into) -> Tensor:
+    """`t`, computed in a branch of an If (or in a function nested in one), as a tensor of
+    the graph `into` that encloses the If: a new output of the If (and of each If in
+    between), the other branch giving zeros of its type. (v1 lets an op after a cond read
+    a branch's tensor, dead when the branch was not taken; the talk's intermediates that a
+    gradient needs are made outputs the same way.) Read from outside a While's body, a
+    tensor has one value per iteration: refused, as v1 refuses it."""
+    from .ops.array_ops import zeros  # noqa: PLC0415
+
+    fn = t.graph
+    while True:
+        hit = fn.lifted.get(id(t))
+        if hit is None:
+            op = fn.caller
+            if op is None or op.type != "If":
+                what = "a while loop's body or condition" if op is not None else "a function"
+                raise StagingError(
+                    f"{t.name} (created at {t.op.location()}) was computed inside {what} ({fn.name}) and is used "
+                    "outside of it; return it from the loop instead")
+            then_fn, else_fn = (op.graph.get_function(op.attrs[a]) for a in ("then_branch", "else_branch"))
+            other = else_fn if fn is then_fn else then_fn
+            with other.as_default():
+                if t.dtype == dt.variant or t.dtype.np_dtype is None:
+                    raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
+                                       "used after it; compute it before the cond or in both branches")
+                z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None else [],
+                          dtype=t.dtype)
+            fn.outputs.append(t)
+            other.outputs.append(z)
+            op.graph._add_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
+            hit = fn.lifted[id(t)] = op.outputs[-1]
+        if hit.graph is into:
+            return hit
+        t, fn = hit, hit.graph
+        if fn.outer_graph is None:  # pragma: no cover (into encloses t's graph)
+            raise GraphError(f"{t.name} cannot be read from the graph being built")
 
 
 def iteration_count(while_op_) -> Tensor:

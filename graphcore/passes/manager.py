@@ -18,11 +18,12 @@ from typing import Callable, Iterable, Sequence
 from ..errors import GraphError
 from ..graph import Graph
 from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, fusion, identical_branches, licm,
-               pruning)
+               lower_functional, pruning)
 from .state import PassState, created_since
 
 # name -> run(graph, state) -> rewrites; the order of one round
 PASSES: dict[str, Callable] = {
+    "lower_functional": lower_functional.run,  # first: If/While inlined, the others see v1 only
     "pruning": pruning.run,
     "licm": licm.run,  # first: the constant subgraphs it moves out of loops are folded next
     "constant_folding": constant_folding.run,
@@ -123,6 +124,8 @@ def optimize(graph: Graph, fetches: Sequence, *, passes: Iterable[str] | None = 
     if unknown:
         raise GraphError(f"unknown graph pass(es) {', '.join(map(repr, unknown))}; known: {', '.join(PASSES)}")
     names = [n for n in names if n not in skip]
+    if not graph._library:  # no If/While to lower (a v1 graph): its report stays as it was
+        names = [n for n in names if n != "lower_functional"]
     # the passes allocate little; a collection of the tracer's garbage in the middle of
     # them would cost more than all of them
     was_enabled = _gc.isenabled()

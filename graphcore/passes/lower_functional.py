@@ -1,0 +1,191 @@
+"""Lowering (the talk: "very similar to function in-lining"): every If and While op is
+replaced by what v1 builds, so the frame executor, the other passes, placement and
+partitioning see only the five primitives.
+
+An If becomes a v1 cond on its predicate whose branches are the bodies of its two
+functions, inlined; a While becomes one v1 loop frame whose condition and body are its
+functions inlined. Function inputs map to the op's inputs, and the v1 builders wire the
+outer tensors in (Switch, Enter) as they do for user code. A While's loop variables that
+its body passes through unchanged (captures) enter as loop invariants (constant Enters),
+and its iteration counter is left out when nothing reads it, so the lowered loop is the
+one v1 would have built from the same program. An If or While inside a function is
+lowered as the function is inlined, in the context it lands in: nesting needs no case.
+"""
+from __future__ import annotations
+
+from ..control_flow import cond as _cond
+from ..control_flow import group as _group
+from ..control_flow import while_loop as _while_loop
+from ..v2_control_flow import control_flow_v2
+from ..function_graph import function_attrs
+from ..graph import Graph, Operation, Tensor
+from ..ops.array_ops import constant
+
+
+def run(graph: Graph, state) -> int:
+    """The pass: lower every If/While of the graph (fetches follow the outputs)."""
+    if not graph._library:
+        return 0
+    return lower_functional(graph, state.replace)
+
+
+def lower_functional(graph: Graph, replace=None) -> int:
+    """Lower every If/While op of `graph` in place; `replace(old, new)` rewires the readers
+    of each output (default: `graph.replace_all_uses_with`). Returns how many ops it lowered."""
+    if replace is None:
+        replace = graph.replace_all_uses_with
+    todo = [op for op in graph.get_operations() if function_attrs(op.op_def)]
+    with control_flow_v2(False):
+        for op in todo:
+            with graph.inserting_before(op):
+                graph._scope = ""  # (the op's own scope is given to the v1 builder: _scope_of)
+                new = _lower(graph, op, list(op.inputs), top=True)
+            for old, t in zip(op.outputs, new):
+                if t is not None and t is not old:
+                    replace(old, t)
+            waiting = op.control_outputs
+            if waiting:
+                with graph.inserting_before(op):
+                    stand_in = _group(*_made(new, op.inputs), name=op.name.rpartition("/")[2] + "_done")
+                for w in waiting:
+                    graph.remove_control_input(w, op)
+                    if stand_in is not None:
+                        graph.add_control_input(w, stand_in)
+            counter = op.inputs[0].op if op.type == "While" else None
+            graph.erase_op(op)
+            if counter is not None and counter.type == "Const" and not counter.outputs[0]._consumers \
+                    and not counter._control_outputs:
+                graph.erase_op(counter)  # the iteration counter's start, when the loop was built without it
+    if todo:
+        graph._library.clear()  # (every function was inlined; the FuncGraphs share this dict)
+    return len(todo)
+
+
+def _lower(g: Graph, op: Operation, inputs: list[Tensor], top: bool = False) -> list[Tensor | None]:
+    name = _scope_of(g, op, top)
+    if op.type == "If":
+        return _lower_if(g, op, inputs, name)
+    if op.type == "While":
+        return _lower_while(g, op, inputs, name)
+    raise NotImplementedError(f"no lowering for {op.describe()}")  # pragma: no cover
+
+
+def _made(outputs, inputs) -> list[Tensor]:
+    """The outputs the lowering computed (not inputs passed through): what waiting for
+    the op means (a wait on a passed-through placeholder would make it needed)."""
+    given = {id(t) for t in inputs}
+    return [t for t in outputs if t is not None and id(t) not in given]
+
+
+def _scope_of(g: Graph, op: Operation, top: bool) -> str:
+    """The name scope (ending in "/") the lowered ops go in: the op's own ("while/" for
+    "while/While"), unique in the graph already for an op of the graph itself; for an op
+    inlined from a function, its scope made unique where it lands (two functions may
+    both hold a "while")."""
+    scope = op.name.rpartition("/")[0] or op.type.lower()
+    if top:
+        return scope + "/"
+    return g.unique_name(scope) + "/"
+
+
+def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[Tensor]:
+    pred, args = inputs[0], inputs[1:]
+    then_fn, else_fn = g.get_function(op.attrs["then_branch"]), g.get_function(op.attrs["else_branch"])
+    out = _cond(pred, lambda: inline(g, then_fn, args), lambda: inline(g, else_fn, args), name=name)
+    return list(out) if out is not None else []
+
+
+def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[Tensor]:
+    cond_fn, body_fn = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
+    n = len(inputs)
+    invariant = [body_fn.outputs[k] is body_fn.inputs[k] for k in range(n)]
+    if not invariant[0] and _counter_unread(op, cond_fn, body_fn) and not all(invariant[1:]):
+        invariant[0] = True  # nothing reads the iteration count: v1 builds no counter
+    varying = [k for k in range(n) if not invariant[k]]
+
+    def full(values) -> list[Tensor]:
+        vals = list(inputs)
+        for k, v in zip(varying, values):
+            vals[k] = v
+        return vals
+
+    def cond(*values):
+        return inline(g, cond_fn, full(values))[0]
+
+    def body(*values):
+        outs = inline(g, body_fn, full(values), wanted=varying)
+        return [outs[k] for k in varying]
+
+    names = [body_fn.inputs[k].op.name for k in varying]
+    results = _while_loop(cond, body, [inputs[k] for k in varying],
+                          shape_invariants=[op.outputs[k].shape for k in varying],
+                          parallel_iterations=int(op.attrs.get("parallel_iterations", 10)), name=name,
+                          loop_var_names=names, return_same_structure=True)
+    out = list(inputs)
+    for k, r in zip(varying, results):
+        out[k] = r
+    return out
+
+
+def _counter_unread(op: Operation, cond_fn, body_fn) -> bool:
+    """Loop variable 0 (the counter) is only incremented: the cond does not read it, the
+    body reads it only for its next value, and no one reads the While's output 0."""
+    if op.outputs[0]._consumers or cond_fn.inputs[0]._consumers:
+        return False
+    nxt = body_fn.outputs[0]
+    readers = body_fn.inputs[0]._consumers
+    return (len(readers) == 1 and readers[0] is nxt.op and not nxt._consumers
+            and not nxt.op.op_def.stateful and not nxt.op._control_outputs
+            and all(t is body_fn.inputs[0] or t.op.type == "Const" for t in nxt.op.inputs))
+
+
+def _live_ops(fn, wanted) -> set[int]:
+    """Ids of the ops of `fn` that its `wanted` outputs or its effects need."""
+    stack = [fn.outputs[k].op for k in wanted] + [op for op in fn.get_operations() if op.op_def.stateful]
+    live: set[int] = set()
+    while stack:
+        op = stack.pop()
+        if id(op) in live:
+            continue
+        live.add(id(op))
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return live
+
+
+def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]:
+    """The ops of function `fn` built in `g` where `g` is building now (its control-flow
+    context wires outer tensors in), its inputs replaced by `args`; returns its outputs
+    (only the `wanted` ones, by index, and what effects need, when given: a loop variable
+    lowered away leaves no dead ops). If/While ops inside are lowered in place."""
+    m: dict[int, Tensor] = {id(p): a for p, a in zip(fn.inputs, args)}
+    ops: dict[int, Operation] = {id(p.op): a.op for p, a in zip(fn.inputs, args)}
+    inputs_ops = {id(p.op) for p in fn.inputs}
+    live = _live_ops(fn, wanted) if wanted is not None else None
+    for fop in fn.get_operations():
+        if id(fop) in inputs_ops or (live is not None and id(fop) not in live):
+            continue
+        ins = [m[id(t)] for t in fop.inputs]
+        controls = [c for c in (ops[id(c)] for c in fop.control_inputs) if c is not None]
+        if function_attrs(fop.op_def):
+            with g.control_dependencies([c for c in controls if c is not None]):
+                new = _lower(g, fop, ins)
+            start = ins[0].op
+            if fop.type == "While" and start.type == "Const" and not start.outputs[0]._consumers \
+                    and not start._control_outputs and fop.inputs[0].op.type == "Const":
+                g.erase_op(start)  # the counter's start, inlined for a loop lowered without it
+            stand_in = None
+            if fop._control_outputs:
+                stand_in = _group(*_made(new, ins), name=fop.name + "_done")
+            ops[id(fop)] = stand_in
+        elif fop.type == "Const" and not controls:
+            new = [constant(fop.attrs["value"], dtype=fop.attrs["dtype"])]  # hoisted out of loops, as v1 does
+            ops[id(fop)] = new[0].op
+        else:
+            made = g.create_op(fop.op_def, ins, dict(fop.attrs), name=fop.name, control_inputs=controls,
+                               output_specs=[(t.dtype, t.shape) for t in fop.outputs], source=fop.source)
+            new = made.outputs
+            ops[id(fop)] = made
+        for t, v in zip(fop.outputs, new):
+            m[id(t)] = v
+    return [m.get(id(t)) for t in fn.outputs]
