@@ -133,7 +133,7 @@ class _SignalWatcher:
     to the wakeup fd; this thread reads it."""
 
     def __init__(self):
-        self.flag = np.zeros(1, np.int64)
+        self.flag = Flag()
         self.read_fd, self.write_fd = os.pipe()
         os.set_blocking(self.write_fd, False)
         threading.Thread(target=self._watch, name="executor-signals", daemon=True).start()
@@ -146,7 +146,7 @@ class _SignalWatcher:
     def _watch(self) -> None:
         while True:
             os.read(self.read_fd, 512)
-            self.flag[0] = 1
+            self.flag.array[0] = 1
 
 
 _watcher: _SignalWatcher | None = None
@@ -160,23 +160,46 @@ def _main_flag():
     if _watcher is None:
         _watcher = _SignalWatcher()
     w = _watcher
-    w.flag[0] = 0
+    w.flag.array[0] = 0
     if w.installed:
         return w.flag, -1
     return w.flag, signal.set_wakeup_fd(w.write_fd, warn_on_full_buffer=False)
 
 
+class Flag:
+    """An int64 a numba loop reads (by its address) and others set: 1 means stop."""
+
+    __slots__ = ("array", "address")
+
+    def __init__(self):
+        self.array = np.zeros(1, np.int64)
+        self.address = self.array.ctypes.data
+
+    def __setitem__(self, i, v):  # (RunStop.stop sets flag[0] = 1)
+        self.array[i] = v
+
+
+def _thread_flag() -> Flag:
+    """This thread's flag (a thread runs one numba loop at a time), cleared."""
+    flag = getattr(_local, "flag", None)
+    if flag is None:
+        flag = _local.flag = Flag()
+    flag.array[0] = 0
+    return flag
+
+
 def numba_loop(fn, n_vars: int, n_exits: int):
-    """A kernel running `fn`, a numba loop taking (inputs..., flag) and returning
-    (stopped, exits..., loop variables...): stopped, it raises KernelStopped if the run
-    ended, else (a signal) lets Python's handler run and resumes from the loop variables."""
+    """A kernel running `fn`, a numba loop taking (inputs..., its flag's address) and
+    returning (stopped, exits..., loop variables...): stopped, it raises KernelStopped
+    if the run ended, else (a signal) lets Python's handler run and resumes from the loop
+    variables."""
     def run(*inputs):
         stop = getattr(_local, "stop", None)
         theirs = -1
         if threading.current_thread() is _MAIN:
             flag, theirs = _main_flag()
         else:
-            flag = np.zeros(1, np.int64)
+            flag = _thread_flag()
         if stop is not None:
             with stop.lock:
                 if stop.reason is not None:
@@ -185,13 +208,13 @@ def numba_loop(fn, n_vars: int, n_exits: int):
         _count(1)
         try:
             while True:
-                out = fn(*inputs, flag)
+                out = fn(*inputs, flag.address)
                 if not out[0]:
                     return out[1:1 + n_exits]
                 if stop is not None and stop.reason is not None:
                     raise KernelStopped(stop.reason)
                 _handle_signals()  # (KeyboardInterrupt, raised by Python's handler here)
-                flag[0] = 0
+                flag.array[0] = 0
                 inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])
         finally:
             _count(-1)

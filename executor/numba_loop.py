@@ -202,18 +202,20 @@ def _python_helpers() -> dict:
 
 
 def _read_flag_intrinsic():
-    """read_flag(a): a[0] of an int64 array, by an atomic load, which the compiler must do
-    each time the code asks (a plain load of memory the loop never writes could be done
-    once, before the loop, and a flag set later never seen)."""
-    from numba.core import types  # noqa: PLC0415 (optional)
+    """read_flag(address): the int64 at `address` (a flag's: interrupt.Flag), by an atomic
+    load, which the compiler must do each time the code asks (a plain load of memory the
+    loop never writes could be done once, before the loop, and a flag set later never
+    seen). An address, not the array: an int argument is dispatched faster."""
+    from llvmlite import ir  # noqa: PLC0415 (optional, with numba)
+    from numba.core import types  # noqa: PLC0415
     from numba.extending import intrinsic  # noqa: PLC0415
 
     @intrinsic
-    def read_flag(typingctx, flag):
+    def read_flag(typingctx, address):
         def codegen(context, builder, signature, args):
-            data = context.make_array(signature.args[0])(context, builder, args[0]).data
-            return builder.load_atomic(data, "acquire", 8)
-        return types.int64(flag), codegen
+            pointer = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+            return builder.load_atomic(pointer, "acquire", 8)
+        return types.int64(types.int64), codegen
     return read_flag
 
 
@@ -296,7 +298,7 @@ def _compile(a: dict, input_dtypes: list, name: str):
     loop = compile_function(source, "loop", env, "numba loop", name)
     try:
         fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
-        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64[::1]))
+        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError:
         raise _Inexact from None

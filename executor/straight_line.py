@@ -2,7 +2,7 @@
 
 A plan whose nodes are all ops of the root frame (no Switch, Merge, Enter, Exit or
 NextIteration, no control edge), stateless, cheap enough to need no worker pool, with no
-_Send/_Recv and no stoppable kernel, fires each node exactly once, in an order its data
+_Send/_Recv, fires each node exactly once, in an order its data
 edges allow. The frame executor would work that order out on every run (tagged nodes,
 pending counts, a ready queue: most of a one-op call's cost); here it is worked out
 once per plan, and a run is the kernel calls alone (a one-op `@function` call: about
@@ -12,7 +12,9 @@ It keeps the run contract by not making its own errors: a kernel that raises has
 whole run done again by the frame executor, which raises what it always does (its
 message, op, frame and type). The ops are stateless, so running them again computes
 the same values and meets the same failure. A run with a deadline or a trace takes the
-frame executor (Session._execute decides).
+frame executor (Session._execute decides). A compiled loop may run here: without a
+deadline, only Ctrl-C ends it, which reaches it here as in the frame executor (a Python
+loop gets KeyboardInterrupt, a numba loop the signal's flag: executor/interrupt.py).
 """
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ class StraightLine:
 
 def straight_line(plan: ExecutionPlan) -> StraightLine | None:
     """The plan as a StraightLine, or None if it is not one (see the module docstring)."""
-    if plan.needs_pool or plan.has_transport or getattr(plan, "stoppable", False) or plan.placeholders_needed:
+    if plan.needs_pool or plan.has_transport or plan.placeholders_needed:
         return None
     items = plan.items
     slot_of: dict = {}  # (item id, output index) -> slot; the feeds' first, in order
