@@ -12,11 +12,13 @@ control-flow context and on the same device, with one output that only tree memb
 and nobody fetches, no control outputs, and not an anchor (a cond's predicate, a
 placeholder).
 
-Cost: a tree holds at most one heavy op (MatMul) and the cheap work around it. Two heavy
-ops in one Fused op run one after the other, where the executor's pool would have run
-them at once when they do not depend on each other (8 chains of matmuls summed became one
-node: 1.27x numpy instead of 0.56x); a heavy op's cost dwarfs a node's bookkeeping, so
-nothing is lost by leaving each in its own node. The fused op waits for every control input the
+Cost: a tree holds at most one heavy op (MatMul) and the cheap work around it, and the work
+after the heavy op reads no value of an independent branch. Two heavy ops in one Fused op
+run one after the other, where the executor's pool would have run them at once when they do
+not depend on each other (8 chains of matmuls summed became one node: 1.27x numpy instead of
+0.56x); and a fused op starts only once all its inputs are there, so `x @ w + h @ u` fused
+with one of its matmuls would make that matmul wait for the other. A heavy op's cost dwarfs
+a node's bookkeeping: nothing is lost by leaving it in a node of its own. The fused op waits for every control input the
 members had (a constant's tie to its frame's pivot included), so it is live and dead
 exactly when the tree was. It runs once, after the other passes (they see plain ops).
 """
@@ -88,7 +90,7 @@ def _grow(root: Operation, fetched: set, free: set[Operation]) -> list[Operation
     members = {root: None}  # (a dict: the members in the order they join)
     todo = [root]
     ctx, device = root.ctx, root.device
-    heavy = root.op_def.heavy  # (a tree takes at most one heavy op: see the module docstring)
+    heavy = root if root.op_def.heavy else None  # (a tree takes at most one: see the module docstring)
     while todo:
         m = todo.pop()
         for t in m.inputs:
@@ -101,11 +103,47 @@ def _grow(root: Operation, fetched: set, free: set[Operation]) -> list[Operation
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
             if all(map(members.__contains__, t._consumers)):
                 if p.op_def.heavy:
-                    if heavy:
+                    if heavy is not None:
                         continue
-                    heavy = True
+                    heavy = p
                 members[p] = None
                 todo.append(p)
+    if heavy is not None and heavy is not root:
+        return _without_waits(members, heavy)
+    return list(members)
+
+
+def _ready(t, depth: int = 4) -> bool:
+    """A value there at once when its context runs: a constant or an input (no inputs of its
+    own), what the control-flow primitives bring into a loop's iteration or a branch (a loop
+    variable, an invariant), or a cheap op's result of such values (`ys[i]`, `-b`); not a
+    heavy op's result or anything computed from one (within `depth` producers)."""
+    p = t.op
+    if not p.inputs or p.op_def.control_flow:
+        return True
+    if depth == 0 or p.op_def.heavy:
+        return False
+    return all(_ready(x, depth - 1) for x in p.inputs)
+
+
+def _without_waits(members: dict, heavy: Operation) -> list[Operation]:
+    """The members, less the heavy op and what it reads in the tree when the work after it
+    would read a value that is not ready (another branch's result): a fused op starts once
+    all its inputs are there, so the heavy op would wait for that branch instead of running
+    beside it. Left out, the heavy op may root a tree of its own."""
+    upstream = {heavy}
+    todo = [heavy]
+    while todo:
+        for t in todo.pop().inputs:
+            if t.op in members and t.op not in upstream:
+                upstream.add(t.op)
+                todo.append(t.op)
+    for m in members:
+        if m in upstream:
+            continue
+        for t in m.inputs:
+            if t.op not in members and not _ready(t):
+                return [m for m in members if m not in upstream]
     return list(members)
 
 

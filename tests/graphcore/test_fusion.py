@@ -56,6 +56,61 @@ def test_matmul_bias_activation_is_one_op(dtype, activation):
     assert [t.op.type for t in op.inputs] == ["Placeholder"] * 3
 
 
+def _chains_graph(n_chains, depth, tail=None):
+    rng = np.random.default_rng(1)
+    values = [rng.normal(size=(4, 4)) for _ in range(n_chains)] + [rng.normal(size=(4, 4)) / 2]
+
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            ps = [gc.placeholder(gc.float64, (4, 4)) for _ in values]
+            *xs, w = ps
+            total = None
+            for x in xs:
+                for _ in range(depth):
+                    x = gc.matmul(x, w)
+                x = tail(x) if tail is not None else x
+                total = x if total is None else total + x
+        return g, [total], ps
+    return build, lambda p: dict(zip(p, values))
+
+
+def test_a_fused_op_holds_one_heavy_op_and_no_wait_for_another_branch():
+    """8 chains of matmuls summed: each MatMul stays a node of its own, so the executor's
+    pool runs the chains side by side (one Fused op of all 80 ran them one after the other)."""
+    build, feeds = _chains_graph(8, 10)
+    g, _, _ = run_both(build, feeds)
+    assert [steps_of(op) for op in fused_ops(g)] == [["Add"] * 7]  # the sum alone
+    assert sum(op.type == "MatMul" for op in g.get_operations()) == 80
+
+
+def test_the_cheap_work_after_a_heavy_op_waits_for_no_other_branch():
+    """tanh(x @ w) per chain, summed: the tanhs and the sum fuse, but no matmul joins them (the
+    fused op would start once both chains are done, and that matmul would wait for the other)."""
+    build, feeds = _chains_graph(2, 3, tail=gc.tanh)
+    g, _, _ = run_both(build, feeds)
+    (op,) = fused_ops(g)
+    assert steps_of(op) == ["Tanh", "Tanh", "Add"]
+    assert [t.op.type for t in op.inputs] == ["MatMul", "MatMul"]
+
+
+def test_two_matmuls_of_one_sum_are_not_fused_together():
+    rng = np.random.default_rng(2)
+    values = [rng.normal(size=(3, 3)) for _ in range(4)]
+
+    def build():
+        g = gc.Graph()
+        with g.as_default():
+            x, w, h, u = (gc.placeholder(gc.float64, (3, 3)) for _ in values)
+            y = gc.tanh(gc.matmul(x, w) + gc.matmul(h, u))
+        return g, [y], (x, w, h, u)
+
+    g, _, _ = run_both(build, lambda p: dict(zip(p, values)))
+    (op,) = fused_ops(g)
+    assert steps_of(op) == ["Add", "Tanh"]  # both matmuls outside, free to run at once
+    assert [t.op.type for t in op.inputs] == ["MatMul", "MatMul"]
+
+
 collatz = find_sample("collatz").python_function
 
 
