@@ -45,6 +45,7 @@ _numpy_api.install()  # np.sum(t), t.mean(), t.astype(...) on graph tensors, wit
 bool = bool_  # noqa: A001 (gc.bool, as tf.bool)
 from .functional import foldl, map_fn, scan
 from .gradients import gradients, memory_budget  # noqa: E402  (reverse mode; registers the control-flow rules)
+from .gradients import functional_grad as _functional_grad  # noqa: E402,F401  (If/While gradients)
 from .ops import state_ops as _state_ops  # noqa: E402,F401  (registers the variable ops)
 from .variables import (Variable, global_variables, global_variables_initializer,  # noqa: E402
                         trainable_variables, variables_initializer)

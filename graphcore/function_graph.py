@@ -60,11 +60,11 @@ class FuncGraph(Graph):
         Placeholder input of this function (and of each function in between)."""
         if t.graph is self:
             return t
-        if t.graph.outer_graph is not None and t.graph.outer_graph.encloses(self):
+        if not self.within(t.graph) and _root(t.graph) is _root(self):
             from .v2_control_flow import lift_output  # noqa: PLC0415 (it imports this module)
 
             return lift_output(t, self)  # computed in a function this graph calls: an extra output
-        if not self.outer_graph.encloses(t.graph):
+        if not self.outer_graph.within(t.graph):
             raise GraphError(f"{t.name} belongs to a graph that does not enclose the function {self.name!r}; a "
                              "function reads only tensors of its own graph and of the graphs around it")
         # (a tensor of a graph further out is first captured by the graph around this one:
@@ -89,7 +89,7 @@ class FuncGraph(Graph):
             if c.graph is self:
                 own.append(c)
                 continue
-            if not self.outer_graph.encloses(c.graph):
+            if not self.outer_graph.within(c.graph):
                 raise GraphError(f"{c.name} is an op of a graph that does not enclose the function {self.name!r}")
             lifted = [c] if c.graph is self.outer_graph else self.outer_graph._lift_controls([c])
             for op in lifted:
@@ -123,6 +123,12 @@ class FuncGraph(Graph):
 
     def __repr__(self) -> str:
         return f"<FuncGraph {self.name}: {len(self)} ops {self.signature()}>"
+
+
+def _root(g: Graph) -> Graph:
+    while g.outer_graph is not None:
+        g = g.outer_graph
+    return g
 
 
 def FUNCTION(v, where):

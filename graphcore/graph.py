@@ -399,7 +399,7 @@ class Graph:
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
         if isinstance(value, Tensor):
             if value.graph is not self:
-                if value.graph.outer_graph is not None and value.graph.outer_graph.encloses(self):
+                if value.graph.outer_graph is not None and _root(value.graph) is _root(self):
                     # a tensor of a function this graph calls (an If's branch): an extra output
                     from .v2_control_flow import lift_output  # noqa: PLC0415 (rare; see the docstring)
 
@@ -966,8 +966,8 @@ class Graph:
             raise GraphError(f"no function named {name!r} in the graph's library (it holds: {known})")
         return fn
 
-    def encloses(self, other: "Graph") -> bool:
-        """`other` is this graph or a graph this one's functions are nested in."""
+    def within(self, other: "Graph") -> bool:
+        """This graph is `other` or a function nested (at any depth) in `other`."""
         g = self
         while g is not None:
             if g is other:
@@ -1102,17 +1102,22 @@ def is_tensor(x) -> bool:
 
 def graph_of(values) -> Graph | None:
     """The graph that any Tensor among `values` (nested lists allowed) belongs to; but the
-    graph being built when one of the two encloses the other (Control Flow v2: an op in a
-    function reading a tensor from outside captures it, an op after an If reading a
-    branch's tensor makes it an output of the If)."""
+    graph being built when both are of one tree of function graphs (Control Flow v2: an op
+    in a function reading a tensor from outside captures it; an op after an If, or in its
+    gradient, reading a branch's tensor makes it an output of the If)."""
     g = _graph_of(values)
     if g is not None:
         stack = _graph_stack()
         if stack:
             d = stack[-1]
-            if d is not g and (d.outer_graph is not None and d.encloses(g)
-                               or g.outer_graph is not None and g.encloses(d)):
-                return d  # (the latter: a tensor of a function read after its call, lifted out)
+            if d is not g and (d.outer_graph is not None or g.outer_graph is not None) and _root(d) is _root(g):
+                return d  # (a tensor of a function read after its call or in a gradient: lifted out)
+    return g
+
+
+def _root(g: Graph) -> Graph:
+    while g.outer_graph is not None:
+        g = g.outer_graph
     return g
 
 

@@ -272,8 +272,10 @@ def lift_output(t: Tensor, into) -> Tensor:
             hit = fn.lifted[id(t)] = op.outputs[-1]
         if hit.graph is into:
             return hit
+        if into.within(hit.graph):  # out far enough: `into` (a function) captures it
+            return into.capture(hit)
         t, fn = hit, hit.graph
-        if fn.outer_graph is None:  # pragma: no cover (into encloses t's graph)
+        if fn.outer_graph is None:  # pragma: no cover (t's graph and into share a root)
             raise GraphError(f"{t.name} cannot be read from the graph being built")
 
 
