@@ -11,11 +11,11 @@ from .operators.data_structures import contents, list_append, set_contents
 from .operators.exceptions import assert_stmt, raise_stmt, try_body
 from .operators.loops import for_stmt, while_stmt
 from .operators.logical import and_, compare_chain, not_, or_
-from .operators.maybe_defined import retval
+from .operators.maybe_defined import ld, retval
 from .operators.side_effects import python_side_effect
 from .operators.strings import format_string, percent_format
 from .operators.subscripts import getitem, slice_
-from .operators.variables import Undefined, UndefinedReturnValue, ld
+from .operators.variables import Undefined, UndefinedReturnValue
 
 __all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",

@@ -17,6 +17,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
+from .staged_errors import guard_value
 from .staged_lists import StagedList
 from .staging import in_dry_run, is_tensor, location, same_python_value
 
@@ -247,8 +248,6 @@ def list_method(lst: list, name: str, args, kwargs):
 
 
 def _guarded(value, test, exc):
-    from .exceptions import guard_value  # noqa: PLC0415
-
     return guard_value(value, test, exc)
 
 

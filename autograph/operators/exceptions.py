@@ -9,8 +9,6 @@ branch and records which exception it stands for.
 from __future__ import annotations
 
 import contextlib
-import threading
-import weakref
 from typing import Callable
 
 import numpy as np
@@ -21,11 +19,9 @@ from graphcore.ops.logging_ops import FormattedString
 
 from ..errors import UndefinedVariableError
 from . import effects
+from .staged_errors import guard_value, note, staged_for  # noqa: F401 (guard_value: its old home)
 from .staging import as_test, in_dry_run, is_tensor, location
 
-_lock = threading.Lock()
-# graph -> {op name: the exception to raise when that op fails}
-_staged: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
 _NO_CAUSE = object()
 
 
@@ -38,8 +34,7 @@ def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
     with g.control_dependencies(effects.dependencies()):
         op = gc.Assert(test, [], message=message)
     effects.record(op)
-    with _lock:
-        _staged.setdefault(g, {})[op.name] = exc
+    note(op, exc)
     return op
 
 
@@ -90,19 +85,6 @@ def check(test, exc: BaseException) -> None:
     _stage_failure(test, f"{type(exc).__name__}: {exc}", exc)
 
 
-def guard_value(value, test, exc: BaseException):
-    """`value` (a tensor), valid only once an Assert of `test` passed: where the graph
-    computes the value and the test is false, the run fails with `exc`. A check of the value
-    itself rather than a step of the program: it runs where the value is computed, outside
-    the chain of effects (prints keep their order among themselves)."""
-    g = value.graph
-    op = gc.Assert(test, [], message=f"{type(exc).__name__}: {exc}", name="exact_check")
-    with _lock:
-        _staged.setdefault(g, {})[op.name] = exc
-    with g.control_dependencies([op]):
-        return gc.identity(value)
-
-
 def stage_exception(exc: BaseException) -> None:
     """`exc`, raised while tracing a graph branch or loop body, happens when that path runs."""
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
@@ -113,8 +95,7 @@ def reraise_staged(error: gc.InvalidArgumentError) -> None:
     op = error.op
     if op is None:
         return
-    with _lock:
-        exc = _staged.get(op.graph, {}).get(op.name)
+    exc = staged_for(op)
     if exc is None:
         return
     args = exc.args

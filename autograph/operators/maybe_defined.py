@@ -84,6 +84,15 @@ def _statically_false(flag) -> bool:
     return value is not None and not bool(np.all(value))
 
 
+def ld(value):
+    """Read a variable that may be undefined (`ag__.ld(x)`): returns it, raises naming it when
+    it is certainly undefined, or (a graph value that may be undefined) guards the read with a
+    run-time check (`guard`)."""
+    if isinstance(value, Undefined):
+        raise_undefined(value)
+    return guard(value)
+
+
 def guard(value):
     """Read a maybe-defined tensor: the same value, valid only after an Assert on its flag
     (chained with the other side effects so it runs where the read runs). Raises at

@@ -49,6 +49,9 @@ from graphcore.ops import math_ops
 from graphcore.ops.array_ops import constant_value
 from graphcore.ops.python_type_ops import TYPE_DTYPES, TYPE_NAMES, TYPES, InexactTypeError, as_python_type
 
+from .staged_errors import guard_value
+from .tensor_values import to_tensor
+
 PY_BOOL, PY_INT, PY_FLOAT, NP_BOOL, NP_INT32, NP_INT64, NP_FLOAT32, NP_FLOAT64 = range(8)
 N_KINDS = len(TYPES)
 INTS = frozenset({PY_INT, NP_INT32, NP_INT64})
@@ -557,9 +560,7 @@ def _small(out, mask):
 def _guard(value, test, message: str):
     """`value`, valid only once an Assert of `test` passed (the run fails with
     InexactTypeError where it does not)."""
-    from . import exceptions  # noqa: PLC0415 (exceptions builds on staging, which builds on this)
-
-    return exceptions.guard_value(value, test, InexactTypeError(message))
+    return guard_value(value, test, InexactTypeError(message))
 
 
 # -- joins ----------------------------------------------------------------------------------
@@ -647,8 +648,6 @@ def store(v, dtype, name: str, line: int, where: str):
     """`v` converted to a join's `dtype`, checked by `stored`. A Python int the dtype cannot
     hold at all (3000000000 joining an np.int32) is a placeholder 0 whose guard fails the run
     on the path that assigns it (numpy raised OverflowError while tracing, on every path)."""
-    from .staging import to_tensor  # noqa: PLC0415 (staging builds on this module)
-
     if (isinstance(v, int) and not isinstance(v, bool) and dtype.is_integer
             and not np.iinfo(dtype.np_dtype).min <= v <= np.iinfo(dtype.np_dtype).max):
         _building.on = True

@@ -17,6 +17,7 @@ from graphcore.errors import StagingError
 from graphcore.ops._helpers import is_python_number, is_weak, join_kinds
 
 from . import effects, path_types
+from .tensor_values import to_tensor  # noqa: F401 (staging's name for it, used across the operators)
 from .variables import PartialReturn, Undefined, UndefinedReturnValue
 
 
@@ -148,15 +149,6 @@ def runtime_object_pair(a, b) -> bool:
     def kind(v):
         return "object" if is_tensor(v) and v.dtype is gc.pyobject else "text" if isinstance(v, (str, bytes)) else None
     return {kind(a), kind(b)} in ({"object"}, {"object", "text"})
-
-
-def to_tensor(value, dtype: gc.DType):
-    if dtype is gc.pyobject:  # a Python string (or object) meeting a run-time one in a loop or branch
-        return value if is_tensor(value) else gc.py_function(lambda: value, [], gc.pyobject, stateful=False,
-                                                             name="PyValue")
-    if is_tensor(value):
-        return value if value.dtype == dtype else gc.cast(value, dtype)
-    return gc.constant(np.asarray(value, dtype=dtype.np_dtype), dtype=dtype)
 
 
 def mark_weak(tensors, weak) -> None:

@@ -83,19 +83,8 @@ def raise_undefined(u: Undefined):
         f"Assign '{u.symbol_name}' before that statement, or in every branch / before the loop.")
 
 
-def ld(value):
-    """Read a variable that may be undefined: returns it, raises naming it when it is
-    certainly undefined, or (a graph value that may be undefined) guards the read with a
-    run-time check (see maybe_defined)."""
-    if isinstance(value, Undefined):
-        raise_undefined(value)
-    from .maybe_defined import guard  # noqa: PLC0415 (maybe_defined builds on this module)
-
-    return guard(value)
-
-
 def is_undefined(value) -> bool:
     return isinstance(value, (Undefined, UndefinedReturnValue))
 
 
-__all__ = ["Undefined", "UndefinedReturnValue", "PartialReturn", "returned_none", "ld", "is_undefined"]
+__all__ = ["Undefined", "UndefinedReturnValue", "PartialReturn", "returned_none", "is_undefined"]
