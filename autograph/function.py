@@ -151,7 +151,12 @@ def _attributes(obj) -> "list[str] | None":
     if dataclasses.is_dataclass(obj):
         return [f.name for f in dataclasses.fields(obj) if hasattr(obj, f.name)]
     d = getattr(obj, "__dict__", None)
-    return list(d) if isinstance(d, dict) else None
+    if isinstance(d, dict):
+        return list(d)
+    slots = [n for c in type(obj).__mro__ for n in ((c.__dict__.get("__slots__", ()),) if isinstance(
+        c.__dict__.get("__slots__", ()), str) else c.__dict__.get("__slots__", ()))]
+    names = [n for n in dict.fromkeys(slots) if n not in ("__dict__", "__weakref__") and hasattr(obj, n)]
+    return names or None
 
 
 def _holds_tensor(v, depth: int = 0) -> bool:
@@ -244,7 +249,13 @@ def _pack(structure, flat: list, pos: list | None = None, build: bool = False):
             return type(structure)(*items)
         return type(structure)(items)
     if isinstance(structure, dict):
-        return {k: _pack(structure[k], flat, pos, build) for k in structure}
+        items = {k: _pack(structure[k], flat, pos, build) for k in structure}
+        if type(structure) is dict:
+            return items
+        out = copy.copy(structure)  # an OrderedDict, a defaultdict: its own type, as Python returns it
+        out.clear()
+        out.update(items)
+        return out
     v = flat[pos[0]]
     pos[0] += 1
     return v

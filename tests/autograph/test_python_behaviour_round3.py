@@ -533,3 +533,25 @@ def test_types_fuzz_found(engine):
     agree_exactly(numpy_of_python_numbers, np.float64(4.75), engine=engine)
     for m in (np.int32(3), np.int32(0)):
         agree_exactly(bitwise_of_path_typed, m, engine=engine)
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __eq__(self, other):
+        return type(other) is Slotted and (self.a, self.b) == (other.a, other.b)
+
+
+def returns_slotted_and_ordered(x):
+    import collections
+    return Slotted(x * 2, 3), collections.OrderedDict(k=x + 1)
+
+
+def test_returned_slotted_objects_and_dict_subclasses_hold_values(engine):
+    plain = returns_slotted_and_ordered(np.float64(2.0))
+    got = function(returns_slotted_and_ordered, **engine)(np.float64(2.0))
+    assert got[0] == plain[0] and type(got[0].a) is np.float64
+    same_exactly(plain[1], got[1])
