@@ -1,16 +1,11 @@
-"""Which callables are converted: the user's own functions are, library code is not.
-
-`converted_call` is what every call in converted code goes through. Because it sees
-every call, it also reports the two call failures tracing would otherwise bury: a
-recursion that never ends while the graph is built, and a graph tensor given to a
-function that needs a Python number (math.sqrt)."""
+"""`converted_call`, what every call in converted code goes through: builtins with tensor
+overloads use them, the user's functions are converted first (which ones: conversion_policy),
+the rest is called. Because it sees every call, it also reports the two call failures
+tracing would otherwise bury: a recursion that never ends while the graph is built, and a
+graph tensor given to a function that needs a Python number (math.sqrt)."""
 from __future__ import annotations
 
-import functools
-import linecache
 import random
-import os
-import sysconfig
 import threading
 import types
 
@@ -21,6 +16,7 @@ from graphcore import source_info
 from graphcore.errors import StagingError
 
 from . import guards
+from .conversion_policy import do_not_convert, is_convertible, plain_function  # noqa: F401 (this module's names)
 from .errors import SourceNotFoundError
 from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
@@ -30,56 +26,14 @@ from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
 from .operators.strings import holds_tensor, str_format
 
-_DO_NOT_CONVERT = "__ag_do_not_convert__"
-# Top-level packages whose functions are always called as they are.
-_LIBRARY_MODULES = {"numpy", "math", "builtins", "graphcore", "executor", "autograph", "functools", "itertools",
-                    "collections", "operator", "typing", "abc", "random", "re", "threading", "inspect", "copy",
-                    "scipy", "typer", "gast", "astunparse", "pytest", "_pytest", "hypothesis"}
-_STDLIB = sysconfig.get_paths().get("stdlib", "")
-_THIS_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the transpiler's `convert(fn)`, installed when it is imported (`install_converter`): it
+# emits the calls to converted_call, so importing it from here would close a circle
+_convert = None
 
 
-def do_not_convert(fn):
-    """Mark `fn` so AutoGraph calls it as it is (it may still be traced)."""
-    try:
-        setattr(fn, _DO_NOT_CONVERT, True)
-    except (AttributeError, TypeError):
-        pass
-    return fn
-
-
-def plain_function(fn) -> types.FunctionType | None:
-    """The Python function that `convert` would convert for `fn` (a function, bound
-    method, static or class method, or functools.partial of one), or None."""
-    while not isinstance(fn, types.FunctionType):
-        if isinstance(fn, (types.MethodType, staticmethod, classmethod)):
-            fn = fn.__func__
-        elif isinstance(fn, functools.partial):
-            fn = fn.func
-        else:
-            return None
-    return fn
-
-
-def is_convertible(fn) -> bool:
-    """True for plain Python functions of the user's own code (also bound, or in a
-    functools.partial)."""
-    if getattr(fn, _DO_NOT_CONVERT, False):
-        return False
-    fn = plain_function(fn)
-    if fn is None or getattr(fn, _DO_NOT_CONVERT, False):
-        return False
-    module = (getattr(fn, "__module__", None) or "").split(".")[0]
-    if module in _LIBRARY_MODULES:
-        return False
-    filename = fn.__code__.co_filename
-    if source_info.is_generated(filename) or filename.startswith(_THIS_DIR):
-        return False
-    if "site-packages" in filename or (_STDLIB and filename.startswith(_STDLIB)):
-        return False
-    # `<stdin>`, `<string>`: no source to convert; a `<...>` name with lines in linecache
-    # (IPython cells, programs registered there) has it
-    return not filename.startswith("<") or bool(linecache.getlines(filename))
+def install_converter(convert) -> None:
+    global _convert
+    _convert = convert
 
 
 _TENSOR_COPY = gc.Tensor.copy  # numpy's x.copy() on a graph tensor (graphcore/numpy_api.py)
@@ -123,20 +77,16 @@ def converted_call(f, args, kwargs):
             and any(isinstance(a, gc.Tensor) for a in (*f.__self__, *args)):
         return list_method(f.__self__, f.__name__, args, kwargs)  # lst.count(x): compared when the graph runs
     if is_convertible(f):
-        from .transpiler import convert  # noqa: PLC0415 (cycle: the transpiler emits calls to us)
-
         try:
-            target = convert(f)
+            target = _convert(f)
         except SourceNotFoundError:
             if getattr(f, "__name__", "") != "<lambda>":
                 raise
             target = f  # a lambda whose source is ambiguous: its body is only an expression
             guards.note(f)
         return _call_tracking_recursion(f, target, args, kwargs or {})
-    if hasattr(f, "python_function") and gc.get_default_graph() is not None:
-        from .function import Function  # noqa: PLC0415 (cycle: Function converts through us)
-
-        if isinstance(f, Function) and plain_function(f.python_function) is not None:
+    if getattr(type(f), "inlined_when_traced", False) and gc.get_default_graph() is not None:
+        if plain_function(f.python_function) is not None:
             # an @function called while tracing is inlined: a recursion through it is tracked too
             return _call_tracking_recursion(f.python_function, f, args, kwargs or {})
     if gc.get_default_graph() is not None:  # a call the graph has no op for: Python's, when the graph runs

@@ -38,7 +38,7 @@ from .errors import StagingError, UndefinedValueError
 from .operators import arguments, effects, exceptions, maybe_defined, path_types, python_calls
 from .operators.staged_lists import StagedList
 from .operators.staging import TruthOnly
-from .conversion import plain_function
+from .conversion_policy import plain_function
 from .transpiler import convert
 
 _RUN_EAGERLY = False
@@ -499,6 +499,10 @@ def _short_repr(v) -> str:
 
 class Function:
     """A Python function compiled to graphs; see the module docstring and `function`."""
+
+    # called while another function is traced, its Python function is traced inline there
+    # (conversion.converted_call, which asks this instead of importing the class)
+    inlined_when_traced = True
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
                  instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,

@@ -10,8 +10,8 @@ import weakref
 
 import gast
 
-from . import analysis, guards, runtime
-from .conversion import plain_function
+from . import analysis, conversion, guards, runtime
+from .conversion_policy import plain_function
 from .converters import (asserts, attributes, augmented_assignments, break_statements, call_trees, comprehensions,
                          conditional_expressions, continue_statements, control_flow, formatted_strings,
                          item_assignments, lists, logical_expressions, loop_tests, match_statements,
@@ -206,3 +206,6 @@ def to_code(fn) -> str:
     if plain is None:
         raise _not_convertible(fn)
     return PythonSource(_converted(plain).source)
+
+
+conversion.install_converter(convert)  # converted_call converts the user's functions with it
