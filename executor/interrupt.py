@@ -59,7 +59,8 @@ def running(stop):
 
 
 def active_kernels() -> int:
-    """How many stoppable kernels run now in this process."""
+    """How many stoppable kernels run now in this process for runs that can stop them
+    (a run without a deadline may run its loops straight-line, where only Ctrl-C can)."""
     return _active[0]
 
 
@@ -150,7 +151,8 @@ class _SignalWatcher:
 
 
 _watcher: _SignalWatcher | None = None
-_MAIN = threading.main_thread()
+_MAIN_ID = threading.main_thread().ident
+get_ident = threading.get_ident
 
 
 def _main_flag():
@@ -196,16 +198,20 @@ def numba_loop(fn, n_vars: int, n_exits: int):
     def run(*inputs):
         stop = getattr(_local, "stop", None)
         theirs = -1
-        if threading.current_thread() is _MAIN:
-            flag, theirs = _main_flag()
-        else:
+        w = _watcher
+        if get_ident() != _MAIN_ID:
             flag = _thread_flag()
-        if stop is not None:
+        elif w is not None and w.installed:  # (the usual case: no call, no system call)
+            flag = w.flag
+            flag.array[0] = 0
+        else:
+            flag, theirs = _main_flag()
+        if stop is not None:  # (a run that may end it: counted, for active_kernels)
             with stop.lock:
                 if stop.reason is not None:
                     raise KernelStopped(stop.reason)
                 stop.flags.append(flag)
-        _count(1)
+            _count(1)
         try:
             while True:
                 out = fn(*inputs, flag.address)
@@ -217,12 +223,12 @@ def numba_loop(fn, n_vars: int, n_exits: int):
                 flag.array[0] = 0
                 inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])
         finally:
-            _count(-1)
             if theirs != -1:
                 signal.set_wakeup_fd(theirs)
             if stop is not None:
                 with stop.lock:
                     stop.flags.remove(flag)
+                _count(-1)
     return run
 
 
