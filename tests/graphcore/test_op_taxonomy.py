@@ -237,3 +237,28 @@ def test_an_op_type_that_does_not_say_it_cannot_fail_is_neither_moved_nor_allowe
                 od(x)
         with try_body(2):  # Sin, Floor, Sign...: cannot fail, allowed
             gc.sign(gc.floor(gc.sin(x)) + gc.sinh(x))
+
+
+def test_a_new_op_block_is_all_it_takes_numpy_functions_compiled_loops_and_the_converter():
+    """Sinh, Cosh, Arctan and Hypot were added as one block each: numpy's functions on graph
+    tensors build them, @function converts programs that call them, a jit-compiled loop takes
+    them, and the values are numpy's."""
+    from autograph import function  # noqa: PLC0415
+
+    def program(x, n):
+        total = x * 0.0
+        i = 0
+        while i < n:
+            total = total + np.sinh(x) * np.cosh(x) - np.arctan(x) + np.hypot(x, total)
+            i += 1
+        return total
+
+    x, n = np.array([0.25, -1.5, 2.0]), np.int64(3)
+    want = program(x, n)
+    for jit in (False, True):
+        f = function(program, jit_compile=jit)
+        np.testing.assert_allclose(f(x, n), want, rtol=1e-13)
+    ops = f.get_concrete_function(x, n).graph.get_operations()  # (f: the jit-compiled one, optimized)
+    (loop,) = [op for op in ops if op.type == "CompiledLoop"]
+    assert "Hypot" in repr(loop.attrs)  # a step of the compiled loop
+    assert {"Sinh", "Cosh", "Arctan"} <= {op.type for op in ops}  # invariants: moved out of the loop
