@@ -37,6 +37,10 @@ class FuncGraph(Graph):
         self.control_captures: list[Operation] = []
         self.caller: Operation | None = None  # the If/While op of the enclosing graph that calls it
         self.lifted: dict[int, Tensor] = {}  # id(tensor of this function) -> the caller's output of it
+        # a While's gradient body: the forward body it reads (`resolves`), and how a tensor of
+        # that body becomes one of this function (`resolve`: popped from an accumulator)
+        self.resolves: "FuncGraph | None" = None
+        self.resolve = None
         self.add_removal_hook(self._forget)
 
     def _forget(self, gone) -> None:

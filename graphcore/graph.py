@@ -949,6 +949,13 @@ class Graph:
         self.version += 1
         return name
 
+    def _add_input(self, op: Operation, t: Tensor) -> None:
+        """Give `op` one more input (a While gaining an accumulator loop variable)."""
+        self._check_op(op, "_add_input")
+        op.inputs = op.inputs + (t,)
+        t._consumers.append(op)
+        self.version += 1
+
     def _add_output(self, op: Operation, dtype, shape) -> Tensor:
         """Give `op` one more output (an If whose branches gained one: Control Flow v2 adds
         the intermediates that code after it or its gradient reads). Tensors already

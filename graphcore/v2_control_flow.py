@@ -247,9 +247,20 @@ def lift_output(t: Tensor, into) -> Tensor:
     gradient needs are made outputs the same way.) Read from outside a While's body, a
     tensor has one value per iteration: refused, as v1 refuses it."""
     from .ops.array_ops import zeros  # noqa: PLC0415
+    from .ops.list_ops import tensor_list_new  # noqa: PLC0415
 
-    fn = t.graph
     while True:
+        if t.graph is into:
+            return t
+        if into.within(t.graph):  # out far enough: `into` (a function) captures it
+            return into.capture(t)
+        g = into
+        while g is not None:  # a While's gradient body reads its forward body (an accumulator)
+            if getattr(g, "resolves", None) is t.graph:
+                r = g.resolve(t)
+                return r if g is into else into.capture(r)
+            g = g.outer_graph
+        fn = t.graph
         hit = fn.lifted.get(id(t))
         if hit is None:
             op = fn.caller
@@ -261,22 +272,19 @@ def lift_output(t: Tensor, into) -> Tensor:
             then_fn, else_fn = (op.graph.get_function(op.attrs[a]) for a in ("then_branch", "else_branch"))
             other = else_fn if fn is then_fn else then_fn
             with other.as_default():
-                if t.dtype == dt.variant or t.dtype.np_dtype is None:
+                if t.dtype == dt.variant:  # a tensor list (a loop's accumulator): an empty one (the
+                    z = tensor_list_new(dt.float64)  # talk's empty Optional; only the taken branch reads it)
+                elif t.dtype.np_dtype is None:
                     raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
                                        "used after it; compute it before the cond or in both branches")
-                z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None else [],
-                          dtype=t.dtype)
+                else:
+                        z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None
+                              else [], dtype=t.dtype)
             fn.outputs.append(t)
             other.outputs.append(z)
             op.graph._add_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
             hit = fn.lifted[id(t)] = op.outputs[-1]
-        if hit.graph is into:
-            return hit
-        if into.within(hit.graph):  # out far enough: `into` (a function) captures it
-            return into.capture(hit)
-        t, fn = hit, hit.graph
-        if fn.outer_graph is None:  # pragma: no cover (t's graph and into share a root)
-            raise GraphError(f"{t.name} cannot be read from the graph being built")
+        t = hit
 
 
 def iteration_count(while_op_) -> Tensor:

@@ -81,3 +81,103 @@ def _if_grad(op: Operation, *dys):
     for i, t in zip(wanted, grad.outputs):
         result[i + 1] = t
     return result
+
+
+# -- While -------------------------------------------------------------------------
+
+def _in(g, t: Tensor) -> Tensor:
+    """`t` as a tensor of `g` (captured, or lifted out of an If, when it is of another graph)."""
+    return t if t.graph is g else g.capture(t) if isinstance(g, FuncGraph) else g._as_graph_tensor(t)
+
+
+class _Accumulators:
+    """The forward tensors a While's gradient body reads: each pushed onto a TensorList
+    carried by the forward While (a new loop variable, its input and output added to the
+    op) and popped, in the gradient body, from the list the forward loop ends with."""
+
+    def __init__(self, op: Operation, body_fn: FuncGraph, cond_fn: FuncGraph, gb: FuncGraph, passthrough: list):
+        self.op, self.body_fn, self.cond_fn, self.gb = op, body_fn, cond_fn, gb
+        self.passthrough = passthrough
+        self.popped: dict[int, Tensor] = {}
+        self.lists: list[Tensor] = []  # the gradient body's list arguments, in order
+        self.list_outs: list[Tensor] = []  # the lists after popping (its outputs)
+        self.finals: list[Tensor] = []  # the forward loop's final lists (their initial values)
+
+    def __call__(self, t: Tensor) -> Tensor:
+        hit = self.popped.get(id(t))
+        if hit is not None:
+            return hit
+        op, body_fn = self.op, self.body_fn
+        for k, p in enumerate(body_fn.inputs[:len(self.passthrough)]):
+            if p is t and self.passthrough[k]:  # a loop invariant: the value the loop was given
+                hit = self.popped[id(t)] = self.gb.capture(op.inputs[k])
+                return hit
+        # the forward loop pushes t every iteration
+        fg = op.graph
+        with fg.inserting_before(op):
+            init = list_ops.tensor_list_new(t.dtype, t.shape.dims)
+        self.cond_fn.add_argument(dt.variant, [], "acc")
+        acc = body_fn.add_argument(dt.variant, [], "acc")
+        with body_fn.as_default():
+            body_fn.outputs.append(list_ops.tensor_list_push_back(acc, t, element_dtype=t.dtype))
+        fg._add_input(op, init)
+        final = fg._add_output(op, dt.variant, [])
+        # the gradient loop pops it
+        lst = self.gb.add_argument(dt.variant, [], "acc")
+        with self.gb.as_default():
+            rest, value = list_ops.tensor_list_pop_back(lst, t.dtype, t.shape.dims)
+        self.lists.append(lst)
+        self.list_outs.append(rest)
+        self.finals.append(final)
+        self.popped[id(t)] = value
+        return value
+
+
+@while_op.gradient
+def _while_grad(op: Operation, *dys):
+    g = _builder_graph(op)
+    cond_fn, body_fn = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
+    n = len(op.inputs)
+    passthrough = [body_fn.outputs[k] is body_fn.inputs[k] for k in range(n)]
+    vary = [k for k in range(1, n) if not passthrough[k] and differentiable(op.inputs[k])]
+    fixed = [k for k in range(1, n) if passthrough[k] and differentiable(op.inputs[k]) and needs_grad(op, k)]
+    if not any(needs_grad(op, k) for k in vary) and not fixed:
+        return [None] * n
+    with g.as_default():
+        inits = [dys[k] if dys[k] is not None else zeros_like_fwd(_in(g, op.outputs[k])) for k in vary + fixed]
+    base = op.name.rpartition("/")[2]
+    gb = FuncGraph(f"{body_fn.name}_grad", g)
+    i = gb.add_argument(dt.int64, [], "i")
+    dv = [gb.add_argument(op.outputs[k].dtype, op.outputs[k].shape, "dy") for k in vary]
+    dc = [gb.add_argument(op.outputs[k].dtype, op.outputs[k].shape, "dy") for k in fixed]
+    acc = _Accumulators(op, body_fn, cond_fn, gb, passthrough)
+    gb.resolves, gb.resolve = body_fn, acc
+    with gb.as_default():
+        grads = backprop(body_fn, [body_fn.outputs[k] for k in vary], dv, list(body_fn.inputs[:n]), scope=None,
+                         result_for=[body_fn.inputs[k] for k in vary + fixed])
+        new_dv = [gr if gr is not None else zeros_like(d) for gr, d in zip(grads[:len(vary)], dv)]
+        new_dc = [d if gr is None else math_ops.add(d, gr) for gr, d in zip(grads[len(vary):], dc)]
+        nxt = math_ops.add(i, constant(1, dtype=dt.int64))
+    gb.resolves = gb.resolve = None
+    gc_ = FuncGraph(f"{body_fn.name}_grad_cond", g)
+    ci = gc_.add_argument(dt.int64, [], "i")
+    c_rest = [gc_.add_argument(t.dtype, t.shape, "dy") for t in dv + dc]
+    c_lists = [gc_.add_argument(dt.variant, [], "acc") for _ in acc.lists]
+    with gc_.as_default():
+        gc_.set_outputs([math_ops.less(ci, gc_.capture(_in(g, op.outputs[0])))])
+    lead_b = [i, *dv, *dc, *acc.lists]
+    outer = _unify([gb, gc_], [lead_b, [ci, *c_rest, *c_lists]])
+    gb.outputs = [nxt, *new_dv, *new_dc, *acc.list_outs, *gb.inputs[len(lead_b):]]
+    for fn in (gc_, gb):
+        g.add_function(fn)
+    with g.as_default():
+        start = constant(0, dtype=dt.int64, name=f"{base}_grad_counter")
+        grad = g.create_op(while_op, [start, *inits, *[_in(g, f) for f in acc.finals], *outer],
+                           {"cond": gc_.name, "body": gb.name,
+                            "parallel_iterations": int(op.attrs.get("parallel_iterations", 10))},
+                           name=f"{base}_grad")
+    gc_.caller = gb.caller = grad
+    result = [None] * len(op.inputs)  # (accumulators added inputs: they get none)
+    for j, k in enumerate(vary + fixed):
+        result[k] = grad.outputs[1 + j]
+    return result

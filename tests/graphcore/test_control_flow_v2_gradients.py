@@ -40,7 +40,7 @@ def _data_dependent_trip_count(x):
     return gc.while_loop(lambda v: v < 10.0, lambda v: v * x + 1.0, [x])
 
 
-FUNCTIONS = [_nested_conds, _cond_reading_outside]
+FUNCTIONS = [_nested_conds, _cond_reading_outside, _loop, _loop_with_cond, _nested_loops, _data_dependent_trip_count]
 POINTS = [1.3, -0.5, -2.0, 0.7]
 
 
