@@ -21,31 +21,52 @@ from . import (arithmetic, compile_loops, constant_folding, control_flow, cse, f
                lower_functional, pruning)
 from .state import PassState, created_since
 
-# name -> run(graph, state) -> rewrites; the order of one round
-PASSES: dict[str, Callable] = {
-    "lower_functional": lower_functional.run,  # first: If/While inlined, the others see v1 only
-    "pruning": pruning.run,
-    "licm": licm.run,  # first: the constant subgraphs it moves out of loops are folded next
-    "constant_folding": constant_folding.run,
-    "arithmetic": arithmetic.run,
-    "cse": cse.run,
-    "control_flow": control_flow.run,
-    "identical_branches": identical_branches.run,
-    "fusion": fusion.run,  # once, at the end: the others see plain ops
-    "compile_loops": compile_loops.run,  # asked for (jit_compile=True), after fusion
-    "numba_loops": compile_loops.mark_numba,  # asked for (jit_compile="numba"), after compile_loops
-}
-DEFAULT_PASSES: tuple[str, ...] = tuple(p for p in PASSES if p not in ("compile_loops", "numba_loops"))
-ONLY_ERASES = frozenset({"pruning"})  # passes whose changes give the others nothing new
-LAST = ("fusion", "compile_loops", "numba_loops")  # passes that run once, after the others reached their fixed point
-# passes that, run again, look only at the ops near a change (state.py: the worklist; cse:
-# cse._near); identical_branches looks at every top-level Merge every time
-WORKLIST = frozenset({"licm", "constant_folding", "arithmetic", "control_flow", "cse"})
-READERS_TOO = frozenset({"arithmetic"})  # these look at the readers of a touched op too
-# these deal with all that their own rewrites touch within the run that makes them (cse: what a
-# merge touches behind the op it looks at is the op merged into and the merged op, whose keys
-# stay): their next run looks at what was touched since their last run ended
-OWN_TOUCHES_DONE = frozenset({"cse"})
+@dataclass(frozen=True)
+class Pass:
+    """A graph pass and how the manager schedules it.
+
+    Attributes:
+      name, run: `run(graph, state) -> rewrites`.
+      default: in DEFAULT_PASSES (else run only when asked for: compile_loops, numba_loops).
+      only_erases: its changes give the others nothing new (pruning): it runs when the others
+        are done, and again only after they changed something.
+      last: runs once, after the others reached their fixed point.
+      worklist: run again, it looks only at the ops near a change (state.py: the worklist;
+        cse: cse._near).
+      readers_too: its worklist holds the readers and waiters of a touched op too.
+      own_touches_done: it deals with all that its own rewrites touch within the run that
+        makes them (cse: a merge touches the op merged into and the merged op, whose keys
+        stay): its next run looks at what was touched since its last run ended.
+    """
+
+    name: str
+    run: Callable
+    default: bool = True
+    only_erases: bool = False
+    last: bool = False
+    worklist: bool = False
+    readers_too: bool = False
+    own_touches_done: bool = False
+
+
+# the order of one round
+PASS_LIST: tuple[Pass, ...] = (
+    Pass("lower_functional", lower_functional.run),  # first: If/While inlined, the others see v1 only
+    Pass("pruning", pruning.run, only_erases=True),
+    Pass("licm", licm.run, worklist=True),  # first: the constant subgraphs it moves out of loops are folded next
+    Pass("constant_folding", constant_folding.run, worklist=True),
+    Pass("arithmetic", arithmetic.run, worklist=True, readers_too=True),
+    Pass("cse", cse.run, worklist=True, own_touches_done=True),
+    Pass("control_flow", control_flow.run, worklist=True),
+    Pass("identical_branches", identical_branches.run),  # looks at every top-level Merge every time
+    Pass("fusion", fusion.run, last=True),  # once, at the end: the others see plain ops
+    Pass("compile_loops", compile_loops.run, default=False, last=True),  # asked for (jit_compile=True)
+    Pass("numba_loops", compile_loops.mark_numba, default=False, last=True),  # jit_compile="numba", after those
+)
+RECORDS: dict[str, Pass] = {p.name: p for p in PASS_LIST}
+# name -> run(graph, state) -> rewrites: what the manager calls (tests wrap these)
+PASSES: dict[str, Callable] = {p.name: p.run for p in PASS_LIST}
+DEFAULT_PASSES: tuple[str, ...] = tuple(p.name for p in PASS_LIST if p.default)
 
 
 def optimization_enabled(flag: bool | None = None) -> bool:
@@ -144,14 +165,14 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     before = len(graph)
     # Each pass is idempotent (one run leaves nothing for a second run on the same graph),
     # so a pass runs again only after another pass changed the graph (Graph.version counts
-    # every change), and then (if it is a WORKLIST pass) looks only at the ops near what
+    # every change), and then (if it is a worklist pass) looks only at the ops near what
     # changed since its last run began (state.py: the worklist). Pruning only erases, which
     # gives no other pass anything new to do: it runs once, at the end (a traced graph has
     # few unused ops; the other passes leave the ops they replace unused, and skip unused
-    # ops). The LAST passes run once after that.
-    last = [n for n in names if n in LAST]
-    later = [n for n in names if n not in ONLY_ERASES and n not in LAST]
-    first = [n for n in names if n in ONLY_ERASES]
+    # ops). The last passes run once after that.
+    last = [n for n in names if RECORDS[n].last]
+    later = [n for n in names if not RECORDS[n].only_erases and not RECORDS[n].last]
+    first = [n for n in names if RECORDS[n].only_erases]
     dirty = list(later) or list(first)
     runs = 0
     changed_since = {n: True for n in first}
@@ -161,20 +182,20 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
     while (dirty or last) and runs < max_rounds * len(names) + len(last):
         name = dirty.pop(0) if dirty else last.pop(0)
         runs += 1
-        s = stats[name]
-        if name in LAST:
+        s, p = stats[name], RECORDS[name]
+        if p.last:
             _erase_leftovers(state, stats)
         version, created, size = graph.version, graph.checkpoint(), len(graph)
-        state.readers_too = name in READERS_TOO
+        state.readers_too = p.readers_too
         state.visit = _worklist(state, began[name], retry.get(name, ())) \
-            if name in WORKLIST and name in began and use_worklists else None
+            if p.worklist and name in began and use_worklists else None
         began[name] = len(state.log)
         state.begin_run()
         state.retry, state.running = [], name
         t0 = time.perf_counter()
         n = PASSES[name](graph, state)
         s.seconds += time.perf_counter() - t0
-        if name in OWN_TOUCHES_DONE:
+        if p.own_touches_done:
             began[name] = len(state.log)
         s.runs += 1
         retry[name], state.visit = state.retry, None
@@ -188,9 +209,9 @@ def _run(graph: Graph, fetches, names: list[str], max_rounds: int, validate: boo
             s.removed -= k
         state.leftover_counts = {}
         s.rewritten += n
-        if name in ONLY_ERASES:
+        if p.only_erases:
             changed_since[name] = False
-        elif name not in LAST and (graph.version != version or n):
+        elif not p.last and (graph.version != version or n):
             changed_since = {k: True for k in changed_since}
             i = later.index(name)
             dirty = [p for p in later[i + 1:] + later[:i] if p != name]
@@ -224,7 +245,7 @@ def _erase_leftovers(state: PassState, stats: dict) -> None:
 
 
 def _worklist(state: PassState, since: int, retry) -> set:
-    """The ops touched since `since` (and, for a READERS_TOO pass, their readers and waiters),
+    """The ops touched since `since` (and, for a readers_too pass, their readers and waiters),
     and the ops in `retry`."""
     visit = set(state.log[since:])
     if state.readers_too:

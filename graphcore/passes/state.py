@@ -8,7 +8,7 @@ changed the graph) it looks only at the ops a rewrite touched since its own last
 constant folding, loop-invariant motion and control-flow simplification decide about an op
 depends only on the op, the types of its inputs' producers and its own readers. Arithmetic
 looks at patterns two ops deep (`-(-x)`, `(a + b) + c`, `a*b + a*c`), so it also looks at the
-readers of a touched op and at the ops waiting for it (READERS_TOO). Rewrites go through
+readers of a touched op and at the ops waiting for it (Pass.readers_too). Rewrites go through
 `replace`, `erase` and `touch`, which log what they touch (and, during a run, add its
 neighbourhood to the ops still to visit, as a full sweep would have looked at them after the
 change). A pass that leaves an op alone for a reason far from it (the op may be dead, a pivot
