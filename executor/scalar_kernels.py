@@ -20,13 +20,29 @@ import operator
 
 import numpy as np
 
-_COMPARISONS = {"Less": operator.lt, "LessEqual": operator.le, "Greater": operator.gt,
-                "GreaterEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne}
-_LOGICAL = {"LogicalAnd": operator.and_, "LogicalOr": operator.or_}
-_FLOAT_ARITHMETIC = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul, "RealDiv": operator.truediv,
-                     "FloorDiv": operator.floordiv, "Mod": operator.mod}
-_INT_SUM = {"Add": operator.add, "Sub": operator.sub}
-_INT_DIVISION = {"FloorDiv": operator.floordiv, "Mod": operator.mod}
+from graphcore.registry import registered_ops
+
+# Python's binary operators, by the symbol an op type's scalar form writes (OpDef.expr:
+# "({0} + {1})"); which ops are comparisons, logic or arithmetic is the op type's `family`
+_OPERATORS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+              "!=": operator.ne, "&": operator.and_, "|": operator.or_, "+": operator.add, "-": operator.sub,
+              "*": operator.mul, "/": operator.truediv, "//": operator.floordiv, "%": operator.mod}
+_binary_forms: dict = {}  # op type -> (its OpDef, its operator's symbol) or None
+
+
+def _binary_form(name: str):
+    """(OpDef, symbol) of an op type written `{0} symbol {1}` on scalars, else None."""
+    try:
+        return _binary_forms[name]
+    except KeyError:
+        pass
+    d = registered_ops().get(name)
+    expr = d.expr if d is not None else None
+    form = None
+    if expr is not None and expr.startswith("({0} ") and expr.endswith(" {1})") and expr[5:-5] in _OPERATORS:
+        form = (d, expr[5:-5])
+    _binary_forms[name] = form
+    return form
 
 # graphcore's numeric dtypes
 _FLOATS = (np.float32, np.float64)
@@ -57,20 +73,27 @@ def _rule(name: str, input_dtypes: list):
         return operator.invert, T, "unary", None   # ~ on a numpy bool is `not`
     if len(input_dtypes) != 2:
         return None
-    if name in _COMPARISONS:
-        return _COMPARISONS[name], T, "exact", None
-    if name in _LOGICAL and T is np.bool_:
-        return _LOGICAL[name], T, "exact", None
-    if name in _FLOAT_ARITHMETIC and T in _FLOATS:
-        return _FLOAT_ARITHMETIC[name], T, "exact", None
+    form = _binary_form(name)
+    if form is None:
+        return None
+    d, sym = form
+    fast = _OPERATORS[sym]
+    if d.family == "comparison":
+        return fast, T, "exact", None
+    if d.family == "logical":
+        return (fast, T, "exact", None) if T is np.bool_ else None
+    if d.family != "arithmetic":
+        return None
+    if T in _FLOATS:
+        return fast, T, "exact", None
     if T in _INTS:
         bits = np.iinfo(T).bits
-        if name in _INT_SUM:  # |a|, |b| < 2**(bits - 2): |a ± b| < 2**(bits - 1)
-            return _INT_SUM[name], T, "bounded", 2 ** (bits - 2)
-        if name == "Mul":     # |a|, |b| < 2**((bits - 1) // 2): |a * b| < 2**(bits - 1)
-            return operator.mul, T, "bounded", 2 ** ((bits - 1) // 2)
-        if name in _INT_DIVISION:
-            return _INT_DIVISION[name], T, "positive", None
+        if sym in ("+", "-"):  # |a|, |b| < 2**(bits - 2): |a ± b| < 2**(bits - 1)
+            return fast, T, "bounded", 2 ** (bits - 2)
+        if sym == "*":         # |a|, |b| < 2**((bits - 1) // 2): |a * b| < 2**(bits - 1)
+            return fast, T, "bounded", 2 ** ((bits - 1) // 2)
+        if sym in ("//", "%"):
+            return fast, T, "positive", None
     return None
 
 
