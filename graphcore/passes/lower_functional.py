@@ -26,10 +26,10 @@ def run(graph: Graph, state) -> int:
     """The pass: lower every If/While of the graph (fetches follow the outputs)."""
     if not graph._library:
         return 0
-    return lower_functional(graph, state.replace)
+    return lower_functional(graph, state.replace, state.is_fetched)
 
 
-def lower_functional(graph: Graph, replace=None) -> int:
+def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
     """Lower every If/While op of `graph` in place; `replace(old, new)` rewires the readers
     of each output (default: `graph.replace_all_uses_with`). Returns how many ops it lowered."""
     if replace is None:
@@ -39,7 +39,8 @@ def lower_functional(graph: Graph, replace=None) -> int:
         for op in todo:
             with graph.inserting_before(op):
                 graph._scope = ""  # (the op's own scope is given to the v1 builder: _scope_of)
-                new = _lower(graph, op, list(op.inputs), top=True)
+                kept = {id(t) for t in op.outputs if is_fetched is not None and is_fetched(t)}
+                new = _lower(graph, op, list(op.inputs), kept, top=True)
             for old, t in zip(op.outputs, new):
                 if t is not None and t is not old:
                     replace(old, t)
@@ -61,12 +62,14 @@ def lower_functional(graph: Graph, replace=None) -> int:
     return len(todo)
 
 
-def _lower(g: Graph, op: Operation, inputs: list[Tensor], top: bool = False) -> list[Tensor | None]:
+def _lower(g: Graph, op: Operation, inputs: list[Tensor], kept: set, top: bool = False) -> list[Tensor | None]:
+    """`op` built anew in v1 form from `inputs`; `kept`: ids of its outputs read by what
+    no op shows (fetches, or outputs of the function it is inlined from)."""
     name = _scope_of(g, op, top)
     if op.type == "If":
         return _lower_if(g, op, inputs, name)
     if op.type == "While":
-        return _lower_while(g, op, inputs, name)
+        return _lower_while(g, op, inputs, name, kept)
     raise NotImplementedError(f"no lowering for {op.describe()}")  # pragma: no cover
 
 
@@ -95,11 +98,12 @@ def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[
     return list(out) if out is not None else []
 
 
-def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[Tensor]:
+def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str, kept: set) -> list[Tensor]:
     cond_fn, body_fn = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
     n = len(inputs)
     invariant = [body_fn.outputs[k] is body_fn.inputs[k] for k in range(n)]
-    if not invariant[0] and _counter_unread(op, cond_fn, body_fn) and not all(invariant[1:]):
+    if not invariant[0] and id(op.outputs[0]) not in kept and _counter_unread(op, cond_fn, body_fn) \
+            and not all(invariant[1:]):
         invariant[0] = True  # nothing reads the iteration count: v1 builds no counter
     varying = [k for k in range(n) if not invariant[k]]
 
@@ -159,6 +163,7 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]
     (only the `wanted` ones, by index, and what effects need, when given: a loop variable
     lowered away leaves no dead ops). If/While ops inside are lowered in place."""
     m: dict[int, Tensor] = {id(p): a for p, a in zip(fn.inputs, args)}
+    returned = {id(t) for t in fn.outputs}
     ops: dict[int, Operation] = {id(p.op): a.op for p, a in zip(fn.inputs, args)}
     inputs_ops = {id(p.op) for p in fn.inputs}
     live = _live_ops(fn, wanted) if wanted is not None else None
@@ -169,7 +174,7 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]
         controls = [c for c in (ops[id(c)] for c in fop.control_inputs) if c is not None]
         if function_attrs(fop.op_def):
             with g.control_dependencies([c for c in controls if c is not None]):
-                new = _lower(g, fop, ins)
+                new = _lower(g, fop, ins, returned)
             start = ins[0].op
             if fop.type == "While" and start.type == "Const" and not start.outputs[0]._consumers \
                     and not start._control_outputs and fop.inputs[0].op.type == "Const":
