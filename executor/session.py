@@ -56,7 +56,9 @@ class Session:
         Ray actor per device; pip install -e '.[distributed]').
       functional: how Control Flow v2's If/While ops run: "lower" (inlined into the v1
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
-        by the frame executor like any graph).
+        by the frame executor like any graph) or "direct" (run as ops, no frames and no
+        dead tokens, on the calling thread: executor/functional_direct.py; the graph is
+        run as traced, without optimizing, placing or compiling it).
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
@@ -111,6 +113,11 @@ class Session:
         targets = [e for e in elems if isinstance(e, Operation)]
         feed_tensors, feed_values = self._check_feeds(feed_dict or {})
         graph = self.graph
+        if self.functional == "direct" and graph._library:
+            out = self._run_direct(graph, fetch_tensors, targets, feed_tensors, feed_values)
+            it = iter(out)
+            out = [None if isinstance(e, Operation) else next(it) for e in elems]
+            return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
         if self.optimize:
             graph, fetch_tensors, targets, feed_tensors = self._optimized_copy(fetch_tensors, targets, feed_tensors)
         if graph._library:  # If/While ops (Control Flow v2), unless the optimizer lowered them
@@ -214,6 +221,21 @@ class Session:
                 self._optimized[key] = hit
             self.last_optimize_report = hit[4]
             return hit[:4]
+
+    def _run_direct(self, graph: Graph, fetches, targets, feeds, feed_values) -> list:
+        """If/While run as ops (executor/functional_direct.py), planned once per graph version
+        and fetch/target/feed set."""
+        from .functional_direct import DirectRun  # noqa: PLC0415
+
+        key = ("direct", id(graph), graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
+               tuple(id(t) for t in feeds))
+        with self._plans_lock:
+            run = self._lowered.get(key)
+            if run is None:
+                if len(self._lowered) > 16:
+                    self._lowered.clear()
+                run = self._lowered[key] = DirectRun(graph, fetches, targets, feeds, self.runtime)
+        return run.run(feed_values)
 
     def _lowered_copy(self, graph: Graph, fetches, targets, feeds):
         """`graph` with its If/While ops lowered to the v1 primitives (a copy, made once per
@@ -406,7 +428,7 @@ def _feed_tensor(graph: Graph, key) -> Tensor:
 ENGINES = ("local", "ray")
 
 
-FUNCTIONAL_MODES = ("lower",)  # how If/While run (Session's functional=)
+FUNCTIONAL_MODES = ("lower", "direct")  # how If/While run (Session's functional=)
 
 
 def jit_passes(jit_compile) -> tuple[str, ...]:

@@ -211,3 +211,47 @@ def test_random_array_programs_agree_under_v2(monkeypatch):
     monkeypatch.setenv("AUTOGRAPH_CONTROL_FLOW", "v2")
     bad = [(seed, detail) for seed, signature, detail, _ in map(rap.check_seed, range(30)) if signature]
     assert not bad, bad[:3]
+
+
+# -- direct execution (Session(functional="direct")) ----------------------------------------------
+
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__.strip("_"))
+def test_direct_execution_gives_the_lowered_values(builder):
+    g, _, out, feeds = _build(builder, True)
+    direct = Session(g, functional="direct")
+    for a, b in zip(direct.run(out, feeds), Session(g).run(out, feeds)):
+        np.testing.assert_array_equal(a, b)
+    assert "If" in g.op_types() or "While" in g.op_types()  # run as they are: nothing lowered
+    plans = next(iter(direct._lowered.values())).plans
+    n = len(plans)
+    direct.run(out, feeds)
+    assert len(next(iter(direct._lowered.values())).plans) == n  # planned once per function
+
+
+@pytest.mark.parametrize("sample", _samples(), ids=lambda s: s.name)
+def test_samples_agree_directly(sample):
+    f2 = autograph.function(sample.python_function, control_flow="v2", optimize=False)
+    for args in sample.examples:
+        cf = f2.get_concrete_function(*args)
+        values = [a for a in gc.nest.flatten(list(args)) if isinstance(a, (np.ndarray, np.generic))]
+        feeds = dict(zip(cf.inputs, values))
+        fetches = cf._all_fetches()
+        with contextlib.redirect_stdout(io.StringIO()) as lowered_out:
+            lowered = Session(cf.graph).run(fetches, feeds)
+        with contextlib.redirect_stdout(io.StringIO()) as direct_out:
+            direct = Session(cf.graph, functional="direct").run(fetches, feeds)
+        assert direct_out.getvalue() == lowered_out.getvalue()
+        for a, b in zip(direct, lowered):
+            np.testing.assert_array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
+
+
+def test_direct_errors_name_the_op():
+    g = gc.Graph()
+    with g.as_default(), gc.control_flow_v2():
+        x = gc.placeholder(gc.int64, shape=[3], name="x")
+        i = gc.placeholder(gc.int64, shape=[], name="i")
+        y = gc.cond(i > 0, lambda: gc.gather(x, i * 10), lambda: x[0])
+    with pytest.raises(gc.ExecutionError, match="Gather"):
+        Session(g, functional="direct").run(y, {x: np.arange(3), i: 1})
+    with pytest.raises(ValueError, match="functional must be one of"):
+        Session(g, functional="fast")

@@ -1,0 +1,143 @@
+"""Direct execution of Control Flow v2 (the talk's closing wish): If and While run as ops,
+with no frames, no dead tokens and no lowering. `Session(g, functional="direct")`.
+
+A `FunctionPlan` is built once per graph (or library function) and fetch set: the ops the
+outputs and the effects need, in an order where each comes after its inputs and control
+inputs, each with its kernel bound to its attributes. Running it is one pass over that
+list, values in a list indexed by slot. An If runs the plan of the branch its predicate
+picks; a While runs its condition's and its body's plans in a loop, the body's outputs
+becoming the next iteration's inputs. Plans of library functions are kept on the root
+plan, so each function is planned once however often it runs.
+
+What the frame executor adds is not here: no parallel iterations, no worker pool (ops run
+one after another on the calling thread), no deadline checks inside a kernel.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from graphcore.errors import ExecutionError, InvalidArgumentError, execution_error_type
+from graphcore.frames import topological_order
+from graphcore.function_graph import function_attrs
+from graphcore.graph import Graph, Operation, Tensor
+
+_IF, _WHILE, _KERNEL, _FED = 0, 1, 2, 3
+
+
+class FunctionPlan:
+    """The ops of `graph` that `outputs` (tensors) and its effects need, ready to run."""
+
+    def __init__(self, graph: Graph, outputs: list[Tensor], inputs: list[Tensor], runtime, plans: dict,
+                 targets: list[Operation] = (), effects: bool = True):
+        self.graph = graph
+        fed = {id(t): k for k, t in enumerate(inputs)}
+        needed: dict[int, Operation] = {}
+        stack = [t.op for t in outputs if id(t) not in fed] + list(targets)
+        if effects:  # a function's effects run whether or not its outputs are read
+            stack += [op for op in graph.get_operations() if op.op_def.stateful]
+        while stack:
+            op = stack.pop()
+            if id(op) in needed:
+                continue
+            needed[id(op)] = op
+            stack.extend(t.op for t in op.inputs if id(t) not in fed)
+            stack.extend(op.control_inputs)
+        ops = [op for op in graph.get_operations() if id(op) in needed]
+        ops = topological_order(ops)
+        slot: dict[int, int] = {}
+        n = 0
+        for t in inputs:
+            slot[id(t)] = n
+            n += 1
+        steps = []
+        for op in ops:
+            if op.type == "Placeholder" and id(op.outputs[0]) in fed:
+                continue  # (reached as a control input: its value is the feed's)
+            ins = tuple(slot[id(t)] for t in op.inputs)
+            outs = tuple(range(n, n + len(op.outputs)))
+            for t, s in zip(op.outputs, outs):
+                slot[id(t)] = s
+            n += len(op.outputs)
+            steps.append(self._step(op, ins, outs, runtime, plans))
+        self.steps = steps
+        self.size = n
+        self.n_inputs = len(inputs)
+        missing = [t for t in outputs if id(t) not in slot]
+        if missing:  # pragma: no cover (outputs are reached above)
+            raise ExecutionError(f"cannot compute {missing[0].name}")
+        self.out_slots = tuple(slot[id(t)] for t in outputs)
+
+    @staticmethod
+    def _step(op: Operation, ins, outs, runtime, plans):
+        d = op.op_def
+        if function_attrs(d):
+            g = op.graph
+            if op.type == "If":
+                fns = [g.get_function(op.attrs["else_branch"]), g.get_function(op.attrs["then_branch"])]
+                return (_IF, op, ins, outs, [_plan_of(fn, runtime, plans) for fn in fns])
+            cond, body = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
+            return (_WHILE, op, ins, outs, [_plan_of(cond, runtime, plans), _plan_of(body, runtime, plans)])
+        if op.type == "Placeholder":
+            raise ExecutionError(f"placeholder {op.name!r} (created at {op.location()}) must be fed: pass its "
+                                 "value in feed_dict")
+        if d.kernel is None:
+            raise ExecutionError(f"{op.describe()} has no kernel to run directly")
+        k = d.kernel
+        if d.uses_runtime or op.attrs:
+            k = functools.partial(k, *((runtime,) if d.uses_runtime else ()), **op.attrs)
+        return (_KERNEL, op, ins, outs, k)
+
+    def run(self, args: list) -> list:
+        vals = list(args) + [None] * (self.size - self.n_inputs)
+        for kind, op, ins, outs, what in self.steps:
+            a = [vals[i] for i in ins]
+            if kind == _KERNEL:
+                try:
+                    r = what(*a)
+                except Exception as e:  # noqa: BLE001 (named after the op, as the frame executor does)
+                    _raise(op, e)
+                if len(outs) == 1:
+                    vals[outs[0]] = r
+                else:
+                    for s, v in zip(outs, r):
+                        vals[s] = v
+            elif kind == _IF:
+                r = what[1 if bool(a[0]) else 0].run(a[1:])
+                for s, v in zip(outs, r):
+                    vals[s] = v
+            else:
+                cond, body = what
+                while bool(cond.run(a)[0]):
+                    a = body.run(a)
+                for s, v in zip(outs, a):
+                    vals[s] = v
+        return [vals[s] for s in self.out_slots]
+
+
+def _plan_of(fn, runtime, plans: dict) -> FunctionPlan:
+    """The plan of library function `fn`, made once (the talk: plans built once per function)."""
+    p = plans.get(id(fn))
+    if p is None or p.graph is not fn:
+        p = plans[id(fn)] = FunctionPlan(fn, list(fn.outputs), list(fn.inputs), runtime, plans)
+    return p
+
+
+def _raise(op: Operation, e: BaseException):
+    if isinstance(e, ExecutionError) and getattr(e, "op", None) is not None:
+        raise e
+    cls = InvalidArgumentError if isinstance(e, InvalidArgumentError) else ExecutionError
+    msg = f"while executing {op.name} ({op.type}) directly, created at {op.location()}: {type(e).__name__}: {e}"
+    raise execution_error_type(cls, e)(msg, op=op, frame="", iteration=0, original=e) from e
+
+
+class DirectRun:
+    """A graph's fetches computed directly: `run(feed_values)`; plans kept per fetch set."""
+
+    def __init__(self, graph: Graph, fetches: list[Tensor], targets: list[Operation], feeds: list[Tensor], runtime):
+        self.plans: dict = {}
+        self.root = FunctionPlan(graph, fetches, feeds, runtime, self.plans, targets=targets, effects=False)
+
+    def run(self, feed_values: list) -> list:
+        return self.root.run([np.asarray(v) if isinstance(v, (list, tuple)) else v for v in feed_values])
