@@ -15,6 +15,7 @@ one after another on the calling thread), no deadline checks inside a kernel.
 from __future__ import annotations
 
 import functools
+from operator import itemgetter
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from graphcore.errors import ExecutionError, InvalidArgumentError, execution_err
 from graphcore.frames import topological_order
 from graphcore.function_graph import function_attrs
 from graphcore.graph import Graph, Operation, Tensor
+
+from .op_kernels import specialized_kernel
+from .scalar_kernels import scalar_kernel
 
 _IF, _WHILE, _KERNEL, _FED = 0, 1, 2, 3
 
@@ -84,26 +88,32 @@ class FunctionPlan:
                                  "value in feed_dict")
         if d.kernel is None:
             raise ExecutionError(f"{op.describe()} has no kernel to run directly")
-        k = d.kernel
-        if d.uses_runtime or op.attrs:
-            k = functools.partial(k, *((runtime,) if d.uses_runtime else ()), **op.attrs)
-        return (_KERNEL, op, ins, outs, k)
+        # the frame executor's kernels: specialized for the attributes, or Python's operator
+        # for scalars (executor/op_kernels.py, scalar_kernels.py)
+        k = None if d.uses_runtime or not op.attrs else specialized_kernel(op.type, op.attrs)
+        if k is None:
+            k = scalar_kernel(op) or d.kernel
+            if d.uses_runtime or op.attrs:
+                k = functools.partial(k, *((runtime,) if d.uses_runtime else ()), **op.attrs)
+        return (_KERNEL, op, _getter(ins), outs[0] if len(outs) == 1 else outs, k)
 
     def run(self, args: list) -> list:
-        vals = list(args) + [None] * (self.size - self.n_inputs)
+        vals = list(args)
+        vals += [None] * (self.size - self.n_inputs)
         for kind, op, ins, outs, what in self.steps:
-            a = [vals[i] for i in ins]
-            if kind == _KERNEL:
+            if kind == _KERNEL:  # (first: nearly every step is one)
                 try:
-                    r = what(*a)
+                    r = what(*ins(vals))
                 except Exception as e:  # noqa: BLE001 (named after the op, as the frame executor does)
                     _raise(op, e)
-                if len(outs) == 1:
-                    vals[outs[0]] = r
+                if outs.__class__ is int:
+                    vals[outs] = r
                 else:
                     for s, v in zip(outs, r):
                         vals[s] = v
-            elif kind == _IF:
+                continue
+            a = [vals[i] for i in ins]
+            if kind == _IF:
                 r = what[1 if bool(a[0]) else 0].run(a[1:])
                 for s, v in zip(outs, r):
                     vals[s] = v
@@ -114,6 +124,16 @@ class FunctionPlan:
                 for s, v in zip(outs, a):
                     vals[s] = v
         return [vals[s] for s in self.out_slots]
+
+
+def _getter(ins: tuple):
+    """vals -> the tuple of the values at `ins` (one itemgetter call)."""
+    if not ins:
+        return lambda vals: ()
+    if len(ins) == 1:
+        i = ins[0]
+        return lambda vals: (vals[i],)
+    return itemgetter(*ins)
 
 
 def _plan_of(fn, runtime, plans: dict) -> FunctionPlan:
