@@ -427,6 +427,9 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
         dot.edge(node_of[t.op.name], f"result_{i}", label=str(t.value_index) if t.value_index else None,
                  penwidth="2")
 
+    if graph._library:  # Control Flow v2: the functions If/While ops call, as clusters beside them
+        _add_functions(dot, graph, [op for op in ops if node_of[op.name] == op.name], depth, 0)
+
     used = {op.type for op in ops}
     if legend and used & {k for k, _ in LEGEND}:
         with dot.subgraph(name="cluster_legend") as lg:
@@ -443,6 +446,49 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
     if note:  # last: a graph attribute set before the clusters would be theirs too
         dot.attr(label=_esc(note), labelloc="b", labeljust="l", fontsize="12", fontcolor="#444444")
     return dot
+
+
+_FUNCTION_CLUSTER = {"style": "rounded,filled", "fillcolor": "#f4f1fb", "color": "#6a4c93"}
+_FUNCTION_ROLES = {"then_branch": "then", "else_branch": "else", "cond": "cond", "body": "body"}
+
+
+def _add_functions(dot, graph, callers, depth, level: int, caller_prefix: str = "") -> None:
+    """For each If/While among `callers`: a cluster per function it calls (its ops, their
+    edges), a dotted edge from the op to it; nested functions the same way, one level
+    deeper (`depth` levels drawn: the op alone stands for what is deeper)."""
+    from .function_graph import function_attrs  # noqa: PLC0415
+
+    if depth is not None and level >= depth:
+        return
+    for op in callers:
+        for attr in function_attrs(op.op_def):
+            fn = graph.get_function(op.attrs[attr])
+            prefix = f"fn {fn.name}/"  # (no ":", which an edge end would read as a port)
+            fops = [f for f in fn.get_operations()]
+            if not fops:
+                continue
+            cluster = "cluster_fn_" + "".join(ch if ch.isalnum() else "_" for ch in fn.name)
+            with dot.subgraph(name=cluster) as c:
+                c.attr(label=_esc(f"{_FUNCTION_ROLES.get(attr, attr)} of {op.name}: {fn.name}"),
+                       tooltip=_esc(f"function {fn.name}{fn.signature()}"), **_FUNCTION_CLUSTER)
+                arg = {id(t.op): k for k, t in enumerate(fn.inputs)}
+                for f in fops:
+                    attrs = dict(NODE_STYLES.get(f.type, _DEFAULT_NODE))
+                    if id(f) in arg:
+                        c.node(prefix + f.name, label=_esc(f"input {arg[id(f)]}: {f.name}"), shape="invhouse",
+                               tooltip=op_tooltip(f))
+                    else:
+                        c.node(prefix + f.name, label=_node_label(f, None), tooltip=op_tooltip(f), **attrs)
+                    for t in f.inputs:
+                        c.edge(prefix + t.op.name, prefix + f.name, label=str(t.value_index) if t.value_index else None)
+                    for d in f.control_inputs:
+                        c.edge(prefix + d.name, prefix + f.name, style="dashed", color="#777777", arrowhead="odot")
+                for k, t in enumerate(fn.outputs):
+                    c.node(f"{prefix}<out {k}>", label=f"output {k}", shape="plain", fontsize="9")
+                    c.edge(prefix + t.op.name, f"{prefix}<out {k}>", style="dotted")
+                _add_functions(c, fn, fops, depth, level + 1, prefix)  # nested functions inside it
+            dot.edge(caller_prefix + op.name, prefix + fops[0].name, lhead=cluster, style="dotted",
+                     color="#6a4c93", label=_FUNCTION_ROLES.get(attr, attr), arrowhead="empty")
 
 
 def to_dot(graph, name: str = "G", **options) -> str:

@@ -220,3 +220,21 @@ def test_a_tensor_of_an_unrelated_graph_is_refused():
         x = gc.placeholder(gc.float64, shape=[], name="x")
         with pytest.raises(gc.GraphError):
             gc.cond(x > 0, lambda: x + y, lambda: x)
+
+
+def test_pictures_draw_if_and_while_as_one_node_with_their_functions_as_clusters():
+    g, x, y, v = _nested_graph()
+    n = len(g)
+    text = g.to_dot(fetches=[y, v])
+    assert text.count("subgraph cluster_fn_") == 8  # every function, nested ones inside their caller's
+    assert '"cond/If" -> "fn cond_true/' in text and 'label=then' in text and 'label=body' in text
+    assert "Switch" not in text and "Merge" not in text
+    assert g.to_dot(depth=0).count("subgraph cluster_fn_") == 0  # the ops alone
+    assert g.to_dot(depth=1).count("subgraph cluster_fn_") == 4  # the top-level ops' functions
+    assert len(g) == n  # drawing built nothing
+    from graphcore.dot import build_digraph
+    try:
+        svg = build_digraph(g, fetches=[y, v]).pipe(format="svg").decode()
+    except Exception as e:  # noqa: BLE001 (Graphviz's `dot` program may be missing)
+        pytest.skip(f"cannot render: {e}")
+    assert "body of while/While" in svg
