@@ -129,6 +129,12 @@ class FuncGraph(Graph):
         return f"<FuncGraph {self.name}: {len(self)} ops {self.signature()}>"
 
 
+# Called as hook(function op, its copy) for every op the lowering inlines: what others keep
+# about an op by its graph and name (autograph: the Python exception an Assert stands for)
+# follows it into the graph it is inlined in.
+INLINE_HOOKS: list = []
+
+
 def _root(g: Graph) -> Graph:
     while g.outer_graph is not None:
         g = g.outer_graph

@@ -20,6 +20,18 @@ def note(op: gc.Operation, exc: BaseException) -> None:
         _staged.setdefault(op.graph, {})[op.name] = exc
 
 
+def _follow_inlined(fop: gc.Operation, op: gc.Operation) -> None:
+    """Control Flow v2's lowering copied `fop` out of a function into `op`: it stands for
+    the same exception."""
+    exc = staged_for(fop)
+    if exc is not None:
+        note(op, exc)
+
+
+if _follow_inlined not in gc.function_graph.INLINE_HOOKS:
+    gc.function_graph.INLINE_HOOKS.append(_follow_inlined)
+
+
 def staged_for(op: gc.Operation) -> "BaseException | None":
     with _lock:
         return _staged.get(op.graph, {}).get(op.name)

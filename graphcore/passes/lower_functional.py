@@ -17,7 +17,7 @@ from ..control_flow import cond as _cond
 from ..control_flow import group as _group
 from ..control_flow import while_loop as _while_loop
 from ..v2_control_flow import control_flow_v2
-from ..function_graph import function_attrs
+from ..function_graph import INLINE_HOOKS, function_attrs
 from ..graph import Graph, Operation, Tensor
 from ..ops.array_ops import constant
 
@@ -191,6 +191,8 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]
                                output_specs=[(t.dtype, t.shape) for t in fop.outputs], source=fop.source)
             new = made.outputs
             ops[id(fop)] = made
+            for hook in INLINE_HOOKS:
+                hook(fop, made)
         for t, v in zip(fop.outputs, new):
             m[id(t)] = v
     return [m.get(id(t)) for t in fn.outputs]
