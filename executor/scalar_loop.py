@@ -51,11 +51,11 @@ import numpy as np
 
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
-from graphcore.registry import get_op_def
+from graphcore.registry import get_op_def, registered_ops
 
 from .codegen import compile_function, ident, index, label
 from .fused_kernel import step_kernel
-from .scalar_kernels import scalar_source
+from .scalar_kernels import _binary_form, scalar_source
 
 # numpy scalar types the fast path knows values of
 SCALAR_TYPES = {np.dtype(t): t for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)}
@@ -63,10 +63,14 @@ _INTS = (np.int32, np.int64)
 _FLOATS = (np.float32, np.float64)
 _INT_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
-_BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "FloorDiv": "//", "Mod": "%"}
-_COMPARE = {"Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">=", "Equal": "==", "NotEqual": "!="}
-_LOGICAL = {"LogicalAnd": "&", "LogicalOr": "|"}
-_UNARY = {"Neg": "-{0}", "Abs": "abs({0})", "LogicalNot": "~{0}"}
+# the op types written as Python operators on scalars (OpDef.expr), by family: binary ones
+# as their operator's symbol, unary ones as their source
+_FORMS = {t: f for t in registered_ops() if (f := _binary_form(t)) is not None}
+_BINARY = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "arithmetic"}
+_COMPARE = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "comparison"}
+_LOGICAL = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "logical"}
+_UNARY = {t: d.expr for t, d in registered_ops().items() if d.expr is not None and "{1}" not in d.expr
+          and d.family in ("arithmetic", "logical") and not d.expr.startswith("np.")}
 _PY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
        "%": operator.mod, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
        "==": operator.eq, "!=": operator.ne, "&": operator.and_, "|": operator.or_}
@@ -104,10 +108,9 @@ def _make_rules() -> dict:
     rules = {}
     for T in SCALAR_TYPES.values():
         cases = dict.fromkeys(_COMPARE)
-        if T is np.bool_:
-            cases.update(dict.fromkeys(_LOGICAL), LogicalNot=None)
-        else:
-            cases.update(dict.fromkeys(_BINARY), Neg=None, Abs=None)
+        family = "logical" if T is np.bool_ else "arithmetic"
+        cases.update(dict.fromkeys(_LOGICAL if T is np.bool_ else _BINARY))
+        cases.update(dict.fromkeys(t for t in _UNARY if get_op_def(t).family == family))
         for name in cases:
             if name in _UNARY:
                 source, arity = _UNARY[name], 1
@@ -127,18 +130,52 @@ def _make_rules() -> dict:
 
 RULES = _make_rules()
 
+# Python's int operators where a numpy integer type holds their operands and results:
+# (operands must be in range, result in range), by the operator's source form
+_INT_RANGE = {"+": (False, False), "-": (False, False), "*": (False, False), "//": (True, True), "%": (True, True),
+              "(-{0})": (False, False), "abs({0})": (True, False)}
 # operators on known integers, as Python ints: (source, operands must be in range, result in range)
-_INT_RULES = {"Add": ("({0} + {1})", False, False), "Sub": ("({0} - {1})", False, False),
-              "Mul": ("({0} * {1})", False, False), "Neg": ("(-{0})", False, False),
-              "Abs": ("abs({0})", True, False), "Mod": ("({0} % {1})", True, True),
-              "FloorDiv": ("({0} // {1})", True, True)}
+_INT_RULES = {t: (get_op_def(t).expr, *_INT_RANGE[sym]) for t, sym in _BINARY.items() if sym in _INT_RANGE}
+_INT_RULES.update({t: (src, *_INT_RANGE[src]) for t, src in _UNARY.items() if src in _INT_RANGE})
 _INT_RULES.update({k: ("({0} %s {1})" % v, True, True) for k, v in _COMPARE.items()})
-# on known bools (numpy's or Python's: only their truth is used)
-_BOOL_RULES = {"LogicalAnd": "({0} & {1})", "LogicalOr": "({0} | {1})", "LogicalNot": "(not {0})",
-               "Equal": "({0} == {1})", "NotEqual": "({0} != {1})"}
+# on known bools (numpy's or Python's: only their truth is used): logic, and == / != (the
+# commutative comparisons); `not` for a unary one (~ of a Python bool is an int)
+_BOOL_RULES = {t: get_op_def(t).expr for t in _LOGICAL}
+_BOOL_RULES.update({t: get_op_def(t).numba for t in _UNARY if get_op_def(t).family == "logical"})
+_BOOL_RULES.update({t: get_op_def(t).expr for t in _COMPARE if get_op_def(t).commutative})
 # PythonArith (graphcore's op for two Python numbers) on two ints: Python's operators
-_PYTHON_ARITH = {"Add": "({0} + {1})", "Sub": "({0} - {1})", "Mul": "({0} * {1})", "FloorDiv": "({0} // {1})",
-                 "Mod": "({0} % {1})"}
+_PYTHON_ARITH = {t: get_op_def(t).expr for t, sym in _BINARY.items() if sym in _INT_RANGE}
+
+
+_SILENT: dict[str, bool] = {}
+
+
+def _silent_on_ints(kind: str) -> bool:
+    """Whether the op type's numpy kernel never reports an integer overflow (+ - * wrap
+    around silently; the smallest integer // -1 is reported): probed on this numpy, on the
+    extremes of int32 and int64, as numpy scalars and as arrays."""
+    known = _SILENT.get(kind)
+    if known is None:
+        d = get_op_def(kind)
+        known = True
+        for t in _INTS:
+            info = np.iinfo(t)
+            values = np.array([0, 1, -1, 7, info.min, info.max], dtype=t)
+            try:
+                with np.errstate(over="raise", divide="ignore", invalid="ignore"):
+                    if d.arity == 1:
+                        d.kernel(values)
+                        for x in values:
+                            d.kernel(x)
+                    else:
+                        a, b = (v.ravel() for v in np.meshgrid(values, values))
+                        d.kernel(a, b)
+                        for x, y in zip(a, b):
+                            d.kernel(x, y)
+            except (FloatingPointError, ValueError):
+                known = False
+        _SILENT[kind] = known
+    return known
 
 
 def _plus(p: str, q: str) -> str:
@@ -221,11 +258,12 @@ class _Loops:
         """Would this step's numpy kernel never report an overflow, whatever numpy's
         errstate (integer + - * wrap around silently in numpy's kernels)? Then the loop
         runs with overflows ignored: no fallback where such a kernel wraps around."""
-        if kind in ("LogicalNot",) or kind in _COMPARE or kind in _LOGICAL:
+        family = get_op_def(kind).family
+        if family in ("logical", "comparison"):
             return True
         if not dtypes or any(d not in _INT_DTYPES for d in dtypes):
             return False
-        if kind in ("Add", "Sub", "Mul", "Neg", "Abs", "Mod", "Maximum", "Minimum"):
+        if family == "arithmetic" and _silent_on_ints(kind):
             return True
         # the smallest integer // -1 overflows, and numpy's kernel says so: a constant divisor other than -1
         return kind == "FloorDiv" and args[1] in self.consts and not np.any(np.asarray(self.consts[args[1]]) == -1)

@@ -265,7 +265,7 @@ logical_or_op = define_op("LogicalOr", shape=_logical_rule, kernel=np.logical_or
                           fails=None, family="logical", commutative=True, python=_python_logical(np.logical_or),
                           ufunc=np.logical_or, expr="({0} | {1})", numba="({0} or {1})")
 logical_not_op = define_op("LogicalNot", shape=_logical_rule, kernel=np.logical_not, cost=CHEAP, elementwise=True,
-                           fails=None, family="logical", involution=True, ufunc=np.logical_not, expr="(not {0})",
+                           fails=None, family="logical", involution=True, ufunc=np.logical_not, expr="(~{0})",
                            numba="(not {0})")
 for _op in (logical_and_op, logical_or_op, logical_not_op):
     _op.not_differentiable("boolean")
