@@ -23,17 +23,21 @@ import numpy as np
 from graphcore.errors import GraphError
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
+from graphcore.registry import registered_ops
 
 from .codegen import Source, args, compile_function, ident, literal
 from .interrupt import numba_loop, python_loop
+from .scalar_kernels import _binary_form
 
 _TYPES = {np.dtype(np.int64): "np.int64", np.dtype(np.int32): "np.int32", np.dtype(np.float64): "np.float64",
           np.dtype(np.float32): "np.float32", np.dtype(np.bool_): "np.bool_"}
 _INTS = {np.dtype(np.int64), np.dtype(np.int32)}
 _FLOATS = {np.dtype(np.float64), np.dtype(np.float32)}
-_ARITHMETIC = {"Add": "+", "Sub": "-", "Mul": "*"}
-_COMPARISONS = {"Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">=", "Equal": "==",
-                "NotEqual": "!="}
+# the op types written as Python operators on scalars (OpDef.expr), by their operator: + - *
+# are exact on machine ints (wrapping as numpy's kernels do) and floats alike
+_FORMS = {t: f for t in registered_ops() if (f := _binary_form(t)) is not None}
+_ARITHMETIC = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "arithmetic" and sym in ("+", "-", "*")}
+_COMPARISONS = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "comparison"}
 
 
 class _Inexact(Exception):
@@ -119,15 +123,18 @@ def _python_expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
     raises where Python raises or int64 cannot hold Python's result; the compiled loop
     then hands the call to the Python kernel, which reports it at the user's line."""
     d = {np.dtype(x) for x in in_dtypes}
-    if d == {np.dtype(np.int64)} and np.dtype(out) == np.dtype(np.int64) and kind in _CHECKED_INT:
-        return f"{_CHECKED_INT[kind]}({args[0]}, {args[1]})"
+    form = _binary_form(kind)
+    helper = _CHECKED_INT.get(form[1]) if form is not None else None
+    if d == {np.dtype(np.int64)} and np.dtype(out) == np.dtype(np.int64) and helper is not None:
+        return f"{helper}({args[0]}, {args[1]})"
     if d == {np.dtype(np.float64)} and kind == "RealDiv":
         return f"py_float_div({args[0]}, {args[1]})"
     raise _Inexact  # (int / int, float // and %, powers: Python's rules are kept by the Python kernel)
 
 
-_CHECKED_INT = {"Add": "py_int_add", "Sub": "py_int_sub", "Mul": "py_int_mul", "FloorDiv": "py_int_floordiv",
-                "Mod": "py_int_mod"}
+# Python's int operators, checked against int64 (by the operator an op type's expr writes)
+_CHECKED_INT = {"+": "py_int_add", "-": "py_int_sub", "*": "py_int_mul", "//": "py_int_floordiv",
+                "%": "py_int_mod"}
 _INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
 
 # Overflow is tested before the operation, never on a wrapped result: numba's integer
