@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import weakref
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from .graph import Graph, Tensor, get_default_graph
 from .ops import state_ops
 from .ops.array_ops import cast, constant
 from .shapes import TensorShape
+from .side_tables import SideTable
 
 
 class Variable:
@@ -50,7 +50,7 @@ class Variable:
             initial_value = initial_value()
         self.name = unique_variable_name(name or "Variable")
         self.trainable = trainable
-        self._handles: "weakref.WeakKeyDictionary[Graph, Tensor]" = weakref.WeakKeyDictionary()
+        self._handles = SideTable("variable handle")  # graph -> this variable's handle in it
         g = initial_value.graph if isinstance(initial_value, Tensor) else get_default_graph()
         self.graph = g
         if isinstance(initial_value, Tensor):

@@ -21,12 +21,12 @@ Refused, naming the line, where that cannot be Python's behaviour:
 from __future__ import annotations
 
 import threading
-import weakref
 
 import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.side_tables import SideTable
 
 from .staging import in_dry_run, is_copy, location
 
@@ -37,7 +37,7 @@ def _passes_through(op) -> bool:
     return op.op_def.forwards and op.type != "NextIteration"
 
 
-_trackers: "weakref.WeakKeyDictionary[gc.Graph, Tracker]" = weakref.WeakKeyDictionary()
+_trackers = SideTable("argument trackers")
 _lock = threading.Lock()
 
 

@@ -27,13 +27,13 @@ every output variable becomes a cond output:
 """
 from __future__ import annotations
 
-import weakref
 from typing import Callable, Sequence
 
 import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.side_tables import SideTable
 
 from . import effects, exceptions, maybe_defined, path_types
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
@@ -93,7 +93,7 @@ def _code_of(fn):
 # settled on, and the next trace of that site starts from it (for an if: checked against the
 # plan the branches give, so the graph is the one a replan would build).
 
-_learnt: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_learnt = SideTable("learnt if plans")
 
 
 def learnt_plans() -> dict:

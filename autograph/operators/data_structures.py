@@ -16,6 +16,7 @@ import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.side_tables import SideTable
 
 from .staged_errors import guard_value
 from .staged_lists import StagedList
@@ -108,16 +109,25 @@ def refuse_if_aliased(target: list, name: str, what: str, line: int, held_at: in
             f"container after the loop or `if`.")
 
 
-# copies that control-flow traces work on -> what each copies (see copy_containers); lists
-# take no weak references, so the copies are held, the oldest let go past _MAX_COPIES
-_ORIGINALS: "OrderedDict[int, tuple]" = OrderedDict()
+# copies that control-flow traces work on -> what each copies (see copy_containers), kept
+# with the graph being traced (copies hold its tensors: a module-level table kept every
+# graph alive); lists take no weak references, so the copies are held, the oldest let go
+# past _MAX_COPIES; outside a trace, in a small table of their own
+_ORIGINALS = SideTable("container copies")
+_UNTRACED: "OrderedDict[int, tuple]" = OrderedDict()
 _MAX_COPIES = 4096
 
 
+def _copies() -> "OrderedDict[int, tuple]":
+    g = gc.get_default_graph()
+    return _UNTRACED if g is None else _ORIGINALS.setdefault(g, OrderedDict())
+
+
 def _remember(copy, original):
-    _ORIGINALS[id(copy)] = (copy, original)
-    if len(_ORIGINALS) > _MAX_COPIES:
-        _ORIGINALS.popitem(last=False)
+    table = _copies()
+    table[id(copy)] = (copy, original)
+    if len(table) > _MAX_COPIES:
+        table.popitem(last=False)
     return copy
 
 
@@ -125,8 +135,9 @@ def originals(value) -> list:
     """`value`, and what it is a copy of (a branch's or a loop trace's copy of a list or a
     numpy array), and so on back to the user's own object."""
     out = [value]
+    table = _copies()
     while len(out) < 64:
-        entry = _ORIGINALS.get(id(out[-1]))
+        entry = table.get(id(out[-1]))
         if entry is None or entry[0] is not out[-1]:
             break
         out.append(entry[1])

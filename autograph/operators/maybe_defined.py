@@ -16,7 +16,6 @@ they cost nothing.
 from __future__ import annotations
 
 import threading
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.ops.array_ops import constant_value
+from graphcore.side_tables import SideTable
 
 from . import effects
 from .variables import PartialReturn, Undefined, UndefinedReturnValue, raise_undefined, reading_location
@@ -46,7 +46,7 @@ class MaybeDefined:
 
 _lock = threading.Lock()
 # graph -> {id(tensor): (tensor, MaybeDefined)}; the tensor is held so its id stays unique
-_registry: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_registry = SideTable("maybe defined")
 
 
 def mark(value, flag, name: str, line: int, is_return: bool = False):

@@ -37,7 +37,6 @@ from __future__ import annotations
 import operator
 import threading
 import warnings
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +47,7 @@ from graphcore.errors import StagingError
 from graphcore.ops import math_ops
 from graphcore.ops.array_ops import constant_value
 from graphcore.ops.python_type_ops import TYPE_DTYPES, TYPE_NAMES, TYPES, InexactTypeError, as_python_type
+from graphcore.side_tables import SideTable
 
 from .staged_errors import guard_value
 from .tensor_values import to_tensor
@@ -191,9 +191,9 @@ class Typed:
 _lock = threading.Lock()
 # graph -> {id(tensor): (tensor, Typed | None)}; None marks an anchor: its natural kind, whatever
 # its inputs (float(x) of a path-typed x). The tensor is held so that its id stays its own.
-_registry: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_registry = SideTable("path types")
 # graph -> {id(tensor): (tensor, Typed | None)}: what the walk found for unregistered tensors
-_memo: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_memo = SideTable("path types memo")
 _building = threading.local()  # set while this module builds tags and checks (not observed)
 
 

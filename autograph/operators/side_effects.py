@@ -14,18 +14,18 @@ import re
 import sys
 import threading
 import warnings
-import weakref
 
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
+from graphcore.side_tables import SideTable
 
 
 class SideEffectWarning(UserWarning):
     """A Python side effect inside a loop or `if` on a tensor runs only while tracing."""
 
 
-_warned: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # graph -> {(file, line, what)}
+_warned = SideTable("side effects warned")  # graph -> {(file, line, what)}
 _calls = threading.local()  # .stack: a _Call per active converted call
 
 

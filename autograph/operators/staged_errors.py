@@ -5,13 +5,13 @@ none of them imports another to reach this table."""
 from __future__ import annotations
 
 import threading
-import weakref
 
 import graphcore as gc
+from graphcore.side_tables import SideTable
 
 _lock = threading.Lock()
 # graph -> {op name: the exception to raise when that op fails}
-_staged: "weakref.WeakKeyDictionary[gc.Graph, dict]" = weakref.WeakKeyDictionary()
+_staged = SideTable("staged errors")
 
 
 def note(op: gc.Operation, exc: BaseException) -> None:

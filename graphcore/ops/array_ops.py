@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import weakref
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from ..errors import GraphError, GraphIndexError
 from ..graph import Tensor, get_default_graph
 from ..registry import CHEAP, define_op, same_as_input, scalar_of
 from ..shapes import TensorShape, as_shape
+from ..side_tables import SideTable
 from ._helpers import in_graph, is_python_number, normalize_axis
 
 
@@ -137,7 +137,7 @@ def constant(value, dtype=None, name: str | None = None, shape=None):
 
 # loop context -> {(dtype, shape, bytes): the constant as seen inside it}; `hit.op in g` tells
 # whether a rolled-back trace removed it since
-_HOISTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_HOISTED = SideTable("hoisted constants")
 
 
 def placeholder(dtype, shape=None, name: str | None = None) -> Tensor:
