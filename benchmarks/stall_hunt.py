@@ -39,17 +39,26 @@ def main(argv=None) -> int:
     ap.add_argument("--factor", type=float, default=20.0, help="a stall: this many times the median program")
     ap.add_argument("--floor", type=float, default=2.0, help="seconds below which nothing is a stall")
     ap.add_argument("--log", default="stalls.txt")
+    ap.add_argument("--probe", type=int, default=None,
+                    help="a seed run again every --every programs: its times show whether the process slows down")
+    ap.add_argument("--every", type=int, default=100)
     args = ap.parse_args(argv)
     if args.n < 1 or args.factor <= 1 or args.floor <= 0:
         ap.error("--n must be >= 1, --factor > 1 and --floor > 0")
     generate = _generator(args.kind)
+    probe_times: list[tuple[int, float]] = []
     times: list[float] = []
     stalls, wrong = [], 0
     t_all = time.perf_counter()
     with open(args.log, "a") as log:
         log.write(f"# stall hunt, pid {os.getpid()}, seeds {args.seed}..{args.seed + args.n - 1}, "
                   f"load {os.getloadavg()[0]:.1f}\n")
-        for seed in range(args.seed, args.seed + args.n):
+        for k, seed in enumerate(range(args.seed, args.seed + args.n)):
+            if args.probe is not None and k % args.every == 0:
+                t0 = time.perf_counter()
+                run_program(generate(args.probe))
+                probe_times.append((k, time.perf_counter() - t0))
+                log.write(f"## probe after {k} programs: {probe_times[-1][1]:.2f} s\n")
             usual = statistics.median(times[-200:]) if len(times) >= 20 else 0.1
             limit = max(args.floor, args.factor * usual)
             program = generate(seed)
@@ -73,6 +82,8 @@ def main(argv=None) -> int:
     print(f"{args.n} {args.kind} programs in {total:.0f} s (median {statistics.median(times) * 1e3:.0f} ms, "
           f"max {max(times):.2f} s); {wrong} disagreed with Python; {len(stalls)} stall(s) over "
           f"{args.factor:g}x the median (stacks in {args.log})")
+    if probe_times:
+        print("probe seed", args.probe, "after k programs:", ", ".join(f"{k}: {t:.2f} s" for k, t in probe_times))
     for seed, took, usual in stalls:
         print(f"  seed {seed}: {took:.2f} s, median then {usual * 1e3:.0f} ms")
     return 1 if stalls else 0
