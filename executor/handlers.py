@@ -61,6 +61,7 @@ from collections import Counter
 import numpy as np
 
 from . import codegen
+from . import node_kinds as P  # (the kinds of node and edge the plan gives)
 from .scalar_kernels import _rule, scalar_source
 
 # Runs of a node (from the ready queue or inside a quick handler) before its handler is
@@ -142,7 +143,6 @@ def generic_handler(kind: int):
 
 def build_handler(item):
     """The handler of `item` (a plan.NodeItem): generated for the kinds above, else generic."""
-    from . import plan as P  # noqa: PLC0415 (plan imports this module)
     if item.kind == P.NORMAL and item.op is not None and callable(item.kernel):
         kind = _Source._op
     elif item.kind == P.SWITCH:
@@ -198,7 +198,6 @@ def quick_handler(item):
     microseconds. What is rare (the node dead, a heavy op the pool may take, control edges)
     goes to the generic code, so the rules of execution stay written once. Kinds: ops,
     Switch, Merge, NextIteration; the others keep the generic handler."""
-    from . import plan as P  # noqa: PLC0415 (plan imports this module)
     make = _quick_maker(item)
     if make is None:
         return generic_handler(item.kind)
@@ -210,7 +209,6 @@ def quick_handler(item):
 
 def _quick_maker(item):
     """What makes the quick handler of a node of this kind, or None (it keeps the generic one)."""
-    from . import plan as P  # noqa: PLC0415 (plan imports this module)
     kind = item.kind
     if kind == P.NORMAL and item.op is not None and callable(item.kernel):
         return _quick_op
@@ -723,7 +721,6 @@ class _Source:
     """The source of one node's handler, and the names it uses."""
 
     def __init__(self, item, max_lines: int = MAX_LINES):
-        from . import plan as P  # noqa: PLC0415
         self.P = P
         self.max_depth = MAX_DEPTH if max_lines else 0
         self.max_lines = max_lines

@@ -22,19 +22,13 @@ from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
 from .fused_kernel import fused_kernel
 from .handlers import first_runs
+from .node_kinds import (CONTROL_TO_MERGE, CONTROL_TO_OP, ENTER, EXIT, FEED, KIND_NAMES,  # noqa: F401 (the plan's
+                         KIND_OF_TYPE, MERGE, NEXT_ITERATION, NORMAL, RECV, SEND, SWITCH, TO_FETCH, TO_MERGE,  # names too)
+                         TO_OP)
 from .op_kernels import specialized_kernel
 from .scalar_kernels import scalar_kernel
 
-# node kinds the propagation rules treat specially
-NORMAL, SWITCH, MERGE, ENTER, EXIT, NEXT_ITERATION, FEED = range(7)
-# (7 is the executor's deadline token) the two ends of an edge between devices
-SEND, RECV = 8, 9
-# edge kinds: how an arrival counts at its consumer (executor.activate_nodes reads them)
-TO_OP, TO_MERGE, CONTROL_TO_OP, CONTROL_TO_MERGE, TO_FETCH = range(5)
-_KIND = {"Switch": SWITCH, "Merge": MERGE, "Enter": ENTER, "Exit": EXIT, "NextIteration": NEXT_ITERATION,
-         "_Send": SEND, "_Recv": RECV}
-KIND_NAMES = {NORMAL: "op", SWITCH: "Switch", MERGE: "Merge", ENTER: "Enter", EXIT: "Exit",
-              NEXT_ITERATION: "NextIteration", FEED: "Feed", SEND: "_Send", RECV: "_Recv"}
+_KIND = KIND_OF_TYPE
 
 
 class NodeItem:

@@ -233,11 +233,7 @@ def test_function_local_imports_are_the_allowed_ones_each_with_a_reason():
     assert all(i.comment for i in local), "each function-local import says why on its line"
 
 
-@pytest.mark.parametrize("package", [
-    "graphcore", "autograph", "cli",
-    pytest.param("executor", marks=pytest.mark.xfail(
-        strict=True, reason="executor/handlers.py and plan.py: the node kinds want a leaf module of their own "
-                            "(issue 26 item 3; the executor's code is being rewritten)"))])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_circle_in_any_package_counting_function_local_imports(package):
     """Across all four packages, a function-local import counted as any other: no circle
     touches `package` (a function-local import that closes one only hides it)."""
