@@ -32,6 +32,7 @@ from executor.session import jit_passes
 from graphcore import passes, source_info
 from graphcore.ops.logging_ops import FormattedString
 from graphcore.ops.python_type_ops import as_type
+from graphcore.side_tables import SideTable
 
 from . import guards
 from .errors import StagingError, UndefinedValueError
@@ -547,7 +548,11 @@ class Function:
         # made it, as (what, its value then)
         self._trace_reasons: collections.deque = collections.deque(maxlen=RETRACE_WINDOW)
         self._warned = False
-        self._bound: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        # instance -> this method bound to it: on the instance itself (a table here would keep
+        # every instance alive, the bound function holding it); classes and objects without a
+        # __dict__ in a weak table
+        self._bound = SideTable("bound method")
+        self._bound_elsewhere: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, python_function)
         if not hasattr(self, "__name__"):  # functools.partial and other callables without one
             self.__name__ = getattr(plain_function(python_function), "__name__", type(python_function).__name__)
@@ -560,8 +565,9 @@ class Function:
             instance = owner if owner is not None else type(instance)
         if instance is None:
             return self
+        own_dict = type(getattr(instance, "__dict__", None)) is dict
         try:
-            bound = self._bound.get(instance)
+            bound = (self._bound if own_dict else self._bound_elsewhere).get(instance)
         except TypeError:
             bound = None
         if bound is None:
@@ -569,7 +575,7 @@ class Function:
                              optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
                              devices=self.devices, engine=self.engine, control_flow=self.control_flow)
             try:
-                self._bound[instance] = bound
+                (self._bound if own_dict else self._bound_elsewhere)[instance] = bound
             except TypeError:
                 pass
         return bound

@@ -50,3 +50,31 @@ def test_a_variable_does_not_keep_the_graphs_it_was_read_in():
         del g
     pygc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+class _Model:
+    def __init__(self, w):
+        self.w = w
+
+    @autograph.function
+    def step(self, x):
+        y = x
+        while y < 10.0:
+            y = y * self.w
+        return y
+
+
+def test_an_object_whose_method_was_traced_is_collected():
+    """A training loop that makes a model per run must not keep every model (and graph)."""
+    refs = []
+    for k in range(3):
+        m = _Model(2.0 + k)
+        y = 1.5
+        while y < 10.0:
+            y *= 2.0 + k
+        assert m.step(np.float64(1.5)) == y
+        assert m.step is m.step  # bound once per object: its traces are kept while it lives
+        refs.append(weakref.ref(m))
+        del m
+    pygc.collect()
+    assert [r() for r in refs] == [None, None, None]
