@@ -1,4 +1,4 @@
-"""Graph passes: rewrites of a traced graph that keep what it computes (seed 003's
+"""Graph passes: rewrites of a traced graph that keep what it computes (the graph
 optimizer, Grappler's job in TensorFlow). Not to be confused with `graphcore.optimizers`,
 the training optimizers.
 

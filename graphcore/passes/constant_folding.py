@@ -1,6 +1,6 @@
 """Constant folding: an op whose inputs are all constants, or whose result depends only
-on a static shape (`Shape`, `Size`, `Rank`, `ZerosLike`, `OnesLike` of a fully known
-shape: the seed's first example), is computed now and becomes a Const.
+on a static shape (an op type declaring `shape_only`: Shape, Size, Rank, ZerosLike,
+OnesLike, of a fully known shape), is computed now and becomes a Const.
 
 Never folded: stateful ops and ops that read variables, control-flow primitives,
 placeholders (nothing fed is ever constant), lists (variant values), and results
