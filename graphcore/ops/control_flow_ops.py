@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..attr_schema import BOOL, NAME, int_in, opt
 from ..errors import GraphError
-from ..registry import CHEAP, define_op, same_as_input
+from ..registry import CHEAP, define_op, registered_ops, same_as_input
 from ..shapes import TensorShape
 
 
@@ -80,4 +80,5 @@ loop_cond_op = define_op("LoopCond", shape=_loop_cond_rule, kernel=_loop_cond_ke
                          picture={"shape": "hexagon", "style": "filled", "fillcolor": "#f9c74f"})
 loop_cond_op.not_differentiable("boolean")
 
-CONTROL_FLOW_TYPES = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration"})
+# the five v1 primitives: the control-flow op types that forward a value (LoopCond computes one)
+CONTROL_FLOW_TYPES = frozenset(t for t, d in registered_ops().items() if d.control_flow and d.forwards)

@@ -22,7 +22,6 @@ from ..attr_schema import MAX_STEPS, NONNEG_INT, STR, AttrError, record, tuple_o
 from ..graph import Graph
 from ..registry import CHEAP, define_op, get_op_def, registered_ops
 from .array_ops import placeholder_op
-from .control_flow_ops import CONTROL_FLOW_TYPES
 from .math_ops import add
 
 # one entry of `steps`: (type, inputs, attrs, name, location, dtype)
@@ -97,7 +96,7 @@ def _step_type(v, where):
     od = registered_ops().get(v)
     if od is None:
         raise AttrError(where, f"no op type {v!r} is registered")
-    if od.stateful or od.uses_runtime or v in CONTROL_FLOW_TYPES or v in ("Placeholder", "LoopCond"):
+    if od.stateful or od.uses_runtime or od.control_flow or v == "Placeholder":
         raise AttrError(where, f"a {v} op cannot be a step of a fused op or compiled loop")
 
 
