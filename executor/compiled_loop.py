@@ -51,12 +51,21 @@ def compiled_loop_kernel(op):
     check_loop(op.name, op.attrs, len(op.inputs))
     dtypes = [t.dtype.np_dtype for t in op.inputs]
     shapes = [t.shape for t in op.inputs]
+    where = _where(op)
     if op.attrs.get("backend") == "numba":
         k = numba_loop_kernel(op.attrs, dtypes, shapes, op.name,
-                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
+                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where=where)
         if k is not None:
             return k
-    return python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
+    return python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where)
+
+
+def _where(op) -> str:
+    """The op as a stopped run's error names it: its name and the user's line."""
+    try:
+        return f"the compiled loop {op.name} (created at {op.location()})"
+    except Exception:  # noqa: BLE001 (an op without a source line)
+        return f"the compiled loop {op.name}"
 
 
 def _kernel_of(step, input_dtypes: list):

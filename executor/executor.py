@@ -257,9 +257,11 @@ class ExecutorState:
         """The error of a run that its deadline or a cancellation ended (e: how it was told)."""
         reason = self.stopper.reason if self.stopper is not None and self.stopper.reason else \
             (e.args[0] if e.args else interrupt.DEADLINE)
+        where = e.args[1] if isinstance(e, KernelStopped) and len(e.args) > 1 and e.args[1] else None
         if isinstance(e, _DeadlineReached) or reason == interrupt.DEADLINE:
-            return self._deadline_error()
-        return CancelledError("the run was cancelled: another device failed or the run was interrupted")
+            return self._deadline_error(where)
+        return CancelledError("the run was cancelled" + (f" while {where} ran" if where else "") +
+                              ": another device failed or the run was interrupted")
 
     def stop(self) -> None:
         if self.alarm is not None:
@@ -631,8 +633,9 @@ class ExecutorState:
         node.is_dead = node.is_dead or dead
         self._propagate_op_outputs(node, None if node.is_dead else value)
 
-    def _deadline_error(self) -> DeadlineExceededError:
-        """The error of a run past its deadline, naming the innermost live frame and its iteration."""
+    def _deadline_error(self, where: str | None = None) -> DeadlineExceededError:
+        """The error of a run past its deadline, naming the innermost live frame and its
+        iteration (and `where`, the compiled loop that was running, if one was)."""
         frame, depth, stack = self.root, 0, [(self.root, 0)]
         while stack:
             f, d = stack.pop()
@@ -640,10 +643,12 @@ class ExecutorState:
                 frame, depth = f, d
             stack.extend((c, d + 1) for c in f.children.values())
         n = frame.iteration_count
-        where = "in the root frame" if frame.parent is None else \
+        place = "in the root frame" if frame.parent is None else \
             f"in frame {frame.info.name} at iteration {n} ({frame.tag(n)})"
+        if where:
+            place += f", in {where}"
         return DeadlineExceededError(
-            f"the run exceeded its deadline of {self.deadline.seconds:g} s after {self.stats.nodes} nodes, {where}; "
+            f"the run exceeded its deadline of {self.deadline.seconds:g} s after {self.stats.nodes} nodes, {place}; "
             "does the loop's condition ever become false?", frame=frame.tag(n), iteration=n,
             timeout=self.deadline.seconds)
 

@@ -34,7 +34,8 @@ DEADLINE, CANCELLED = "deadline", "cancelled"
 
 
 class KernelStopped(BaseException):  # (not an Exception: the loops' fallbacks must not catch it)
-    """Raised in a kernel's thread when its run ends early; the run turns it into its error."""
+    """Raised in a kernel's thread when its run ends early; the run turns it into its error.
+    args: (why, the kernel's op as the error should name it), as far as known."""
 
 
 _local = threading.local()
@@ -91,16 +92,19 @@ class RunStop:
                 if n:
                     _set_async_exc(tid, KernelStopped)
 
-    def run_python(self, fn, args):
-        """fn(*args), a Python loop, raising KernelStopped in it if the run ends meanwhile."""
+    def run_python(self, fn, args, where: str = ""):
+        """fn(*args), a Python loop, raising KernelStopped in it if the run ends meanwhile
+        (`where`: the op it runs for, for the error)."""
         tid = threading.get_ident()
         with self.lock:
             if self.reason is not None:
-                raise KernelStopped(self.reason)
+                raise KernelStopped(self.reason, where)
             self.threads[tid] = self.threads.get(tid, 0) + 1
         _count(1)
         try:
             return fn(*args)
+        except KernelStopped:
+            raise KernelStopped(self.reason, where) from None
         finally:
             with self.lock:
                 self.threads[tid] -= 1
@@ -114,13 +118,14 @@ def _count(d: int) -> None:
         _active[0] += d
 
 
-def python_loop(fn):
-    """`fn` (a compiled loop in Python) as a kernel that ends when its run does."""
+def python_loop(fn, where: str = ""):
+    """`fn` (a compiled loop in Python) as a kernel that ends when its run does (`where`:
+    the op it runs for, as the run's error names it)."""
     def stoppable(*args):
         stop = getattr(_local, "stop", None)
         if stop is None:
             return fn(*args)
-        return stop.run_python(fn, args)
+        return stop.run_python(fn, args, where)
     stoppable.__dict__.update(fn.__dict__)  # (its source, for listings and tests)
     stoppable.__wrapped__ = fn
     return stoppable
@@ -190,7 +195,7 @@ def _thread_flag() -> Flag:
     return flag
 
 
-def numba_loop(fn, n_vars: int, n_exits: int):
+def numba_loop(fn, n_vars: int, n_exits: int, where: str = ""):
     """A kernel running `fn`, a numba loop taking (inputs..., its flag's address) and
     returning (stopped, exits..., loop variables...): stopped, it raises KernelStopped
     if the run ended, else (a signal) lets Python's handler run and resumes from the loop
@@ -209,7 +214,7 @@ def numba_loop(fn, n_vars: int, n_exits: int):
         if stop is not None:  # (a run that may end it: counted, for active_kernels)
             with stop.lock:
                 if stop.reason is not None:
-                    raise KernelStopped(stop.reason)
+                    raise KernelStopped(stop.reason, where)
                 stop.flags.append(flag)
             _count(1)
         try:
@@ -218,7 +223,7 @@ def numba_loop(fn, n_vars: int, n_exits: int):
                 if not out[0]:
                     return out[1:1 + n_exits]
                 if stop is not None and stop.reason is not None:
-                    raise KernelStopped(stop.reason)
+                    raise KernelStopped(stop.reason, where)
                 _handle_signals()  # (KeyboardInterrupt, raised by Python's handler here)
                 flag.array[0] = 0
                 inputs = tuple(out[1 + n_exits:]) + tuple(inputs[n_vars:])

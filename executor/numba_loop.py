@@ -236,7 +236,7 @@ def _const(value, dtype) -> str:
     return f"{_TYPES[np.dtype(dtype)]}({literal(v)})"
 
 
-def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback):
+def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = ""):
     """The numba-compiled kernel of a CompiledLoop with these attributes, or None if some
     step has no exact machine form (or a value is not a scalar). `fallback()` gives the
     kernel to run instead should a call not fit the compiled signature."""
@@ -250,14 +250,14 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     in_types = [np.dtype(d).type for d in input_dtypes]
     out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
     other: list = []
-    stoppable = numba_loop(fn, attrs["n_vars"], len(attrs["exits"]))
+    stoppable = numba_loop(fn, attrs["n_vars"], len(attrs["exits"]), where)
 
     def loop(*inputs):
         try:  # (a 0-d array or a Python number becomes the scalar type compiled for)
             result = stoppable(*[T(x) for T, x in zip(in_types, inputs)])
         except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
             if not other:
-                other.append(python_loop(fallback()))
+                other.append(python_loop(fallback(), where))
             return other[0](*inputs)
         if len(out_types) == 1:
             return out_types[0](result[0])

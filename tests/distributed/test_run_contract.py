@@ -116,6 +116,8 @@ def test_a_deadline_ends_a_loop_that_never_ends(engine):
             bounded()
         assert time.monotonic() - t0 < ENDS
         assert "deadline of 0.5 s" in str(e.value)
+        if ENGINES[engine].get("jit_compile"):  # the loop that was running, at the user's line
+            assert "in the compiled loop" in str(e.value) and "test_run_contract.py" in str(e.value), str(e.value)
         _nothing_left_running(s, before)
         assert s.run(total, {n: np.int64(100)}) == 4950  # the session runs again
     s.close()
