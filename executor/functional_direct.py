@@ -21,7 +21,7 @@ import numpy as np
 
 from graphcore.errors import ExecutionError, InvalidArgumentError, execution_error_type
 from graphcore.frames import topological_order
-from graphcore.function_graph import function_attrs
+from graphcore.library import function_attrs
 from graphcore.graph import Graph, Operation, Tensor
 
 from .op_kernels import specialized_kernel

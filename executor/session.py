@@ -241,7 +241,7 @@ class Session:
         """`graph` with its If/While ops lowered to the v1 primitives (a copy, made once per
         graph version and fetch/target/feed set), with the fetches, targets and feeds in it."""
         from graphcore import passes  # noqa: PLC0415
-        from graphcore.function_graph import has_functional_ops  # noqa: PLC0415
+        from graphcore.library import has_functional_ops  # noqa: PLC0415
         from graphcore.serialization import copy_graph  # noqa: PLC0415
 
         key = (id(graph), graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),

@@ -28,7 +28,9 @@ from .ops._helpers import is_python_number
 from .ops.array_ops import cast, constant, identity
 from .shapes import TensorShape, as_shape
 
-from . import v2_control_flow as _v2  # noqa: E402 (If/While when Control Flow v2 is on)
+# Control Flow v2's builders (v2_control_flow.py, which imports this module, sets it): its
+# `enabled()`, `cond_v2` and `while_loop_v2`
+V2 = None
 
 
 class ControlFlowContext:
@@ -334,8 +336,8 @@ def cond(pred, true_fn, false_fn, name: str | None = None):
         return true_fn() if pred else false_fn()
     if not pred.dtype.is_bool or pred.shape.rank not in (0, None):
         raise StagingError(f"cond's predicate must be a scalar bool tensor, got {pred.dtype}{pred.shape} ({pred.name})")
-    if _v2.control_flow_v2_enabled():
-        return _v2.cond_v2(pred, true_fn, false_fn, name)
+    if V2 is not None and V2.control_flow_v2_enabled():
+        return V2.cond_v2(pred, true_fn, false_fn, name)
     g = pred.graph
     outer = g.control_flow_context
     if outer is not None:
@@ -438,8 +440,8 @@ def while_loop(cond, body, loop_vars, parallel_iterations: int = 10, maximum_ite
     else:
         shapes = [v.shape for v in flat]
         relaxable = True
-    if _v2.control_flow_v2_enabled():
-        return _v2.while_loop_v2(cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
+    if V2 is not None and V2.control_flow_v2_enabled():
+        return V2.while_loop_v2(cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                                  maximum_iterations, name, names, return_same_structure)
     for _ in range(len(flat) * 8 + 2):
         mark = g.checkpoint()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from . import ops as _ops  # noqa: F401 (registers the op types whose pictures NODE_STYLES holds)
 from .errors import GraphError
+from .library import function_attrs
 from .printer import context_chain, format_graph, format_value, summarize_graph, tensor_type
 from .registry import registered_ops
 
@@ -456,8 +457,6 @@ def _add_functions(dot, graph, callers, depth, level: int, caller_prefix: str = 
     """For each If/While among `callers`: a cluster per function it calls (its ops, their
     edges), a dotted edge from the op to it; nested functions the same way, one level
     deeper (`depth` levels drawn: the op alone stands for what is deeper)."""
-    from .function_graph import function_attrs  # noqa: PLC0415
-
     if depth is not None and level >= depth:
         return
     for op in callers:

@@ -15,9 +15,12 @@ nested ones share; If/While ops name them in their attributes.
 from __future__ import annotations
 
 from . import dtypes as dt
-from .attr_schema import NAME
-from .errors import GraphError
+from .errors import GraphError, StagingError
+from .library import INLINE_HOOKS  # noqa: F401 (the lowering's hooks, here where functions are)
 from .graph import Graph, Operation, Tensor
+from .ops.array_ops import placeholder_op, zeros
+from .ops.list_ops import tensor_list_new
+from .printer import tensor_type
 from .shapes import as_shape
 
 
@@ -51,8 +54,6 @@ class FuncGraph(Graph):
     # -- inputs ----------------------------------------------------------------------
     def add_argument(self, dtype, shape, name: str = "arg") -> Tensor:
         """A new Placeholder input of the function (an argument, before any capture)."""
-        from .ops.array_ops import placeholder_op  # noqa: PLC0415 (ops import the graph modules)
-
         with self.as_default(), self.at_top_level():
             t = self.create_op(placeholder_op, [], {"dtype": dt.as_dtype(dtype), "shape": as_shape(shape)},
                                name=name).outputs[0]
@@ -65,8 +66,6 @@ class FuncGraph(Graph):
         if t.graph is self:
             return t
         if not self.within(t.graph) and _root(t.graph) is _root(self):
-            from .v2_control_flow import lift_output  # noqa: PLC0415 (it imports this module)
-
             return lift_output(t, self)  # computed in a function this graph calls: an extra output
         if not self.outer_graph.within(t.graph):
             raise GraphError(f"{t.name} belongs to a graph that does not enclose the function {self.name!r}; a "
@@ -120,19 +119,11 @@ class FuncGraph(Graph):
 
     def signature(self) -> str:
         """`(float64[], int64[3]) -> (float64[])`: for messages and listings."""
-        from .printer import tensor_type  # noqa: PLC0415
-
         return (f"({', '.join(tensor_type(t) for t in self.inputs)}) -> "
                 f"({', '.join(tensor_type(t) for t in self.outputs)})")
 
     def __repr__(self) -> str:
         return f"<FuncGraph {self.name}: {len(self)} ops {self.signature()}>"
-
-
-# Called as hook(function op, its copy) for every op the lowering inlines: what others keep
-# about an op by its graph and name (autograph: the Python exception an Assert stands for)
-# follows it into the graph it is inlined in.
-INLINE_HOOKS: list = []
 
 
 def _root(g: Graph) -> Graph:
@@ -141,104 +132,46 @@ def _root(g: Graph) -> Graph:
     return g
 
 
-def FUNCTION(v, where):
-    """The attribute kind of a function an op calls: a name in the graph's library (that
-    the name is there, with the signature the op needs, is checked once the op is built:
-    its shape rule looks the function up)."""
-    NAME(v, where)
-
-
-_function_attrs: dict[str, tuple[str, ...]] = {}
-
-
-def function_attrs(op_def) -> tuple[str, ...]:
-    """The attributes of `op_def` that name functions (declared with the FUNCTION kind)."""
-    hit = _function_attrs.get(op_def.type)
-    if hit is None:
-        hit = _function_attrs[op_def.type] = tuple(
-            k for k, a in (op_def.attrs or {}).items() if a.check is FUNCTION)
-    return hit
-
-
-def called_functions(op: Operation) -> list[str]:
-    """The names of the library functions `op` calls (its function attributes)."""
-    return [op.attrs[a] for a in function_attrs(op.op_def) if a in op.attrs]
-
-
-def reachable_functions(graph: Graph) -> list[FuncGraph]:
-    """The library functions that `graph`'s ops call, directly or through other functions,
-    each once, a function before the functions that call it."""
-    order: list[FuncGraph] = []
-    seen: set[str] = set()
-
-    def visit(g: Graph) -> None:
-        for op in g.get_operations():
-            for name in called_functions(op):
-                if name not in seen:
-                    seen.add(name)
-                    fn = graph.get_function(name)
-                    visit(fn)
-                    order.append(fn)
-
-    visit(graph)
-    return order
-
-
-def has_functional_ops(graph: Graph) -> bool:
-    """The graph has an op that calls a function (If, While)."""
-    return any(function_attrs(op.op_def) for op in graph.get_operations())
-
-
-def library_problems(graph: Graph, find_problems) -> list[str]:
-    """What is wrong with the functions `graph` calls: each function body is checked as a
-    graph (`find_problems`), its inputs are Placeholders of its own and its outputs its own
-    tensors, and no function calls itself (directly or through others)."""
-    problems: list[str] = []
-    state: dict[str, int] = {}  # name -> 1 being visited, 2 done
-
-    def visit(g: Graph, path: list[str]) -> None:
-        for op in g.get_operations():
-            for name in called_functions(op):
-                if state.get(name) == 1:
-                    problems.append(f"{op.describe()}: calls {name!r}, which is calling it already "
-                                    f"({' -> '.join(path + [name])}); functions may not call themselves")
-                    continue
-                if state.get(name) == 2:
-                    continue
-                fn = graph._library.get(name)
-                if fn is None:
-                    problems.append(f"{op.describe()}: calls {name!r}, which is not in the graph's library")
-                    continue
-                state[name] = 1
-                where = f"in function {name!r}: "
-                for p in find_problems(fn):
-                    problems.append(where + p)
-                for k, t in enumerate(fn.inputs):
-                    if t.graph is not fn or t.op.type != "Placeholder" or t.op not in fn:
-                        problems.append(f"{where}input {k} ({t.name}) is not a Placeholder of the function")
-                for k, t in enumerate(fn.outputs):
-                    if t.graph is not fn or t.op not in fn:
-                        problems.append(f"{where}output {k} ({t.name}) is not a tensor of the function")
-                visit(fn, path + [name])
-                state[name] = 2
-
-    visit(graph, [])
-    return problems
-
-
-def format_library(graph: Graph, format_op) -> str:
-    """The listing of the functions `graph` calls, after the graph's own:
-
-        function cond_true(%capture: float64[]) -> (%Mul):
-          %Mul: float64[] = Mul(%capture, %Const)
-    """
-    from .printer import tensor_ref, tensor_type  # noqa: PLC0415
-
-    parts = []
-    for fn in reachable_functions(graph):
-        args = ", ".join(f"{tensor_ref(t)}: {tensor_type(t)}" for t in fn.inputs)
-        outs = ", ".join(tensor_ref(t) for t in fn.outputs)
-        body = "".join(f"  {format_op(op)}\n" for op in fn.get_operations() if op.type != "Placeholder"
-                       or not any(op is t.op for t in fn.inputs))
-        parts.append(f"\nfunction {fn.name}({args}) -> ({outs}):\n{body}")
-    return "".join(parts)
+def lift_output(t: Tensor, into) -> Tensor:
+    """`t`, computed in a branch of an If (or in a function nested in one), as a tensor of
+    the graph `into` that encloses the If: a new output of the If (and of each If in
+    between), the other branch giving zeros of its type. (v1 lets an op after a cond read
+    a branch's tensor, dead when the branch was not taken; the talk's intermediates that a
+    gradient needs are made outputs the same way.) Read from outside a While's body, a
+    tensor has one value per iteration: refused, as v1 refuses it."""
+    while True:
+        if t.graph is into:
+            return t
+        if into.within(t.graph):  # out far enough: `into` (a function) captures it
+            return into.capture(t)
+        g = into
+        while g is not None:  # a While's gradient body reads its forward body (an accumulator)
+            if getattr(g, "resolves", None) is t.graph:
+                r = g.resolve(t)
+                return r if g is into else into.capture(r)
+            g = g.outer_graph
+        fn = t.graph
+        hit = fn.lifted.get(id(t))
+        if hit is None:
+            op = fn.caller
+            if op is None or op.type != "If":
+                what = "a while loop's body or condition" if op is not None else "a function"
+                raise StagingError(
+                    f"{t.name} (created at {t.op.location()}) was computed inside {what} ({fn.name}) and is used "
+                    "outside of it; return it from the loop instead")
+            then_fn, else_fn = (op.graph.get_function(op.attrs[a]) for a in ("then_branch", "else_branch"))
+            other = else_fn if fn is then_fn else then_fn
+            with other.as_default():
+                if t.dtype == dt.variant:  # a tensor list (a loop's accumulator): an empty one (the
+                    z = tensor_list_new(dt.float64)  # talk's empty Optional; only the taken branch reads it)
+                elif t.dtype.np_dtype is None:
+                    raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
+                                       "used after it; compute it before the cond or in both branches")
+                else:
+                        z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None
+                              else [], dtype=t.dtype)
+            fn.outputs.append(t)
+            other.outputs.append(z)
+            op.graph._add_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
+            hit = fn.lifted[id(t)] = op.outputs[-1]
+        t = hit

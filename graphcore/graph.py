@@ -202,7 +202,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$")
 #   op_def(type name) -> OpDef          constant(value, dtype) -> Tensor
 #   validate(graph)                      format(graph) -> str
 #   to_dot(graph) -> str                 to_json(graph) -> str
-#   from_json(text) -> Graph
+#   from_json(text) -> Graph             lift(tensor of a function, graph) -> Tensor
 _installed: dict[str, Callable] = {}
 
 
@@ -401,9 +401,7 @@ class Graph:
             if value.graph is not self:
                 if value.graph.outer_graph is not None and _root(value.graph) is _root(self):
                     # a tensor of a function this graph calls (an If's branch): an extra output
-                    from .v2_control_flow import lift_output  # noqa: PLC0415 (rare; see the docstring)
-
-                    return lift_output(value, self)
+                    return _installed["lift"](value, self)
                 raise GraphError(f"tensor {value.name} belongs to another graph than the one being built")
             return value
         convert = getattr(value, "_as_graph_tensor", None)

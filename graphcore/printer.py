@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import DType
+from .library import reachable_functions
 from .shapes import TensorShape
 
 # arrays with at most this many elements are printed in full
@@ -122,9 +123,7 @@ def format_graph(graph) -> str:
         return "# empty graph\n"
     text = "\n".join(format_op(op) for op in ops) + "\n"
     if graph._library:  # the functions its If/While ops call (Control Flow v2)
-        from .function_graph import format_library  # noqa: PLC0415
-
-        text += format_library(graph, format_op)
+        text += format_library(graph)
     return text
 
 
@@ -140,3 +139,19 @@ def summarize_graph(graph) -> str:
     if conds:
         parts.append(f"{len(conds)} cond" + ("" if len(conds) == 1 else "s"))
     return ", ".join(parts)
+
+
+def format_library(graph) -> str:
+    """The listing of the functions `graph` calls, after the graph's own:
+
+        function cond_true(%capture: float64[]) -> (%Mul):
+          %Mul: float64[] = Mul(%capture, %Const)
+    """
+    parts = []
+    for fn in reachable_functions(graph):
+        args = ", ".join(f"{tensor_ref(t)}: {tensor_type(t)}" for t in fn.inputs)
+        outs = ", ".join(tensor_ref(t) for t in fn.outputs)
+        body = "".join(f"  {format_op(op)}\n" for op in fn.get_operations() if op.type != "Placeholder"
+                       or not any(op is t.op for t in fn.inputs))
+        parts.append(f"\nfunction {fn.name}({args}) -> ({outs}):\n{body}")
+    return "".join(parts)

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 
 import numpy as np
 
+from . import control_flow as _control_flow
 from . import dtypes as dt
 from . import nest
+from .control_flow import _is_passthrough, _RelaxShapes, _to_tensor_like
 from .errors import GraphError, StagingError
 from .function_graph import FuncGraph
 from .graph import Tensor, get_default_graph, graph_of
@@ -83,8 +86,6 @@ def _control_captures(fgs) -> list:
 
 def cond_v2(pred: Tensor, true_fn, false_fn, name: str | None = None):
     """An If op; `pred` is a scalar bool tensor (control_flow.cond checked it)."""
-    from .control_flow import _is_passthrough, _to_tensor_like  # noqa: PLC0415 (it imports this module)
-
     g = graph_of([pred])
     with g.name_scope(name or "cond") as scope:
         base = scope.rstrip("/")
@@ -145,8 +146,6 @@ def cond_v2(pred: Tensor, true_fn, false_fn, name: str | None = None):
 def while_loop_v2(cond, body, structure, single: bool, flat: list, shapes: list, relaxable: bool,
                   parallel_iterations: int, maximum_iterations, name, names, return_same_structure: bool):
     """A While op (control_flow.while_loop checked the arguments and made `flat` tensors)."""
-    from .control_flow import _RelaxShapes  # noqa: PLC0415
-
     g = graph_of(flat) or get_default_graph()
     for _ in range(len(flat) * 8 + 2):
         try:
@@ -171,8 +170,6 @@ def _arg_name(n: str) -> str:
 
 def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                  maximum_iterations, name, names, return_same_structure):
-    from .control_flow import _RelaxShapes, _to_tensor_like  # noqa: PLC0415
-
     with g.name_scope(name or "while") as scope:
         base = scope.rstrip("/")
         for v, s in zip(flat, shapes):
@@ -239,57 +236,11 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
     return res
 
 
-def lift_output(t: Tensor, into) -> Tensor:
-    """`t`, computed in a branch of an If (or in a function nested in one), as a tensor of
-    the graph `into` that encloses the If: a new output of the If (and of each If in
-    between), the other branch giving zeros of its type. (v1 lets an op after a cond read
-    a branch's tensor, dead when the branch was not taken; the talk's intermediates that a
-    gradient needs are made outputs the same way.) Read from outside a While's body, a
-    tensor has one value per iteration: refused, as v1 refuses it."""
-    from .ops.array_ops import zeros  # noqa: PLC0415
-    from .ops.list_ops import tensor_list_new  # noqa: PLC0415
-
-    while True:
-        if t.graph is into:
-            return t
-        if into.within(t.graph):  # out far enough: `into` (a function) captures it
-            return into.capture(t)
-        g = into
-        while g is not None:  # a While's gradient body reads its forward body (an accumulator)
-            if getattr(g, "resolves", None) is t.graph:
-                r = g.resolve(t)
-                return r if g is into else into.capture(r)
-            g = g.outer_graph
-        fn = t.graph
-        hit = fn.lifted.get(id(t))
-        if hit is None:
-            op = fn.caller
-            if op is None or op.type != "If":
-                what = "a while loop's body or condition" if op is not None else "a function"
-                raise StagingError(
-                    f"{t.name} (created at {t.op.location()}) was computed inside {what} ({fn.name}) and is used "
-                    "outside of it; return it from the loop instead")
-            then_fn, else_fn = (op.graph.get_function(op.attrs[a]) for a in ("then_branch", "else_branch"))
-            other = else_fn if fn is then_fn else then_fn
-            with other.as_default():
-                if t.dtype == dt.variant:  # a tensor list (a loop's accumulator): an empty one (the
-                    z = tensor_list_new(dt.float64)  # talk's empty Optional; only the taken branch reads it)
-                elif t.dtype.np_dtype is None:
-                    raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
-                                       "used after it; compute it before the cond or in both branches")
-                else:
-                        z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None
-                              else [], dtype=t.dtype)
-            fn.outputs.append(t)
-            other.outputs.append(z)
-            op.graph._add_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
-            hit = fn.lifted[id(t)] = op.outputs[-1]
-        t = hit
-
-
 def iteration_count(while_op_) -> Tensor:
     """How many times a While op ran its body (its output 0)."""
     return while_op_.outputs[0]
 
+
+_control_flow.V2 = sys.modules[__name__]  # gc.cond / gc.while_loop dispatch here when v2 is on
 
 __all__ = ["control_flow_v2", "control_flow_v2_enabled", "cond_v2", "while_loop_v2", "TensorShape"]

@@ -24,6 +24,7 @@ import inspect
 
 from .errors import GraphError
 from .frames import assign_frames
+from .library import library_problems
 
 MAX_REPORTED = 10
 
@@ -41,8 +42,6 @@ def find_problems(graph) -> list[str]:
         return problems  # the frame checks read attrs and inputs that must fit each op first
     _check_frames(ops, problems)
     if not problems and graph._library and graph.outer_graph is None:
-        from .function_graph import library_problems  # noqa: PLC0415 (Control Flow v2's functions)
-
         problems += library_problems(graph, find_problems)
     return problems
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..attr_schema import AttrError, int_in, opt
 from ..errors import GraphError
-from ..function_graph import FUNCTION
+from ..library import FUNCTION
 from ..registry import CHEAP, define_op
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from ..control_flow import cond as _cond
 from ..control_flow import group as _group
 from ..control_flow import while_loop as _while_loop
-from ..v2_control_flow import control_flow_v2
-from ..function_graph import INLINE_HOOKS, function_attrs
 from ..graph import Graph, Operation, Tensor
+from ..library import INLINE_HOOKS, function_attrs
 from ..ops.array_ops import constant
+from ..v2_control_flow import control_flow_v2
 
 
 def run(graph: Graph, state) -> int:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import GraphError
 from ..frames import topological_order
+from ..library import reachable_functions
 from .attr_values import encode_attr
 from .document import FORMAT, VERSION
 
@@ -32,8 +33,6 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
     if signature is not None:
         doc["signature"] = _signature_entry(signature)
     if graph._library:  # the functions the ops call (If, While), each before its callers
-        from ..function_graph import reachable_functions  # noqa: PLC0415
-
         reachable = reachable_functions(graph)
         for fn in reachable:  # (a branch or body calling Python is refused as the graph's own ops are)
             _refuse_python_calls(fn.get_operations())

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import graphcore as gc
-from graphcore.function_graph import FuncGraph, reachable_functions
+from graphcore.function_graph import FuncGraph
+from graphcore.library import reachable_functions
 
 PRIMITIVES = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
 
