@@ -54,10 +54,6 @@ class Partitioning:
     control_loops: int = 0  # control loops added (one per frame and non-leading device)
     leaders: dict[str, str] = field(default_factory=dict)  # frame -> device of its LoopCond
 
-    def device_of(self, t) -> str:
-        """The device that computes tensor or op `t`."""
-        return (t.op if isinstance(t, Tensor) else t).device
-
     def summary(self) -> str:
         per = ", ".join(f"{d}: {len(self.ops_of[d])} ops" for d in self.devices)
         return f"{len(self.devices)} devices ({per}); {self.sends} send/recv pairs, {self.control_loops} control loops"
