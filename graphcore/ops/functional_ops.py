@@ -48,7 +48,10 @@ def _if_rule(pred, *inputs, then_branch, else_branch):
     return specs
 
 
-if_op = define_op("If", shape=_if_rule, kernel=None, num_outputs=None, cost=CHEAP,
+# own_kind: the Python type of an output is what the builder registered for it (autograph's
+# join of the branches, as for v1's Merge), not something to work out from the inputs
+if_op = define_op("If", shape=_if_rule, kernel=None, num_outputs=None, cost=CHEAP, own_kind=True,
+                  picture={"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#e9e2f7"},
                   attrs={"then_branch": FUNCTION, "else_branch": FUNCTION},
                   doc="Calls then_branch or else_branch on its inputs, as pred says.")
 
@@ -73,7 +76,8 @@ def _while_rule(*loop_vars, cond, body, parallel_iterations=10):
     return specs
 
 
-while_op = define_op("While", shape=_while_rule, kernel=None, num_outputs=None, cost=CHEAP,
+while_op = define_op("While", shape=_while_rule, kernel=None, num_outputs=None, cost=CHEAP, own_kind=True,
+                     picture={"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#dcd3f0"},
                      attrs={"cond": FUNCTION, "body": FUNCTION, "parallel_iterations": opt(int_in(1, 2 ** 31 - 1))},
                      doc="Runs body on the loop variables while cond says so.")
 
