@@ -76,14 +76,42 @@ def _pure(op: Operation) -> bool:
 
 
 def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops: list[Operation]) -> None:
-    merges, switches, nexts = loop.loop_merges, loop.switches, loop.next_iterations
+    """Replace `loop` (its ops: `members`) by one CompiledLoop op, or raise _NotCompilable."""
     exits = [op for op in ops if op.type == "Exit" and op.inputs and op.inputs[0].op.ctx is loop]
-    if not merges or loop.loop_cond is None or len(exits) != len(loop.exits):
+    if not loop.loop_merges or loop.loop_cond is None or len(exits) != len(loop.exits):
         raise _NotCompilable
-    n = len(merges)
-    var_enters = [m.inputs[0].op for m in merges]
+    var_enters = [m.inputs[0].op for m in loop.loop_merges]
     invariants = [op for op in members if op.type == "Enter" and op.attrs.get("is_constant")]
-    value: dict[int, object] = {}  # id(tensor) -> ("var", k) | ("inv", j) | ("step", the tensor)
+    value, body, cond_ops, body_ops = _regions(loop, members, var_enters, invariants)
+    attrs = _loop_attrs(loop, len(var_enters), len(invariants), value, body, cond_ops, body_ops, exits)
+    inputs = [e.inputs[0] for e in var_enters] + [e.inputs[0] for e in invariants]
+    anchor = min(exits, key=ops.index)
+    with graph.inserting_before(anchor, context=loop.outer):
+        new = graph.create_op(compiled_loop_op, inputs, attrs, name=f"{loop.name.rpartition('/')[2]}_compiled",
+                              source=loop.loop_merges[0].source, capture=False)
+    replaced = {}
+    for e, out in zip(exits, new.outputs):
+        state.replace(e.outputs[0], out)
+        replaced[id(e.outputs[0])] = out
+    for o in ops:  # a cond on the loop's result: its context names the new predicate
+        c = o.ctx
+        while c is not None:
+            if id(getattr(c, "pred", None)) in replaced:
+                c.pred = replaced[id(c.pred)]
+            c = c.outer
+    for e in exits:  # what waited for an Exit waits for the compiled loop
+        for waiting in list(e.control_outputs):
+            graph.remove_control_input(waiting, e)
+            graph.add_control_input(waiting, new)
+    graph.erase_ops(members + exits)
+
+
+def _regions(loop, members: list[Operation], var_enters: list, invariants: list) -> tuple:
+    """(value, body, cond_ops, body_ops): what each tensor of the loop is (id -> ("var", k),
+    ("inv", j) or ("step", the tensor)), the ids of the tensors that exist only when the
+    test held, and the steps of the loop test's region and of the body's, in order."""
+    merges, switches, nexts = loop.loop_merges, loop.switches, loop.next_iterations
+    value: dict[int, object] = {}
     for k, m in enumerate(merges):
         if var_enters[k].type != "Enter" or m.inputs[1].op is not nexts[k] or m.outputs[0].dtype.np_dtype is None:
             raise _NotCompilable
@@ -120,8 +148,14 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
         for t in op.outputs:
             value[id(t)] = ("step", t)
         (body_ops if on_body else cond_ops).append(op)
-    # number the values of one iteration: variables, invariants, then the steps' outputs as they run
-    step_number, next_number = {}, n + len(invariants)
+    return value, body, cond_ops, body_ops
+
+
+def _loop_attrs(loop, n: int, n_invariants: int, value: dict, body: set, cond_ops: list, body_ops: list,
+                exits: list) -> dict:
+    """The CompiledLoop's attributes: the values of one iteration numbered (variables,
+    invariants, then the steps' outputs as they run) and each step written with them."""
+    step_number, next_number = {}, n + n_invariants
     for op in cond_ops + body_ops:
         step_number[id(op)] = next_number
         next_number += 1 if op.type == "Merge" else len(op.outputs)  # a cond's Merge: its value only
@@ -148,36 +182,15 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
             tuple(t.dtype for t in op.outputs)
         return (op.type, inputs, dict(op.attrs), op.name, op.location(), dtype, guard(op.ctx))
 
-    def steps(region):
-        return tuple(map(step, region))
-
     pred_in = loop.loop_cond.inputs[0]
+    nexts = loop.next_iterations
     if id(pred_in) not in value or id(pred_in) in body or any(id(nx.inputs[0]) not in value for nx in nexts):
         raise _NotCompilable
-    attrs = {"n_vars": n, "cond_steps": steps(cond_ops), "pred": number(pred_in), "body_steps": steps(body_ops),
-             "nexts": tuple(number(nx.inputs[0]) for nx in nexts),
-             "exits": tuple(number(e.inputs[0]) for e in exits),
-             "dtypes": tuple(e.outputs[0].dtype for e in exits),
-             "shapes": tuple(e.outputs[0].shape for e in exits)}
-    inputs = [e.inputs[0] for e in var_enters] + [e.inputs[0] for e in invariants]
-    anchor = min(exits, key=ops.index)
-    with graph.inserting_before(anchor, context=loop.outer):
-        new = graph.create_op(compiled_loop_op, inputs, attrs, name=f"{loop.name.rpartition('/')[2]}_compiled",
-                              source=merges[0].source, capture=False)
-    replaced = {}
-    for e, out in zip(exits, new.outputs):
-        state.replace(e.outputs[0], out)
-        replaced[id(e.outputs[0])] = out
-    for o in ops:  # a cond on the loop's result: its context names the new predicate
-        c = o.ctx
-        while c is not None:
-            if id(getattr(c, "pred", None)) in replaced:
-                c.pred = replaced[id(c.pred)]
-            c = c.outer
-        for waiting in list(e.control_outputs):
-            graph.remove_control_input(waiting, e)
-            graph.add_control_input(waiting, new)
-    graph.erase_ops(members + exits)
+    return {"n_vars": n, "cond_steps": tuple(map(step, cond_ops)), "pred": number(pred_in),
+            "body_steps": tuple(map(step, body_ops)), "nexts": tuple(number(nx.inputs[0]) for nx in nexts),
+            "exits": tuple(number(e.inputs[0]) for e in exits),
+            "dtypes": tuple(e.outputs[0].dtype for e in exits),
+            "shapes": tuple(e.outputs[0].shape for e in exits)}
 
 
 def mark_numba(graph: Graph, state: PassState) -> int:

@@ -232,3 +232,22 @@ def test_options_given_to_an_already_decorated_function_apply():
     plain = function(collatz, optimize=False)
     plain(np.int64(9))
     assert plain.get_concrete_function(np.int64(9)).optimize_report is None
+
+
+def test_what_waits_for_any_exit_of_a_compiled_loop_waits_for_the_compiled_loop():
+    """Every Exit's waiters move to the CompiledLoop (only the last Exit's did: the erase of
+    the others then refused, as ops still waited for them)."""
+    from executor import Session  # noqa: PLC0415
+    from graphcore.passes import optimize  # noqa: PLC0415
+
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.int64, [], name="x")
+        i, v = gc.while_loop(lambda i, v: i < x, lambda i, v: (i + 1, v * 2),
+                             [gc.constant(np.int64(0)), gc.constant(np.int64(1))])
+        with g.control_dependencies([i.op, v.op]):
+            y = gc.identity(v) + 1
+    y = optimize(g, [y], passes=["compile_loops"], validate=True).fetches[0]
+    (loop,) = [op for op in g.get_operations() if op.type == "CompiledLoop"]
+    assert any(loop in op.control_inputs for op in g.get_operations())
+    assert Session(g).run(y, {x: np.int64(5)}) == 33
