@@ -75,11 +75,12 @@ def _checked(value, d: dt.DType, shape: TensorShape, entry: _Entry, i: int):
 
 
 def call_entry(entry: _Entry, values, Tout, shapes):  # noqa: N803
-    args = [v.item() if p and isinstance(v, (np.generic, np.ndarray)) else v
-            for v, p in zip(values, entry.as_python)]
-    out = entry.func(*args)
+    if any(entry.as_python):
+        values = [v.item() if p and isinstance(v, (np.generic, np.ndarray)) else v
+                  for v, p in zip(values, entry.as_python)]
+    out = entry.func(*values)
     if len(Tout) == 1:
-        return _checked(out, Tout[0], shapes[0], entry, 0)
+        return out if Tout[0] is pyobject else _checked(out, Tout[0], shapes[0], entry, 0)
     if not isinstance(out, (tuple, list)) or len(out) != len(Tout):
         where = f"{entry.where}: " if entry.where else ""
         raise TypeError(f"{where}py_function {entry.name} returned {_describe(out)}, declared {len(Tout)} outputs: "
