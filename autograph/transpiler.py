@@ -3,6 +3,7 @@ source from the tree -> load it with a source map -> rebind to the user's global
 closure. `PASSES` is the one ordered list of converters."""
 from __future__ import annotations
 
+import ast
 import functools
 import threading
 import types
@@ -112,8 +113,9 @@ def _transform(fn: types.FunctionType) -> _Converted:
                             for n in ["ag__"] + freevars]
     module = gast.Module(body=factory, type_ignores=[])
     source = parser.unparse(module)
-    line_map = origin_info.line_map(module, parser.parse(source))
-    namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map)
+    tree = ast.parse(source)  # (parsed once: for the line map, and compiled)
+    line_map = origin_info.line_map(module, parser.to_gast(tree))
+    namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map, tree)
     inner = namespace["ag__factory"](runtime, *[None] * len(freevars))
     return _Converted(inner.__code__, filename, [node] if not isinstance(node, gast.Lambda) else body)
 

@@ -106,6 +106,11 @@ def parse(source: str) -> gast.Module:
     return _ToGast().visit(ast.parse(source))
 
 
+def to_gast(tree: ast.AST) -> gast.AST:
+    """A standard ast tree as gast (a new tree; `tree` is left as it is)."""
+    return _ToGast().visit(tree)
+
+
 def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
     if isinstance(node, list):
