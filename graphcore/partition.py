@@ -1,5 +1,5 @@
 """Partitioning: one graph of a run becomes one part per device, joined by _Send/_Recv
-pairs (the seed talk's last part, and TensorFlow's graph_partition.cc).
+pairs keyed by frame and iteration, as TensorFlow's graph_partition.cc splits a graph.
 
 `partition(graph, fetches, devices=[...])` works on a copy of the ops the fetches need:
 

@@ -1,4 +1,4 @@
-"""The Optimizer base class (seed 001): compute_gradients -> (optionally transform) ->
+"""The Optimizer base class, TensorFlow 1's: compute_gradients -> (optionally transform) ->
 apply_gradients; minimize does both. A subclass only says what slots it keeps
 (`_create_slots`), what it computes once per step (`_prepare`) and how one variable
 is updated from its gradient (`_apply_dense`).
