@@ -5,14 +5,14 @@ In Python `x += 1`, `x[0] = 5` on an argument array and `lst.append(v)` on an ar
 change the caller's object. In the graph an array is a value: the in-place statement makes
 a new tensor. So each trace follows which tensor is the current value of each argument array
 (the placeholder, then each in-place result made from it, whatever name holds it: a helper's
-parameter too; in a branch of an `if` on a tensor, the if's output when every branch leaves
-the same array there, changed or not), and which argument lists and dicts changed (the trace
+parameter too; in a loop or a branch on a tensor, the loop's or the if's output when every
+iteration and branch leaves the same array there, changed or not), and which argument lists and dicts changed (the trace
 works on copies of them). After a run the final values are copied into the caller's arrays
 (np.copyto) and the caller's lists and dicts get their new items.
 
 Refused, naming the line, where that cannot be Python's behaviour:
-* an in-place change of an argument array inside a loop on a tensor, or in a branch after
-  which the name holds another array on some path (`if c: x += 1; x = x * 2`);
+* an in-place change of an argument array in a loop or branch on a tensor after which the
+  name holds another array on some path or iteration (`if c: x += 1; x = x * 2`);
 * a read of the array's old value after the change (`inc(x)` of a helper that changes its
   parameter in place and returns nothing, then `x.sum()`: Python sees the new items, the
   graph's `x` is the old tensor);
@@ -28,7 +28,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.side_tables import SideTable
 
-from .staging import in_dry_run, is_copy, location
+from .staging import is_copy, location
 
 
 def _passes_through(op) -> bool:
@@ -37,6 +37,7 @@ def _passes_through(op) -> bool:
     return op.op_def.forwards and op.type != "NextIteration"
 
 
+_CYCLE = object()  # a loop's Merge being looked at: the array, if the rest of the loop says so
 _trackers = SideTable("argument trackers")
 _lock = threading.Lock()
 
@@ -87,48 +88,42 @@ class Tracker:
             return hit[1]
         return None
 
-    def reaches_root(self, t) -> "_Root | None":
-        """The argument array `t` may stand for, through the ops that carry a value into a
-        loop or branch unchanged (any input of a Merge)."""
-        seen, todo = set(), [t]
-        while todo and len(seen) < 256:
-            u = todo.pop()
-            if id(u) in seen:
-                continue
-            seen.add(id(u))
-            root = self.root_of(u)
-            if root is not None:
-                return root
-            if _passes_through(u.op) and not is_copy(u):
-                todo.extend(x for x in u.op.inputs if x.op.type != "NextIteration")
-        return None
-
     def lineage(self, t, memo: dict) -> "_Root | None":
         """The argument array `t` is the current value of on every path (None: another array
-        on some path): a registered value, what a pass-through op carries, a Merge (an if's
-        output) all of whose inputs are that array."""
-        stack = [t]
-        while stack:
-            u = stack[-1]
-            if id(u) in memo:
-                stack.pop()
-                continue
-            root = self.root_of(u)
-            op = u.op
-            if root is not None or is_copy(u) or not _passes_through(op) or op.type == "Enter" or \
-                    (op.type == "Merge" and u.value_index != 0):  # (a Merge's second output: which input)
-                memo[id(u)] = root
-                stack.pop()
-                continue
-            inputs = op.inputs if op.type == "Merge" else op.inputs[:1]
-            pending = [x for x in inputs if id(x) not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            roots = {id(memo[id(x)]) for x in inputs}
-            memo[id(u)] = memo[id(inputs[0])] if len(roots) == 1 else None
-            stack.pop()
-        return memo[id(t)]
+        on some path): a registered value, what a pass-through op carries (into a loop, out
+        of it, to its next iteration), a Merge (an if's output, a loop variable) all of whose
+        inputs are that array; a loop's Merge is assumed to be while its inputs are looked at."""
+        root, _ = self._lineage(t, memo, set())
+        return None if root is _CYCLE else root
+
+    def _lineage(self, t, memo: dict, visiting: set):
+        """(root or None or _CYCLE, whether it rests on a Merge still being looked at)."""
+        key = id(t)
+        if key in memo:
+            return memo[key], False
+        root = self.root_of(t)
+        op = t.op
+        if root is not None or is_copy(t) or not (_passes_through(op) or op.type == "NextIteration") or \
+                (op.type == "Merge" and t.value_index != 0):  # (a Merge's second output: which input)
+            memo[key] = root
+            return root, False
+        if key in visiting:
+            return _CYCLE, True
+        visiting.add(key)
+        found, cyclic = [], False
+        for x in (op.inputs if op.type == "Merge" else op.inputs[:1]):
+            r, c = self._lineage(x, memo, visiting)
+            found.append(r)
+            cyclic = cyclic or c
+        visiting.discard(key)
+        roots = [r for r in found if r is not _CYCLE]
+        if any(r is None for r in roots) or len({id(r) for r in roots}) > 1:
+            result = None
+        else:
+            result = roots[0] if roots else _CYCLE
+        if not cyclic or result is None:
+            memo[key] = result
+        return result, cyclic and result is not None
 
     # -- the end of the trace -----------------------------------------------------------
     def finish(self, placeholders: list) -> "WriteBack | None":
@@ -147,11 +142,12 @@ class Tracker:
                         late = [new.op]  # (a helper's change another change of the old value replaced)
                     else:
                         raise StagingError(
-                            f"{location(line)}: this changes the caller's array '{root.name}' in place in a branch of "
-                            f"an `if` on a tensor, and after the if '{root.name}' names another array on some path "
-                            f"(assigned anew, or changed by a helper that did not return it): which array is the "
-                            f"caller's then depends on the path. Change a copy (`{root.name} = {root.name}.copy()` "
-                            f"before the if) and return it, or change the caller's array the same way on every path.")
+                            f"{location(line)}: this changes the caller's array '{root.name}' in place inside a loop "
+                            f"or an `if` on a tensor, and after it '{root.name}' names another array on some path or "
+                            f"iteration (assigned anew, or changed by a helper that did not return it): which array "
+                            f"is the caller's then depends on the path. Change a copy (`{root.name} = "
+                            f"{root.name}.copy()` before the loop or if) and return it, or change the caller's array "
+                            f"the same way on every path.")
                 if late:
                     raise StagingError(
                         f"{location(line)}: this changes the caller's array '{root.name}' in place, and "
@@ -188,7 +184,7 @@ class Tracker:
             values.append(t)
             for op in t.consumers():
                 todo.extend(op.outputs)
-        top = [t for t in values if t.op.ctx is None and t.op.type not in ("Switch", "Enter", "Exit")]
+        top = [t for t in values if t.op.ctx is None and t.op.type not in ("Switch", "Enter", "NextIteration")]
         final = max(top, key=lambda t: t.op._id)
         # the values an end value grew from: a change must be one of them
         reached, todo = set(), [final]
@@ -334,14 +330,6 @@ def _inside(ctx, outer) -> bool:
     return ctx is outer
 
 
-def _in_loop(ctx) -> bool:
-    while ctx is not None:
-        if getattr(ctx, "is_while", False):
-            return True
-        ctx = getattr(ctx, "outer", None)
-    return False
-
-
 def changed_in_place(current, result, what: str, line: int) -> "bool | None":
     """`current` changed in place (`what`, at the user's `line`) into `result`. Returns
     whether `current` is an argument array's value (its change will be written back);
@@ -354,15 +342,6 @@ def changed_in_place(current, result, what: str, line: int) -> "bool | None":
     g = tracker.graph
     ctx = g.control_flow_context
     root = tracker.root_of(current) or tracker.lineage(current, {})
-    if _in_loop(ctx) or in_dry_run():  # (a loop body's dry run: traced outside the loop, to plan it)
-        root = root or tracker.reaches_root(current)
-        if root is None:
-            return False
-        raise StagingError(
-            f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop on a tensor: "
-            f"Python changes the caller's array in every iteration, and the graph cannot write a change made inside "
-            f"a graph loop back to it. Change a copy (`{root.name} = {root.name}.copy()` before the loop) and return "
-            f"it, for the caller to assign.")
     if root is None:
         return False
     if isinstance(result, gc.Tensor):

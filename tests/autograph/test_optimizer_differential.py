@@ -5,6 +5,7 @@ also when the graph is differentiated after a call has optimized it."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import linecache
 
@@ -26,6 +27,7 @@ GRAD_SEEDS = range(0, 12)
 
 def _outcome(fn, args):
     out = io.StringIO()
+    args = copy.deepcopy(args)  # each run gets the arguments fresh: a run changes an argument array in place
     try:
         with contextlib.redirect_stdout(out):
             value, error = fn(*args), None

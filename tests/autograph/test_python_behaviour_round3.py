@@ -346,13 +346,45 @@ def test_in_place_changes_the_graph_cannot_write_back_are_refused_with_the_line(
     with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: this changes the caller's array "
                                            r"'x' in place, and .*test_python_behaviour_round3.py:\d+ reads the array"):
         function(reads_after_a_helper_changed_it)(np.array([1.0, 2.0]))
-    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: `x\[\.\.\.\] \+= \.\.\.` changes "
-                                           r"the caller's array 'x' in place inside a loop on a tensor"):
-        function(adds_in_a_loop)(np.array([1.0, 2.0]), np.int64(2))
-    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: this changes the caller's array 'x' "
-                                           r"in place in a branch of an `if` on a tensor, and after the if 'x' names "
-                                           r"another array on some path"):
-        function(changed_in_one_branch_rebound_in_the_other)(np.array([1.0, 2.0]), np.int64(1))
+    for fn in (changed_in_one_branch_rebound_in_the_other, changed_then_rebound_in_a_loop):
+        with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: this changes the caller's array "
+                                               r"'x' in place inside a loop or an `if` on a tensor, and after it 'x' "
+                                               r"names another array on some path"):
+            function(fn)(np.array([1.0, 2.0]), np.int64(1))
+
+
+def changed_then_rebound_in_a_loop(x, n):
+    for i in range(n):
+        x[0] += 1
+        x = x * 2
+    return x
+
+
+def changed_in_loops(x, n):
+    for i in range(n):
+        if i % 2 == 0:
+            x[i] = -1
+        for j in range(n):
+            x[j] += i
+    x *= 2
+    return n
+
+
+def changed_in_a_loop_that_returns(x, n):
+    for i in range(n):
+        if i > 1:
+            return 1
+        x[i] = 9
+    return 0
+
+
+def test_arguments_changed_in_place_in_loops_are_written_back(engine):
+    for fn in (adds_in_a_loop, changed_in_loops, changed_in_a_loop_that_returns):
+        f = function(fn, **engine)
+        for n in (0, 1, 2):
+            plain_x, x = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0])
+            same_exactly(fn(plain_x, np.int64(n)), f(x, np.int64(n)))
+            same_exactly(plain_x, x)
 
 
 def changed_after_an_early_return(x, n):
