@@ -159,13 +159,22 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
 
         y = gc.py_function(lambda v: np.sort(v), [x], gc.float64)
     """
+    from ..source_info import user_location  # noqa: PLC0415
     from .array_ops import constant  # noqa: PLC0415
 
-    single, tout = _dtypes(Tout)
-    if Tout == [] or Tout == ():
-        single, tout = False, []
-    shapes = [TensorShape(()) if d is pyobject else as_shape(None) for d in tout] if shapes is None else \
-        [as_shape(s) for s in ([shapes] if single else shapes)]
+    loc = user_location()
+    at = f"{loc.filename}:{loc.lineno}: " if loc is not None else ""
+    if not callable(func):
+        raise TypeError(f"{at}py_function calls a Python function, got {type(func).__name__} {func!r:.60}")
+    try:
+        single, tout = _dtypes(Tout)
+        if Tout == [] or Tout == ():
+            single, tout = False, []
+        shapes = [TensorShape(()) if d is pyobject else as_shape(None) for d in tout] if shapes is None else \
+            [as_shape(s) for s in ([shapes] if single else shapes)]
+    except (TypeError, ValueError, GraphError) as e:
+        raise TypeError(f"{at}py_function's Tout / shapes: {e} (Tout: a dtype such as np.float64, a list of them, "
+                        f"object for a Python object, or [])") from None
     inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
     fname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
     flags = tuple(bool(f) for f in (as_python or [False] * len(inputs)))
@@ -174,10 +183,7 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
         entry = _Entry(func, grad, fname, "", flags)
         out = call_entry(entry, inputs, tout, shapes) if tout else (func(*inputs), ())[1]
         return out if tout else None
-    from ..source_info import user_location  # noqa: PLC0415
-
-    loc = user_location()
-    entry = _Entry(func, grad, fname, f"{loc.filename}:{loc.lineno}" if loc is not None else "", flags)
+    entry = _Entry(func, grad, fname, at[:-2], flags)
     with _lock:
         key = next(_keys)
         _functions[key] = entry
@@ -185,7 +191,7 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
     while getattr(root, "outer_graph", None) is not None:  # a function graph (If / While): the graph around it
         root = root.outer_graph
     weakref.finalize(root, _functions.pop, key, None)
-    inputs = [t if isinstance(t, Tensor) else constant(t) for t in inputs]
+    inputs = [t if isinstance(t, Tensor) else constant(t) if _is_data(t) else _python_constant(t, g) for t in inputs]
     attrs = {"key": key, "func": fname[:200], "Tout": tuple(tout), "shapes": tuple(shapes), "stateful": bool(stateful)}
     if stateful:  # ordered with the other effects of a traced function (autograph's chain)
         from ..eager import ordered_state_access  # noqa: PLC0415
@@ -199,6 +205,22 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
     if not tout:
         return op
     return op.outputs[0] if single else list(op.outputs)
+
+
+def _is_data(value) -> bool:
+    """A value a graph constant holds (a number, bool or numeric array); else a Python object."""
+    if isinstance(value, (str, bytes)):
+        return False
+    try:
+        return np.asarray(value).dtype.kind in "biuf"
+    except ValueError:  # a ragged list: a Python object
+        return False
+
+
+def _python_constant(value, g):
+    """A Python object among the inputs (a str, a dict): the run-time object, made by a call."""
+    with g.as_default():
+        return py_function(lambda: value, [], pyobject, stateful=False, name="PyValue")
 
 
 class _AnyOp:

@@ -237,3 +237,23 @@ def test_in_control_flow_v2_functions():
         assert f(*args) == run.value
         with pytest.raises(gc.GraphError, match="cannot write the graph to a file"):
             f.get_concrete_function(*args).graph.to_json()
+
+
+def python_object_inputs(x):
+    return autograph.py_function(lambda v, fmt, opts: fmt.format(v, **opts), [x, "{:.{p}f}", {"p": 2}], object)
+
+
+def bad_tout(x):
+    return autograph.py_function(lambda v: v, [x], "float")
+
+
+def not_callable(x):
+    return autograph.py_function(42, [x], np.float64)
+
+
+def test_python_object_inputs_and_clear_errors_for_bad_arguments():
+    assert function(python_object_inputs)(np.float64(2.5)) == "2.50"
+    for fn, error in ((bad_tout, r"py_function's Tout / shapes: unknown dtype 'float'"),
+                      (not_callable, r"py_function calls a Python function, got int 42")):
+        with pytest.raises(TypeError, match=rf"test_py_function.py:{fn.__code__.co_firstlineno + 1}: {error}"):
+            function(fn)(np.float64(1.0))
