@@ -65,6 +65,8 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
     """The plan as a StraightLine, or None if it is not one (see the module docstring)."""
     if plan.needs_pool or plan.has_transport or plan.placeholders_needed:
         return None
+    if plan.graph.library:  # (If/While ops call functions, which may hold effects a second run would repeat)
+        return None
     items = plan.items
     slot_of: dict = {}  # (item id, output index) -> slot; the feeds' first, in order
     for item in sorted((item for item in items if item.kind == FEED), key=lambda item: item.feed_index):
