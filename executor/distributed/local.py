@@ -95,7 +95,7 @@ class LocalEngine:
         failures: list[tuple[str, BaseException]] = []
         lock = threading.Lock()
 
-        def work(part: DevicePart, state) -> None:
+        def work(part: DevicePart, state, done: threading.Event | None = None) -> None:
             try:
                 state.run()
             except BaseException as e:  # noqa: BLE001 (the first real one is raised by run())
@@ -103,16 +103,23 @@ class LocalEngine:
                     failures.append((part.device, e))
                 rendezvous.abort(CancelledError(f"the run was cancelled on device {part.device}: another device "
                                                 "failed or the run was interrupted"))
+            finally:
+                if done is not None:
+                    done.set()
 
-        threads = [threading.Thread(target=work, args=(p, s), name=f"device {p.device}", daemon=True)
-                   for p, s in zip(parts[1:], states[1:])]
+        ends = [threading.Event() for _ in parts[1:]]
+        threads = [threading.Thread(target=work, args=(p, s, e), name=f"device {p.device}", daemon=True)
+                   for p, s, e in zip(parts[1:], states[1:], ends)]
         for t in threads:
             t.start()
+        interrupted = None
         try:
             work(parts[0], states[0])
         finally:
-            for t in threads:
-                _join(t, rendezvous)
+            for end in ends:
+                interrupted = _wait(end, rendezvous) or interrupted
+        if interrupted is not None:  # Ctrl-C while the other devices ran: what the run raises
+            failures.insert(0, (parts[0].device, interrupted))
         return failures
 
 
@@ -127,11 +134,16 @@ class _NoWakeups:
 _NO_WAKEUPS = _NoWakeups()
 
 
-def _join(thread: threading.Thread, rendezvous: Rendezvous) -> None:
-    """Wait for a device's thread; Ctrl-C meanwhile cancels the run (and still waits)."""
+def _wait(end: threading.Event, rendezvous: Rendezvous):
+    """Wait until a device's thread has ended its part; Ctrl-C meanwhile cancels the run
+    (its devices stop: on_abort) and still waits. Returns the KeyboardInterrupt, if one
+    came. (An Event, not Thread.join: on Python 3.11 a join interrupted by Ctrl-C may
+    return at once the next time, before the thread has ended.)"""
+    interrupted = None
     while True:
         try:
-            thread.join()
-            return
-        except KeyboardInterrupt:
+            end.wait()
+            return interrupted
+        except KeyboardInterrupt as e:
+            interrupted = e
             rendezvous.abort(CancelledError("the run was interrupted"))

@@ -233,3 +233,26 @@ def test_a_failure_on_one_device_cancels_the_others(engine):
     _nothing_left_running(s, before)
     assert s.run(fetches, {m: ones, k: np.int64(0), n: np.int64(100)}, timeout=120)[1] == 4950
     s.close()
+
+
+@pytest.mark.parametrize("engine", SEVERAL_DEVICES)
+def test_ctrl_c_while_another_device_runs_a_loop_stops_that_device_too(engine):
+    """cpu:0's part ends at once; Ctrl-C comes while cpu:1's loop runs (on its own thread
+    in process, in its actor on Ray): the run raises KeyboardInterrupt and cpu:1 stops."""
+    g, m, k, n, fetches = two_devices_one_failing(engine)
+    s = _session(engine, g)
+    ones = np.ones((4, 4))
+    assert s.run(fetches, {m: ones, k: np.int64(1), n: np.int64(10)}, timeout=120)[1] == 45
+    before = _threads()
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            s.run(fetches, {m: ones, k: np.int64(1), n: FOREVER})
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < ENDS
+    _nothing_left_running(s, before)
+    assert s.run(fetches, {m: ones, k: np.int64(0), n: np.int64(100)}, timeout=120)[1] == 4950
+    s.close()
