@@ -98,7 +98,7 @@ def test_random_gradient_programs_agree_under_v2(monkeypatch):
     from autograph.testing import random_grad_programs as rgp
 
     monkeypatch.setenv("AUTOGRAPH_CONTROL_FLOW", "v2")
-    problems = [p for p in map(rgp.run_seed, range(12)) if p]
+    problems = [p for p in map(rgp.run_seed, range(6)) if p]  # (more in long runs: the report)
     assert not problems, problems[:2]
 
 
