@@ -242,6 +242,7 @@ class Session:
         graph version and fetch/target/feed set), with the fetches, targets and feeds in it."""
         from graphcore import passes  # noqa: PLC0415
         from graphcore.library import has_functional_ops  # noqa: PLC0415
+        from graphcore.passes.lower_functional import lowered_copy  # noqa: PLC0415
         from graphcore.serialization import copy_graph  # noqa: PLC0415
 
         key = (id(graph), graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),
@@ -251,6 +252,8 @@ class Session:
             if hit is None:
                 if not has_functional_ops(graph):
                     hit = (graph, fetches, targets, feeds)
+                elif (made := lowered_copy(graph, fetches, targets, feeds)) is not None:
+                    hit = made  # (lowered into a new graph: nothing copied first)
                 else:
                     copy = copy_graph(graph)
                     c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]

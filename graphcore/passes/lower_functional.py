@@ -93,13 +93,14 @@ def _scope_of(g: Graph, op: Operation, top: bool) -> str:
 
 def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[Tensor]:
     pred, args = inputs[0], inputs[1:]
-    then_fn, else_fn = g.get_function(op.attrs["then_branch"]), g.get_function(op.attrs["else_branch"])
+    lib = op.graph  # (the op's own library: `g` may be a new graph the lowering copies into)
+    then_fn, else_fn = lib.get_function(op.attrs["then_branch"]), lib.get_function(op.attrs["else_branch"])
     out = _cond(pred, lambda: inline(g, then_fn, args), lambda: inline(g, else_fn, args), name=name)
     return list(out) if out is not None else []
 
 
 def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str, kept: set) -> list[Tensor]:
-    cond_fn, body_fn = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
+    cond_fn, body_fn = op.graph.get_function(op.attrs["cond"]), op.graph.get_function(op.attrs["body"])
     n = len(inputs)
     invariant = [body_fn.outputs[k] is body_fn.inputs[k] for k in range(n)]
     if not invariant[0] and id(op.outputs[0]) not in kept and _counter_unread(op, cond_fn, body_fn) \
@@ -157,7 +158,7 @@ def _live_ops(fn, wanted) -> set[int]:
     return live
 
 
-def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]:
+def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = None) -> list[Tensor | None]:
     """The ops of function `fn` built in `g` where `g` is building now (its control-flow
     context wires outer tensors in), its inputs replaced by `args`; returns its outputs
     (only the `wanted` ones, by index, and what effects need, when given: a loop variable
@@ -187,12 +188,46 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None) -> list[Tensor | None]
             new = [constant(fop.attrs["value"], dtype=fop.attrs["dtype"])]  # hoisted out of loops, as v1 does
             ops[id(fop)] = new[0].op
         else:
-            made = g.create_op(fop.op_def, ins, dict(fop.attrs), name=fop.name, control_inputs=controls,
-                               output_specs=[(t.dtype, t.shape) for t in fop.outputs], source=fop.source)
+            with g.device(fop.device or g._device):
+                made = g.create_op(fop.op_def, ins, dict(fop.attrs), name=fop.name, control_inputs=controls,
+                                   output_specs=[(t.dtype, t.shape) for t in fop.outputs], source=fop.source)
             new = made.outputs
             ops[id(fop)] = made
             for hook in INLINE_HOOKS:
                 hook(fop, made)
         for t, v in zip(fop.outputs, new):
             m[id(t)] = v
+    if op_map is not None:
+        op_map.update(ops)
     return [m.get(id(t)) for t in fn.outputs]
+
+
+_V1 = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
+
+
+class _TopLevel:
+    """A graph seen as a function of no inputs whose outputs are `outputs` (for `inline`)."""
+
+    def __init__(self, graph: Graph, outputs: list[Tensor]):
+        self.graph, self.inputs, self.outputs = graph, [], outputs
+
+    def get_operations(self) -> list[Operation]:
+        return self.graph.get_operations()
+
+
+def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
+    """A new graph: `graph` with its If/While ops lowered, the original left as it is (the
+    lowering reads the library's functions and writes only the new graph, so nothing is
+    copied first); with the fetches, targets and feeds in it. None when `graph` holds v1
+    loops or variables (their copy needs the graph file's round trip: back edges, contexts)."""
+    ops = graph.get_operations()
+    if graph.variables or any(op.type in _V1 or op.ctx is not None for op in ops):
+        return None
+    new = Graph()
+    op_map: dict = {}
+    with new.as_default(), control_flow_v2(False):
+        outs = inline(new, _TopLevel(graph, list(fetches) + list(feeds)), [], op_map=op_map)
+    new.collections = dict(graph.collections)
+    n = len(fetches)
+    new_targets = [op_map[id(o)] for o in targets]
+    return new, outs[:n], new_targets, outs[n:]
