@@ -12,6 +12,8 @@ import ast
 import functools
 import inspect
 import io
+import linecache
+import re
 import textwrap
 import types
 from dataclasses import dataclass
@@ -34,14 +36,45 @@ class ParsedEntity:
     col_offset: int   # user column = tree column + col_offset
 
 
+# the line a definition starts on (inspect.findsource's pattern)
+_DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _code_lines(code: types.CodeType, filename: str, module_globals: dict) -> tuple[list[str], int]:
+    """inspect.getsourcelines(code), its lines read with the function's own module globals
+    instead of the module inspect.getmodule finds: for a file no module was loaded from (a
+    notebook cell, a linecache entry) that search reads every loaded module's file on each
+    call, most of the time it takes to find a function's source. (The globals matter only
+    to a module's loader, for a file not on disk.)"""
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise OSError("could not get source code")
+    lnum = code.co_firstlineno - 1
+    while lnum > 0:
+        try:
+            line = lines[lnum]
+        except IndexError:
+            raise OSError("lineno is out of bounds") from None
+        if _DEFINITION_LINE.match(line):
+            break
+        lnum -= 1
+    return inspect.getblock(lines[lnum:]), lnum + 1
+
+
 def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
     # Read the source of the code object, not of `fn`: inspect follows `__wrapped__`
     # from a function, so a `functools.wraps` wrapper would be replaced by the function
     # it wraps and the wrapper's own code would never run.
     code = fn.__code__
     try:
-        filename = inspect.getsourcefile(code) or inspect.getfile(code)
-        lines, start = inspect.getsourcelines(code)
+        filename = inspect.getsourcefile(code)
+        if filename:
+            linecache.checkcache(filename)
+        else:
+            filename = inspect.getfile(code)
+            if not (filename.startswith("<") and filename.endswith(">")):
+                raise OSError("source code not available")
+        lines, start = _code_lines(code, filename, fn.__globals__)
     except (OSError, TypeError) as e:
         raise SourceNotFoundError(
             f"cannot find the source code of {getattr(fn, '__qualname__', fn)!r} ({e}); AutoGraph "
