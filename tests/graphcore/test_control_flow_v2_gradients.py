@@ -119,3 +119,26 @@ def test_a_loop_count_returned_from_a_branch_is_kept_when_lowered():
         dx1 = gc.gradients(y1, [x1])[0]
     for p in (0.7, 1.9, 0.2):
         assert Session(g).run([y, dx], {x: p}) == Session(g1).run([y1, dx1], {x1: p})
+
+
+@pytest.mark.parametrize("functional", ["lower", "direct"])
+def test_a_session_runs_again_after_the_graph_gained_outputs(functional):
+    """The talk's warning about v1 sessions: here a gradient adds outputs to the forward
+    If and accumulators to the forward While of a graph a Session already ran; the same
+    Session runs the changed graph right."""
+    g = gc.Graph()
+    with g.as_default(), gc.control_flow_v2():
+        x = gc.placeholder(gc.float64, shape=[], name="x")
+        y = gc.cond(x > 0, lambda: gc.sin(x) * x, lambda: x)
+        z = gc.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, gc.tanh(v) * x), [0, y])[1]
+    s = Session(g, functional=functional)
+    before = s.run(z, {x: 0.8})
+    n_if, n_while = len(y.op.outputs), len(z.op.outputs)
+    with g.as_default():
+        dx = gc.gradients(z, [x])[0]
+    assert len(y.op.outputs) > n_if and len(z.op.outputs) > n_while
+    after, d = s.run([z, dx], {x: 0.8})
+    assert after == before
+    h = 1e-6
+    fd = (s.run(z, {x: 0.8 + h}) - s.run(z, {x: 0.8 - h})) / (2 * h)
+    assert d == pytest.approx(fd, rel=1e-6)
