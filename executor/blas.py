@@ -16,7 +16,8 @@ OpenBLAS's threads spin between calls: on a loaded machine they take the core th
 executor's own Python work needs (rnn_forward under load: 1.44x numpy with BLAS as is,
 0.94x with BLAS on one thread, numpy itself 24.5 ms against 14.8). A run whose every matmul
 is small (plan.small_blas) therefore runs with BLAS on one thread (`one_thread`), and
-gives the count back when it ends.
+gives the count back when it ends. (OpenBLAS takes a new count only from the main
+thread: a run on another thread keeps the count as it is.)
 """
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ class ExecutorState:
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
-        if self.plan.small_blas and blas.threads() > 1:  # (small matmuls: BLAS on one thread, blas.py)
+        if self.plan.small_blas:  # small matmuls: BLAS on one thread (blas.py; also when another run set it)
             with blas.one_thread():
                 return self._run()
         return self._run()
