@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     generate = _generator(args.kind)
     probe_times: list[tuple[int, float]] = []
     times: list[float] = []
-    stalls, wrong = [], 0
+    stalls, wrong = [], []
     t_all = time.perf_counter()
     with open(args.log, "a") as log:
         log.write(f"# stall hunt, pid {os.getpid()}, seeds {args.seed}..{args.seed + args.n - 1}, "
@@ -72,7 +72,8 @@ def main(argv=None) -> int:
                 faulthandler.cancel_dump_traceback_later()
             took = time.perf_counter() - t0
             times.append(took)
-            wrong += not outcome.ok
+            if not outcome.ok:
+                wrong.append((seed, outcome.signature))
             if took > limit:
                 stalls.append((seed, took, usual))
                 log.write(f"## STALL seed {seed}: {took:.2f} s (median {usual * 1e3:.0f} ms), load "
@@ -80,10 +81,12 @@ def main(argv=None) -> int:
                 log.flush()
     total = time.perf_counter() - t_all
     print(f"{args.n} {args.kind} programs in {total:.0f} s (median {statistics.median(times) * 1e3:.0f} ms, "
-          f"max {max(times):.2f} s); {wrong} disagreed with Python; {len(stalls)} stall(s) over "
+          f"max {max(times):.2f} s); {len(wrong)} disagreed with Python; {len(stalls)} stall(s) over "
           f"{args.factor:g}x the median (stacks in {args.log})")
     if probe_times:
         print("probe seed", args.probe, "after k programs:", ", ".join(f"{k}: {t:.2f} s" for k, t in probe_times))
+    for seed, signature in wrong:
+        print(f"  seed {seed} disagreed: {signature}")
     for seed, took, usual in stalls:
         print(f"  seed {seed}: {took:.2f} s, median then {usual * 1e3:.0f} ms")
     return 1 if stalls else 0
