@@ -255,3 +255,18 @@ def test_direct_errors_name_the_op():
         Session(g, functional="direct").run(y, {x: np.arange(3), i: 1})
     with pytest.raises(ValueError, match="functional must be one of"):
         Session(g, functional="fast")
+
+
+@pytest.mark.parametrize("options", [{"jit_compile": True}, {"devices": ["cpu:0", "cpu:1"]}],
+                         ids=["compiled", "two-devices"])
+def test_samples_agree_under_v2_compiled_and_on_two_devices(options):
+    from cli.demo import values_agree
+    from samples import find_sample
+
+    for name in ("collatz", "print_loop", "nested_search", "running_stats"):
+        s = find_sample(name)
+        f2 = autograph.function(s.python_function, control_flow="v2", **options)
+        for args in s.examples:
+            got, printed = _run(f2, args)
+            want, printed_py = _run(s.python_function, args)
+            assert values_agree(got, want, s.tolerance) and printed == printed_py, name
