@@ -14,6 +14,7 @@ literals; numbers and lists become numpy values (graph inputs) unless `--static 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import json
@@ -197,13 +198,22 @@ def graph(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
           numba: bool = typer.Option(False, "--numba", help="As --jit, with jit_compile='numba': print the "
                                      "numba code of the loops that compile to it (needs numba)."),
           devices: Optional[int] = typer.Option(None, "--devices", min=1, metavar="N", help=DEVICES_HELP),
-          place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP)):
+          place: str = typer.Option("loops", "--place", metavar="[loops|round-robin|depth]", help=PLACE_HELP),
+          v2: bool = typer.Option(False, "--v2", help="Control Flow v2: If/While ops over function graphs, as "
+                                  "traced (--passes lower_functional: lowered to the v1 primitives).")):
     """The graph traced for these arguments, as a listing, DOT, SVG, PNG or JSON."""
     if format is None:
         format = format_for_path(output)  # noqa: A001
     if format not in FORMATS:
         raise CliError(f"--format {format}: use one of {', '.join(FORMATS)}")
     target, values = _target_and_args(spec, args, dtype, static)
+    if v2:  # a fresh function built with v2 (the target's own may hold a v1 trace)
+        import autograph  # noqa: PLC0415
+
+        target = dataclasses.replace(target, function=autograph.function(target.python_function,
+                                                                          control_flow="v2"))
+        if optimize is None and not passes and not (jit or numba):
+            optimize = False  # the functional graph itself, as traced
     jit = jit or numba
     if numba:
         from executor.numba_loop import require_numba  # noqa: PLC0415
@@ -288,10 +298,11 @@ def _as_traced(target: Target, values: list):
 
 def _unoptimized(target: Target):
     """The function with the graph passes off (a fresh Function: the target's own may have
-    run, and so optimized its graph in place)."""
+    run, and so optimized its graph in place), built with the target's control flow."""
     import autograph  # noqa: PLC0415
 
-    return autograph.function(target.python_function, optimize=False)
+    return autograph.function(target.python_function, optimize=False,
+                              control_flow=getattr(target.function, "control_flow", None))
 
 
 def _optimized(target: Target, values: list, passes: Optional[str], jit: bool, numba: bool, table: bool = False):

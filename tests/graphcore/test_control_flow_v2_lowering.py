@@ -270,3 +270,17 @@ def test_samples_agree_under_v2_compiled_and_on_two_devices(options):
             got, printed = _run(f2, args)
             want, printed_py = _run(s.python_function, args)
             assert values_agree(got, want, s.tolerance) and printed == printed_py, name
+
+
+def test_cli_graph_v2_shows_the_functional_and_the_lowered_graph():
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    functional = CliRunner().invoke(app, ["graph", "collatz", "27", "--v2"])
+    assert functional.exit_code == 0, functional.output
+    assert "While(" in functional.output and "function while_body(" in functional.output
+    assert "NextIteration" not in functional.output
+    lowered = CliRunner().invoke(app, ["graph", "collatz", "27", "--v2", "--passes", "lower_functional"])
+    assert lowered.exit_code == 0, lowered.output
+    assert "NextIteration" in lowered.output and "While(" not in lowered.output
