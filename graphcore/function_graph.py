@@ -10,7 +10,10 @@ nest to any depth. Control inputs on ops of enclosing graphs are lifted onto the
 op (`control_captures`): everything a function reads is ready before it is called.
 
 Function graphs live in the library of their outermost graph (`Graph.library`), which
-nested ones share; If/While ops name them in their attributes.
+nested ones share; If/While ops name them in their attributes. The other way, a tensor of
+a branch read after its If (by later code or by the If's gradient) becomes a new output of
+the If (`lift_output`); one of a While's body is read by its gradient through accumulators
+(gradients/functional_grad.py, the `resolves` hook).
 """
 from __future__ import annotations
 

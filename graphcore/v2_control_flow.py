@@ -34,7 +34,6 @@ from .ops import math_ops
 from .ops._helpers import is_python_number
 from .ops.array_ops import cast, constant
 from .ops.functional_ops import if_op, while_op
-from .shapes import TensorShape
 
 _state = threading.local()
 ENV = "AUTOGRAPH_CONTROL_FLOW"
@@ -243,4 +242,4 @@ def iteration_count(while_op_) -> Tensor:
 
 _control_flow.V2 = sys.modules[__name__]  # gc.cond / gc.while_loop dispatch here when v2 is on
 
-__all__ = ["control_flow_v2", "control_flow_v2_enabled", "cond_v2", "while_loop_v2", "TensorShape"]
+__all__ = ["control_flow_v2", "control_flow_v2_enabled", "cond_v2", "iteration_count", "while_loop_v2"]

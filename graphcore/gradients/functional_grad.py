@@ -16,7 +16,6 @@ variables of the gradient loop.
 from __future__ import annotations
 
 from .. import dtypes as dt
-from ..errors import GraphError
 from ..function_graph import FuncGraph
 from ..graph import Operation, Tensor, get_default_graph
 from ..ops import list_ops, math_ops
