@@ -62,14 +62,6 @@ def copying_in_process() -> bool:
     return getattr(_copying, "on", False)
 
 
-def copy_graph(graph):
-    """A copy of `graph` through its graph file, Python calls included (in_process_copy)."""
-    from . import from_json  # noqa: PLC0415 (the package imports this module)
-
-    with in_process_copy():
-        return from_json(to_json(graph))
-
-
 def _refuse_python_calls(ops) -> None:
     """A graph file is data: a Python call (py_function, a staged str() or clock reading) has
     no text that a loader could run without running arbitrary code, so it is refused here."""
