@@ -175,6 +175,9 @@ def _holds_tensor(v, depth: int = 0) -> bool:
     return names is not None and any(_holds_tensor(getattr(v, n), depth + 1) for n in names)
 
 
+_OWN_PACKAGES = frozenset({"autograph", "graphcore", "executor"})
+
+
 def _objects_out(value, depth: int = 0):
     """The returned structure with each object that holds tensors (a dataclass, a plain
     object) replaced by an _ObjectOutput of its attributes."""
@@ -190,6 +193,8 @@ def _objects_out(value, depth: int = 0):
         return value if all(items[k] is value[k] for k in value) else items
     if isinstance(value, (str, bytes, int, float, complex, np.ndarray, np.generic, StagedList)) or value is None:
         return value
+    if type(value).__module__.partition(".")[0] in _OWN_PACKAGES:
+        return value  # (a TruthOnly, a FormattedString...: checked as they are)
     names = _attributes(value)
     if not names or not _holds_tensor(value):
         return value
