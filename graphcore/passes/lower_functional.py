@@ -202,9 +202,6 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
     return [m.get(id(t)) for t in fn.outputs]
 
 
-_V1 = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
-
-
 class _TopLevel:
     """A graph seen as a function of no inputs whose outputs are `outputs` (for `inline`)."""
 
@@ -221,7 +218,7 @@ def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
     copied first); with the fetches, targets and feeds in it. None when `graph` holds v1
     loops or variables (their copy needs the graph file's round trip: back edges, contexts)."""
     ops = graph.get_operations()
-    if graph.variables or any(op.type in _V1 or op.ctx is not None for op in ops):
+    if graph.variables or any(op.op_def.control_flow or op.ctx is not None for op in ops):
         return None
     new = Graph()
     op_map: dict = {}
