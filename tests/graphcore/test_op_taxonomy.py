@@ -262,3 +262,29 @@ def test_a_new_op_block_is_all_it_takes_numpy_functions_compiled_loops_and_the_c
     (loop,) = [op for op in ops if op.type == "CompiledLoop"]
     assert "Hypot" in repr(loop.attrs)  # a step of the compiled loop
     assert {"Sinh", "Cosh", "Arctan"} <= {op.type for op in ops}  # invariants: moved out of the loop
+
+
+def test_no_module_keeps_its_own_list_of_op_types():
+    """A literal set, list, tuple or dict naming five or more op types outside OpDef is a
+    copy of a fact that will drift from its op's block: ask OpDef instead. The one table
+    left, by its reason: the node kinds the executor special-cases (executor/node_kinds.py)."""
+    import ast  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    allowed = {"executor/node_kinds.py"}
+    found = []
+    for package in ("graphcore", "executor", "autograph", "cli"):
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+                    elts = node.elts
+                elif isinstance(node, ast.Dict):
+                    elts = [k for k in node.keys if k is not None]
+                else:
+                    continue
+                names = [e.value for e in elts if isinstance(e, ast.Constant) and e.value in OPS]
+                if len(names) >= 5 and rel not in allowed:
+                    found.append(f"{rel}:{node.lineno}: {names[:6]}")
+    assert found == []
