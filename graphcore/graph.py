@@ -84,6 +84,12 @@ class Tensor:
     def consumers(self) -> list["Operation"]:
         return list(self._consumers)
 
+    @property
+    def readers(self) -> list["Operation"]:
+        """The ops that read this tensor: the graph's own list, not a copy (`consumers()` is),
+        for passes that look at many; read it, never change it (the graph's rewrites do)."""
+        return self._consumers
+
     def __repr__(self) -> str:
         return f"<Tensor {self.name} {self.dtype}{self._shape}>"
 
@@ -151,6 +157,12 @@ class Operation:
     @property
     def control_outputs(self) -> list["Operation"]:
         return list(self._control_outputs)
+
+    @property
+    def waiters(self) -> list["Operation"]:
+        """The ops with a control input on this one: the graph's own list, not a copy
+        (`control_outputs` is); read it, never change it."""
+        return self._control_outputs
 
     def get_attr(self, name: str) -> Any:
         try:

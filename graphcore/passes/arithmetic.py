@@ -52,7 +52,7 @@ def _add_chain(op, state):
     out = op.outputs[0]
     if inner.type not in ("Add", "AddN") or inner.ctx is not op.ctx or inner.control_inputs:
         return None
-    if inner.device != op.device or len(x._consumers) != 1 or state.is_fetched(x):
+    if inner.device != op.device or len(x.readers) != 1 or state.is_fetched(x):
         return None
     terms = list(inner.inputs) + [c]
     if any(t.dtype != out.dtype for t in terms):
@@ -62,7 +62,7 @@ def _add_chain(op, state):
 
 def _single_use(t: Tensor, op, state) -> bool:
     p = t.op
-    return (p.ctx is op.ctx and not p.control_inputs and p.device == op.device and len(t._consumers) == 1
+    return (p.ctx is op.ctx and not p.control_inputs and p.device == op.device and len(t.readers) == 1
             and not state.is_fetched(t))
 
 
@@ -139,7 +139,7 @@ def run(graph: Graph, state: PassState) -> int:
         if op.control_inputs:
             continue
         for t in op.outputs:  # (a loop: a generator per op costs more than the test)
-            if t._consumers or state.is_fetched(t):
+            if t.readers or state.is_fetched(t):
                 break
         else:
             continue

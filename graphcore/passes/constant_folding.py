@@ -125,7 +125,7 @@ def _run(graph: Graph, state: PassState) -> int:
         ctx = op.ctx
         if ctx is not None and ctx.is_while:
             continue  # the loop-invariant pass moves it out first
-        used = [t for t in op.outputs if t._consumers or state.is_fetched(t)]
+        used = [t for t in op.outputs if t.readers or state.is_fetched(t)]
         if not used:
             continue
         if ctx is not None:

@@ -45,7 +45,7 @@ def _dead_region(switch: Operation, untaken, protected: set[Operation]):
         stack.extend(op.control_outputs)
     live_inputs = {}
     for m in merges.values():
-        if m.outputs[1]._consumers or m._control_outputs or any(id(c) in dead for c in m.control_inputs):
+        if m.outputs[1].readers or m.waiters or any(id(c) in dead for c in m.control_inputs):
             return None
         live = [t for t in m.inputs if id(t) not in dead_tensors]
         if len(live) != 1 or (m in protected and live[0].op.frame_name != m.frame_name):
@@ -89,7 +89,7 @@ def _fold_switch(graph: Graph, state: PassState, sw: Operation, erased: set[int]
 
 
 def _removable_identity(op: Operation) -> bool:
-    if op.type != "Identity" or op.control_inputs or op._control_outputs:
+    if op.type != "Identity" or op.control_inputs or op.waiters:
         return False
     if op.name.rpartition("/")[2].startswith(_PIVOT_NAMES):
         return False

@@ -192,10 +192,10 @@ def _usable(op, never: set, eligible: set) -> bool:
             never.add(op)  # (what makes an op eligible never changes)
             return False
         eligible.add(op)
-    if op._control_outputs:  # (the graph's own lists: read, not copied)
+    if op.waiters:  # (the graph's own lists: read, not copied)
         return True
     for t in op.outputs:
-        if t._consumers:
+        if t.readers:
             return True
     return False
 
@@ -225,7 +225,7 @@ def _merge(graph: Graph, state: PassState, op, first) -> bool:
     changed = False
     for old, new in zip(op.outputs, first.outputs):
         changed |= state.replace(old, new)
-    if op._control_outputs and first.ctx is op.ctx:
+    if op.waiters and first.ctx is op.ctx:
         for waiting in op.control_outputs:
             graph.remove_control_input(waiting, op)
             graph.add_control_input(waiting, first)
@@ -248,9 +248,9 @@ def _sweep(graph: Graph, state: PassState, keys: dict, never: set, eligible: set
         if not _quick_eligible(op):
             never.add(op)  # (what makes an op eligible never changes)
             continue
-        if not op._control_outputs:  # (the graph's own lists: read, not copied)
+        if not op.waiters:  # (the graph's own lists: read, not copied)
             for t in op.outputs:
-                if t._consumers:
+                if t.readers:
                     break
             else:
                 continue  # unused: pruning erases it
@@ -338,7 +338,7 @@ def _near(graph: Graph, state: PassState, keys: dict, never: set, eligible: set)
             continue
         mates = []  # the ops with its cheap key: readers of its first input that read what it reads
         first_input, n = ins[0], len(ins)
-        for m in dict.fromkeys(first_input._consumers):
+        for m in dict.fromkeys(first_input.readers):
             if m is not op and m.type == op.type and m.ctx is op.ctx:
                 mi = m.inputs
                 if len(mi) == n:

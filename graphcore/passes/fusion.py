@@ -56,10 +56,10 @@ def run(graph: Graph, state: PassState) -> int:
     for root in reversed(candidates):
         # (_may_root, written out: a fetched op may be a root, an anchor or an op something
         # waits for may not)
-        if root.type == "Const" or root in taken or root in anchors or root._control_outputs:
+        if root.type == "Const" or root in taken or root in anchors or root.waiters:
             continue
         out = root.outputs[0]
-        if not out._consumers and out not in fetched:
+        if not out.readers and out not in fetched:
             continue
         for t in root.inputs:  # (no free producer: a tree of one, found without growing it)
             if t.op in free:
@@ -97,11 +97,11 @@ def _grow(root: Operation, fetched: set, free: set[Operation]) -> list[Operation
             p = t.op
             if p in members or p not in free:
                 continue
-            if p.ctx is not ctx or p.device != device or p._control_outputs or t in fetched:
+            if p.ctx is not ctx or p.device != device or p.waiters or t in fetched:
                 continue
             if p.type != "Const" and p.control_inputs:
                 continue  # a constant's control input is its tie to the frame: the fused op keeps it
-            if all(map(members.__contains__, t._consumers)):
+            if all(map(members.__contains__, t.readers)):
                 if p.op_def.heavy:
                     if heavy is not None:
                         continue
@@ -197,7 +197,7 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
         steps.append((m.type, args, m.attrs, m.name, loc, m.outputs[0].dtype))
     steps = tuple(steps)
     out = root.outputs[0]
-    readers = list(dict.fromkeys(out._consumers))
+    readers = list(dict.fromkeys(out.readers))
     # its inputs are the members' own: nothing to capture, no pivot to add; it takes over the
     # root's output (what its shape rule gives), which its readers and the fetches then read
     op = graph._op_standing_in(root, fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},

@@ -102,9 +102,9 @@ def _top_level_merges(graph: Graph, state: PassState) -> list[Operation]:
 def run(graph: Graph, state: PassState) -> int:
     rewrites = 0
     for m in _top_level_merges(graph, state):
-        if len(m.inputs) != 2 or m.control_inputs or m._control_outputs:
+        if len(m.inputs) != 2 or m.control_inputs or m.waiters:
             continue
-        if m.outputs[1]._consumers or not (m.outputs[0]._consumers or state.is_fetched(m.outputs[0])):
+        if m.outputs[1].readers or not (m.outputs[0].readers or state.is_fetched(m.outputs[0])):
             continue
         a, b = m.inputs
         if a.op.type in ("NextIteration", "Enter") or b.op.type in ("NextIteration", "Enter"):

@@ -67,7 +67,7 @@ def run(graph: Graph, state: PassState) -> int:
             continue
         if not all(t.shape.is_fully_defined() for t in op.inputs):
             continue
-        if not any(t._consumers for t in op.outputs):
+        if not any(t.readers for t in op.outputs):
             continue
         if not _captures_intact(ctx, graph):
             continue
@@ -75,7 +75,7 @@ def run(graph: Graph, state: PassState) -> int:
         if pivot is None or position(pivot.op) > position(op):
             state.later(op)
             continue  # a pivot made now would stand before its Switch in the graph's order
-        touched = [u for t in op.outputs for u in t._consumers] + op._control_outputs  # (new lists)
+        touched = [u for t in op.outputs for u in t.readers] + op.waiters  # (new lists)
         try:
             graph.move_out_of_loop(op, erase=False)
         except GraphError:

@@ -252,10 +252,10 @@ def _worklist(state: PassState, since: int, retry) -> set:
         near = set()  # (spread, written out: it is asked of every touched op)
         for op in visit:
             for t in op.outputs:
-                if t._consumers:
-                    near.update(t._consumers)
-            if op._control_outputs:
-                near.update(op._control_outputs)
+                if t.readers:
+                    near.update(t.readers)
+            if op.waiters:
+                near.update(op.waiters)
         visit |= near
     visit.update(retry)
     return visit

@@ -312,8 +312,8 @@ def spread(op: Operation, visit: set[Operation]) -> None:
     """Add `op`, its readers and the ops waiting for it to `visit`."""
     visit.add(op)
     for t in op.outputs:
-        visit.update(t._consumers)  # (the graph's own lists: read, not copied)
-    visit.update(op._control_outputs)
+        visit.update(t.readers)  # (the graph's own lists: read, not copied)
+    visit.update(op.waiters)
 
 
 def anchor_ops(graph: Graph) -> list[Operation]:
@@ -341,10 +341,10 @@ def anchor_ops(graph: Graph) -> list[Operation]:
 def is_used(op: Operation) -> bool:
     """Something reads one of `op`'s outputs or waits for it (read from the graph's own
     lists, without copying them)."""
-    if op._control_outputs:
+    if op.waiters:
         return True
     for t in op.outputs:
-        if t._consumers:
+        if t.readers:
             return True
     return False
 
