@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import graphcore as gc
-from executor import Session
+from executor import Session, blas
 from graphcore.eager import Runtime
 from graphcore.errors import AutographError, GraphFileError
 from graphcore.registry import registered_ops
@@ -552,6 +552,7 @@ def install_audit_hook(seeds_: list[Seed]) -> None:
     if not _hook_installed:
         for seed in seeds_:
             gc.Graph.from_json(seed.text)
+        blas.threads()  # (threadpoolctl opens the BLAS library once, on first use)
         sys.addaudithook(_audit)
         _hook_installed = True
 
