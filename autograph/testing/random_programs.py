@@ -631,6 +631,8 @@ class _Generator:
             self.emit(indent + 1, self.return_stmt(scope, ctx) if r.random() < 0.75 else self.jump(scope, ctx))
             kind = r.choice([INT, INT, FLOAT])
             name = self.new_name(kind, _TEMP_NAMES)
+            if name in {v[0] for v in self.lambdas.values()}:  # (a closure's name: not a number)
+                name = self.loop_target(scope, ["br", "bq"], kind)
             cond = self.condition(scope)
             inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=ctx.staged or cond.tensor)
             self.emit(indent, f"if {cond.text}:")
