@@ -8,6 +8,7 @@ object (a str, list, dict) that only other PyFunctions, Print and the fetch look
 is stateful so that no pass folds, merges, moves or prunes a call: Python runs each call."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import weakref
@@ -16,10 +17,13 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..attr_schema import BOOL, DTYPE, INT, SHAPE, STR, AttrError, opt, tuple_of
+from ..eager import ordered_state_access
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
+from ..source_info import user_location
+from .array_ops import constant, zeros_like
 
 # A run-time Python object: no numpy storage, so every numeric op refuses it by its dtype.
 pyobject = dt.pyobject
@@ -97,11 +101,29 @@ def _kernel(*values, key, Tout, shapes, stateful=True, func=""):  # noqa: N803
     return call_entry(entry, values, Tout, shapes) if Tout else (entry.func(*values), ())[1]
 
 
+_copying = threading.local()
+
+
+@contextlib.contextmanager
+def in_process_copy():
+    """Inside, this thread writes and reads graph files as copies of a graph within this
+    process (Session's optimized copy, the partitioner's working copy): an op that calls
+    Python (PyFunction) goes through, naming a function that only this process holds."""
+    before = getattr(_copying, "on", False)
+    _copying.on = True
+    try:
+        yield
+    finally:
+        _copying.on = before
+
+
+def copying_in_process() -> bool:
+    return getattr(_copying, "on", False)
+
+
 def _function_key(v, where):
     """A graph file never names a Python call (it is data): only an in-process copy
     (graphcore.serialization.in_process_copy) reads a PyFunction back."""
-    from ..serialization.writer import copying_in_process  # noqa: PLC0415 (serialization imports the ops)
-
     if not copying_in_process():
         raise AttrError(where, "a PyFunction calls a Python function of the process that built the graph, and a "
                                "graph file is data: it cannot name one. Build the graph with its py_function in "
@@ -124,8 +146,6 @@ def _py_function_grad(op, *dys):
             f"{op.location()}: no gradient for py_function {name}: the graph cannot differentiate Python code. "
             f"Give one with py_function(..., grad=g), g(*inputs, *output_grads) -> one gradient per input, or "
             f"wrap its inputs in graphcore.stop_gradient")
-    from .array_ops import zeros_like  # noqa: PLC0415 (array_ops imports the registry, as we do)
-
     dys = [dy if dy is not None else zeros_like(y) for dy, y in zip(dys, op.outputs)]
     tins = [t.dtype for t in op.inputs]
     grads = py_function(entry.grad, [*op.inputs, *dys], tins, stateful=False,
@@ -159,9 +179,6 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
 
         y = gc.py_function(lambda v: np.sort(v), [x], gc.float64)
     """
-    from ..source_info import user_location  # noqa: PLC0415
-    from .array_ops import constant  # noqa: PLC0415
-
     loc = user_location()
     at = f"{loc.filename}:{loc.lineno}: " if loc is not None else ""
     if not callable(func):
@@ -194,8 +211,6 @@ def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None,
     inputs = [t if isinstance(t, Tensor) else constant(t) if _is_data(t) else _python_constant(t, g) for t in inputs]
     attrs = {"key": key, "func": fname[:200], "Tout": tuple(tout), "shapes": tuple(shapes), "stateful": bool(stateful)}
     if stateful:  # ordered with the other effects of a traced function (autograph's chain)
-        from ..eager import ordered_state_access  # noqa: PLC0415
-
         holder = []
         ordered_state_access(g, lambda: holder.append(g.create_op(py_function_op, inputs, attrs,
                                                                   name=name or "PyFunction")) or _AnyOp(holder[0]))

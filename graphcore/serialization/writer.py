@@ -2,14 +2,13 @@
 graphcore/serialization/__init__.py)."""
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 from typing import Any
 
 from ..errors import GraphError
 from ..frames import topological_order
 from ..library import reachable_functions
+from ..ops.py_function_ops import copying_in_process, in_process_copy  # noqa: F401 (in_process_copy: re-exported)
 from .attr_values import encode_attr
 from .document import FORMAT, VERSION
 
@@ -40,26 +39,6 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
         if functions:
             doc["functions"] = functions
     return json.dumps(doc, indent=indent, allow_nan=False) + "\n"
-
-
-_copying = threading.local()
-
-
-@contextlib.contextmanager
-def in_process_copy():
-    """Inside, this thread writes and reads graph files as copies of a graph within this
-    process (Session's optimized copy, the partitioner's working copy): an op that calls
-    Python (PyFunction) goes through, naming a function that only this process holds."""
-    before = getattr(_copying, "on", False)
-    _copying.on = True
-    try:
-        yield
-    finally:
-        _copying.on = before
-
-
-def copying_in_process() -> bool:
-    return getattr(_copying, "on", False)
 
 
 def _refuse_python_calls(ops) -> None:
