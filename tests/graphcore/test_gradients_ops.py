@@ -119,6 +119,10 @@ CASES = {
         x, _c([5, 4]), spec=(("slice", ("c", 1), ("c", 4), ("c", 2)), ("index", ("c", 1))))),
     "GatherGrad": ([("f", (3, 2))], lambda x: array_ops.gather_grad_op(x, _c([0, 2, 0]), _c([4, 2]), axis=0)),
     "SplitByShapes": ([("f", (5, 2))], lambda x: array_ops.split_by_shapes_op(x, _c([2, 2]), _c([3, 2]), axis=0)[1]),
+    # a Python call's gradient is the user's grad=, also called when the graph runs
+    "PyFunction": ([("f", (2, 3)), ("p", (3,))], lambda a, b: gc.py_function(
+        lambda u, v: u * np.sin(v), [a, b], gc.float64, shapes=[2, 3],
+        grad=lambda u, v, dy: (dy * np.sin(v), (dy * u * np.cos(v)).sum(axis=0)))),
 }
 
 # The five primitives are checked through cond and while_loop in test_gradients_control_flow.py;
