@@ -63,6 +63,11 @@ CASES = {
     "Cosh": ([("f", (4,))], gc.cosh),
     "Arctan": ([("f", (4,))], gc.arctan),
     "Hypot": ([("f", (2, 3)), ("f", (3,))], gc.hypot),
+    # Control Flow v2's functional ops: the gradient of an If is an If, of a While a While
+    "If": ([("f", (3,)), ("f", (3,))], lambda x, y: _v2(lambda: gc.cond(
+        gc.reduce_sum(x) > -100.0, lambda: x * y + gc.sin(y), lambda: gc.sin(x)))),
+    "While": ([("f", (3,)), ("p", (3,))], lambda x, y: _v2(lambda: gc.while_loop(
+        lambda i, v: i < 3, lambda i, v: (i + 1, gc.tanh(v * y) + x), [np.int64(0), x])[1])),
     "Fused": ([("f", (2, 3)), ("f", (3, 4)), ("f", (4,)), ("p", (2, 4))],  # a used twice, a constant, a comparison
                lambda a, b, c, d: _fused(gc.tanh(gc.matmul(a, b) + c) * gc.sqrt(d) / (1.5 + d * d)
                                          + gc.reduce_sum(a) * gc.where(d > 1.0, d, -d))),
@@ -130,6 +135,12 @@ CASES = {
 CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "ReadVariableOp"}
 # ... and a compiled loop's rule refuses (tests/autograph/test_compiled_loops.py)
 REFUSING = {"CompiledLoop"}
+
+
+def _v2(build):
+    """`build()` with conds and loops built as If and While ops."""
+    with gc.control_flow_v2():
+        return build()
 
 
 def test_every_op_has_a_gradient_or_a_reason():
