@@ -102,15 +102,44 @@ class RunStop:
             self.threads[tid] = self.threads.get(tid, 0) + 1
         _count(1)
         try:
-            return fn(*args)
+            try:
+                return fn(*args)
+            finally:
+                self._leave(tid)
         except KernelStopped:
             raise KernelStopped(self.reason, where) from None
-        finally:
-            with self.lock:
-                self.threads[tid] -= 1
-                if self.reason is not None and not self.threads[tid]:
-                    _set_async_exc(tid, None)  # one sent as the loop returned: not for what runs next
-            _count(-1)
+
+    def _leave(self, tid: int) -> None:
+        """The loop on thread `tid` is done: count it out, and let a KernelStopped sent as it
+        returned be raised and dropped here, not in what the thread runs next. The stop may
+        be raised anywhere in here (CPython raises it at a call): the counting is done once."""
+        counted = False
+        while True:
+            try:
+                if not counted:
+                    with self.lock:
+                        self.threads[tid] -= 1; counted = True  # noqa: E702 (nothing raises in between)
+                        sent = self.reason is not None and not self.threads[tid]
+                    if sent:
+                        _drain_stop()
+                    _count(-1)
+                return
+            except KernelStopped:
+                if counted:
+                    _count(-1)
+                    return
+
+
+def _drain_stop() -> None:
+    """Let a KernelStopped sent to this thread, and not raised yet, be raised here and
+    dropped. (PyThreadState_SetAsyncExc(id, NULL) would clear it but leaves the
+    interpreter's "async exception pending" flag set for good: every thread of the process
+    then took CPython's slow path at every instruction, tens of times slower.)"""
+    try:
+        for _ in range(8):  # (a backward jump: where CPython raises a pending exception)
+            pass
+    except KernelStopped:
+        pass
 
 
 def _count(d: int) -> None:
