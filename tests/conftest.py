@@ -1,6 +1,7 @@
 import importlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 
@@ -53,6 +54,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "needs_graphviz" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ctrl_c_raises_keyboard_interrupt():
+    """Ctrl-C raises KeyboardInterrupt, as in a terminal, also when the suite was started in
+    the background (`cmd &` in a script ignores SIGINT, and Python then installs no handler):
+    the run-contract tests send SIGINT and expect it."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)
