@@ -43,7 +43,6 @@ Check = Callable[[object, str], None]
 class Attr:
     check: Check
     required: bool = True
-    doc: str = ""
 
 
 def opt(check: Check) -> Attr:
