@@ -531,18 +531,24 @@ def _loop_cond(ctx: WhileContext, cond, packed, counter: Tensor | None, maximum_
         return g.create_op(cf.loop_cond_op, [p], name="LoopCond")
 
 
-def _next_values(ctx: WhileContext, out, structure, single: bool, merged: list) -> list:
-    """The body's result `out` as one tensor per loop variable (built in ctx), each as
-    seen in the body; an invariant gets an Identity, which waits for the pivot."""
+def body_outputs(name: str, out, structure, single: bool, n: int) -> list:
+    """A loop body's result `out` as its flat list of n values, one per loop variable (tuples
+    and lists may stand for each other; the leaves must match one to one)."""
     if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
         out = [out]
     out_flat = nest.flatten(out)
-    if len(out_flat) != len(merged):
-        # tuples and lists may stand for each other; the leaves must match one to one
+    if len(out_flat) != n:
         raise StagingError(
-            f"the body of {ctx.name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
-            f"the loop variables are {nest.structure_description(structure)} ({len(merged)} values); return "
+            f"the body of {name} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
+            f"the loop variables are {nest.structure_description(structure)} ({n} values); return "
             "one new value per loop variable")
+    return out_flat
+
+
+def _next_values(ctx: WhileContext, out, structure, single: bool, merged: list) -> list:
+    """The body's result `out` as one tensor per loop variable (built in ctx), each as
+    seen in the body; an invariant gets an Identity, which waits for the pivot."""
+    out_flat = body_outputs(ctx.name, out, structure, single, len(merged))
     new = []
     for v, like in zip(out_flat, merged):
         v = ctx.capture(_to_tensor_like(v, like))

@@ -26,7 +26,7 @@ import numpy as np
 from . import control_flow as _control_flow
 from . import dtypes as dt
 from . import nest
-from .control_flow import _is_passthrough, _RelaxShapes, _to_tensor_like
+from .control_flow import _is_passthrough, _RelaxShapes, _to_tensor_like, body_outputs
 from .errors import GraphError, StagingError
 from .function_graph import FuncGraph
 from .graph import Tensor, get_default_graph, graph_of
@@ -196,14 +196,7 @@ def _build_while(g, cond, body, structure, single, flat, shapes, relaxable, para
         b_args = _arguments(bfg, flat, shapes, names)
         with bfg.as_default():
             out = body(*nest.pack_sequence_as(structure, b_args[1:]))
-            if single or (len(structure) == 1 and not isinstance(out, (list, tuple))):
-                out = [out]
-            out_flat = nest.flatten(out)
-            if len(out_flat) != len(flat):
-                raise StagingError(
-                    f"the body of {base} returns {nest.structure_description(out)} ({len(out_flat)} values) but "
-                    f"the loop variables are {nest.structure_description(structure)} ({len(flat)} values); return "
-                    "one new value per loop variable")
+            out_flat = body_outputs(base, out, structure, single, len(flat))
             new = [_to_tensor_like(v, like) for v, like in zip(out_flat, b_args[1:])]
             bfg.set_outputs([math_ops.add(b_args[0], np.int64(1))] + new)
         for k, (v, a) in enumerate(zip(bfg.outputs[1:], b_args[1:])):

@@ -166,3 +166,14 @@ def test_a_rolled_back_trace_does_not_leave_a_shared_constant_behind():
         out = gc.while_loop(lambda i: i < n, lambda i: i + 7, [gc.constant(np.int64(0))])
         g.validate()
     assert Session(g).run(out, {n: 10}) == 14
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["v1", "v2"])
+def test_a_body_returning_the_wrong_number_of_values_is_refused(v2):
+    import contextlib
+
+    g = gc.Graph()
+    with g.as_default(), (gc.control_flow_v2() if v2 else contextlib.nullcontext()):
+        with pytest.raises(gc.StagingError, match=r"returns \(\., \., \.\) \(3 values\) but the loop variables are .*"
+                                                    r"\(2 values\); return one new value per loop variable"):
+            gc.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x, x), [np.int64(0), np.float64(1.0)])
