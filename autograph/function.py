@@ -28,7 +28,7 @@ import numpy as np
 
 import graphcore as gc
 from executor import Session
-from executor.session import jit_passes
+from executor.session import functional_mode, jit_passes
 from graphcore import passes, source_info
 from graphcore.ops.logging_ops import FormattedString
 from graphcore.ops.python_type_ops import as_type
@@ -313,7 +313,7 @@ class ConcreteFunction:
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
                  returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local", kinds=None, write_back=None):
+                 devices=None, engine: str = "local", kinds=None, write_back=None, functional: str | None = None):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -334,6 +334,7 @@ class ConcreteFunction:
         self._skip_passes = tuple(skip_passes)
         self._jit_compile = jit_compile
         self._devices, self._engine = devices, engine
+        self._functional = functional  # how If/While run (Session's functional=; None: the environment's)
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
         self._run_callable = None  # Session.make_callable of them, fed the inputs
         self.optimize_report: "passes.OptimizeReport | None" = None
@@ -361,6 +362,8 @@ class ConcreteFunction:
                 enabled = force or passes.optimization_enabled(self._optimize)
                 if (enabled or self._jit_compile) and fetches:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
+                    if functional_mode(self._functional) == "direct":
+                        skip.add("lower_functional")  # If/While run as ops: the other passes see them as ops
                     if passes_to_run is None and self._jit_compile:  # compiled loops: last, after fusion
                         passes_to_run = (passes.DEFAULT_PASSES if enabled else ()) + jit_passes(self._jit_compile)
                     self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,
@@ -394,7 +397,8 @@ class ConcreteFunction:
     def session(self) -> Session:
         with self._lock:
             if self._session is None:
-                self._session = Session(self.graph, devices=self._devices, engine=self._engine)
+                self._session = Session(self.graph, devices=self._devices, engine=self._engine,
+                                        functional=self._functional)
             return self._session
 
     def _run_flat(self, input_values: list, trace: list | None = None, arguments: dict | None = None):
@@ -410,7 +414,8 @@ class ConcreteFunction:
                     run = self._run_callable = self.session.make_callable(fetches, self.inputs)
                 values = run(*input_values)
             else:  # a traced run is on one thread, so the steps it records are reproducible
-                session = self.session if trace is None else Session(self.graph, num_threads=1)
+                session = self.session if trace is None else Session(self.graph, num_threads=1,
+                                                                     functional=self._functional)
                 values = session.run(fetches, feed_dict=dict(zip(self.inputs, input_values)), trace=trace)
         except gc.InvalidArgumentError as e:
             _raise_undefined_read(e)
@@ -512,11 +517,15 @@ class Function:
 
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
                  instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local", control_flow: str | None = None):
+                 devices=None, engine: str = "local", control_flow: str | None = None,
+                 functional: str | None = None):
         if control_flow not in (None, "v1", "v2"):
             raise ValueError(f"control_flow must be 'v1' or 'v2' (None: AUTOGRAPH_CONTROL_FLOW decides), got "
                              f"{control_flow!r}")
         self.control_flow = control_flow
+        if functional is not None:
+            functional_mode(functional)  # (checked now; None: AUTOGRAPH_FUNCTIONAL decides at each run)
+        self.functional = functional
         # `@function` over `@staticmethod` / `@classmethod`: keep the function, bind as they would
         self._method_kind = type(python_function) if isinstance(python_function, (staticmethod, classmethod)) else None
         if self._method_kind is not None:
@@ -578,7 +587,8 @@ class Function:
         if bound is None:
             bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
                              optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
-                             devices=self.devices, engine=self.engine, control_flow=self.control_flow)
+                             devices=self.devices, engine=self.engine, control_flow=self.control_flow,
+                             functional=self.functional)
             try:
                 (self._bound if own_dict else self._bound_elsewhere)[instance] = bound
             except TypeError:
@@ -751,7 +761,7 @@ class Function:
             for name, value in items:
                 for leaf in _flatten(value):
                     if _is_graph_input(leaf):
-                        tracker.add_array(k, name, placeholders[k])
+                        tracker.add_array(k, name, placeholders[k], isinstance(leaf, np.ndarray) and leaf.ndim == 0)
                         k += 1
                 tracker.add_containers(name, call_args[name])
             token0 = gc.constant(np.int32(0), name="effects")
@@ -803,7 +813,7 @@ class Function:
         concrete = ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
                                     optimize=self.optimize, skip_passes=self.skip_passes,
                                     jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
-                                    kinds=kinds, write_back=write_back)
+                                    kinds=kinds, write_back=write_back, functional=self.functional)
         concrete.guards = recorder.compile(self.__name__)
         concrete._check = concrete.guards.check if concrete.guards is not None else None
         return concrete
@@ -883,7 +893,7 @@ class Function:
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
              optimize: bool | None = None, skip_passes=(), jit_compile: bool = False, devices=None,
-             engine: str = "local", control_flow: str | None = None):
+             engine: str = "local", control_flow: str | None = None, functional: str | None = None):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
     control flow on tensors then fails as in graph mode).
@@ -900,10 +910,14 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     with `engine="ray"`, one Ray actor per device (executor/session.py says more).
     `control_flow="v2"` builds `if`/`while` on tensors as If/While ops over function graphs
     (Control Flow v2, graphcore/v2_control_flow.py), lowered before they run; "v1" the five
-    primitives; None (default): AUTOGRAPH_CONTROL_FLOW decides, v1 unless it says v2."""
+    primitives; None (default): AUTOGRAPH_CONTROL_FLOW decides, v1 unless it says v2.
+    `functional="direct"` runs those If/While ops as ops (executor/functional_direct.py)
+    instead of lowering them (None: AUTOGRAPH_FUNCTIONAL decides, "lower" unless it says
+    "direct")."""
     jit_passes(jit_compile)  # checks the value (and that numba is there for "numba")
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
-              jit_compile=jit_compile, devices=devices, engine=engine, control_flow=control_flow)
+              jit_compile=jit_compile, devices=devices, engine=engine, control_flow=control_flow,
+              functional=functional)
 
     def make(f):
         if isinstance(f, Function) and f._instance is None:  # function(@function f, jit_compile=True): these options

@@ -46,11 +46,12 @@ class _Root:
     """One argument array: its placeholder (by position among the graph inputs), its name,
     and its in-place changes: (old value, new value, line, the context the change was made in)."""
 
-    __slots__ = ("index", "name", "placeholder", "changes")
+    __slots__ = ("index", "name", "placeholder", "changes", "zero_d")
 
-    def __init__(self, index: int, name: str, placeholder):
+    def __init__(self, index: int, name: str, placeholder, zero_d: bool = False):
         self.index, self.name, self.placeholder = index, name, placeholder
         self.changes: list = []
+        self.zero_d = zero_d  # a 0-d np.ndarray: changed in place as an array, though its tensor is a scalar
 
 
 class Tracker:
@@ -63,8 +64,8 @@ class Tracker:
         self.roots: list = []
         self.containers: list = []  # (path, the trace's copy, its items as they came)
 
-    def add_array(self, index: int, name: str, placeholder) -> None:
-        root = _Root(index, name, placeholder)
+    def add_array(self, index: int, name: str, placeholder, zero_d: bool = False) -> None:
+        root = _Root(index, name, placeholder, zero_d)
         self.roots.append(root)
         self.values[id(placeholder)] = (placeholder, root)
 
@@ -328,6 +329,16 @@ def _inside(ctx, outer) -> bool:
     while ctx is not None and ctx is not outer:
         ctx = getattr(ctx, "outer", None)
     return ctx is outer
+
+
+def is_zero_d_array_argument(value) -> bool:
+    """Whether `value` (a scalar tensor) is the current value of a 0-d np.ndarray argument:
+    numpy changes such an array in place (`a += 1`, `a[()] = v`), a numpy scalar never."""
+    tracker = _tracker()
+    if tracker is None or not isinstance(value, gc.Tensor):
+        return False
+    root = tracker.root_of(value) or tracker.lineage(value, {})
+    return root is not None and root.zero_d
 
 
 def changed_in_place(current, result, what: str, line: int) -> "bool | None":

@@ -42,7 +42,8 @@ def augmented(current, value, op: str, name: str, param: bool, line: int, held_a
         refuse_if_aliased(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1))
     if not is_tensor(current) and not array_meets_tensor:
         return _INPLACE[op](current, value)  # Python's own semantics, in place where Python's are
-    if array_meets_tensor or current.shape.rank != 0:  # an array (0-d values are scalars, never changed in place)
+    # an array (0-d values are scalars, never changed in place, but for a 0-d array argument)
+    if array_meets_tensor or current.shape.rank != 0 or arguments.is_zero_d_array_argument(current):
         _refuse_if_shared(current, name, f"`{name} {op}= ...`", line, held_at, sys._getframe(1),
                           f"Write `{name} = {name} {op} ...` (a new array)", iterated_at)
         out = _in_place_result(current, value, op)
@@ -71,7 +72,7 @@ def setitem(container, key, value, op, name: str, param: bool, line: int, held_a
         else:
             container[key] = _INPLACE[op](container[key], value)
         return container
-    if is_tensor(container) and container.shape.rank == 0:
+    if is_tensor(container) and container.shape.rank == 0 and not arguments.is_zero_d_array_argument(container):
         raise TypeError(f"{location(line)}: '{name}' is a number (a numpy scalar), which does not support item "
                         f"assignment")
     _refuse_if_shared(container, name, f"`{name}[...] {op or ''}= ...`", line, held_at, sys._getframe(1), "",

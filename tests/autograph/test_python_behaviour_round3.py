@@ -423,6 +423,55 @@ def test_arguments_changed_in_place_in_branches_are_written_back(engine):
             same_exactly(plain_x, x)
 
 
+def zero_d_changed(a, x):
+    a += 1
+    a *= x
+    return a * 2
+
+
+def zero_d_item_set(a, x):
+    a[()] = x
+    return x
+
+
+def zero_d_changed_in_a_loop(a, n):
+    for i in range(n):
+        a += i
+    return n
+
+
+def zero_d_rebound_then_changed(a):
+    a = a * 2  # a numpy scalar now: the caller's array keeps its value
+    a += 1
+    return a
+
+
+def test_zero_d_array_arguments_changed_in_place_are_written_back(engine):
+    for fn, make in [(zero_d_changed, lambda: (np.array(1.5), np.float64(3.0))),
+                     (zero_d_item_set, lambda: (np.array(1.5), np.float64(3.0))),
+                     (zero_d_item_set, lambda: (np.array(1, dtype=np.int64), np.float64(3.7))),
+                     (zero_d_changed_in_a_loop, lambda: (np.array(1.5), np.int64(3))),
+                     (zero_d_rebound_then_changed, lambda: (np.array(1.5),))]:
+        f = function(fn, **engine)
+        for _ in range(2):  # the trace's call and a call of the traced graph
+            plain_args, args = make(), make()
+            same_exactly(fn(*plain_args), f(*args))
+            same_exactly(plain_args, args)
+
+
+def test_functions_with_an_input_signature_write_back(engine):
+    f = function(changed_in_branches, input_signature=[autograph.TensorSpec([None], np.float64),
+                                                       autograph.TensorSpec([], np.int64)], **engine)
+    for n in (3, -1):
+        plain_x, x = np.array([1.0, 2.0]), np.array([1.0, 2.0])
+        same_exactly(changed_in_branches(plain_x, np.int64(n)), f(x, np.int64(n)))
+        same_exactly(plain_x, x)
+    g = function(appends, input_signature=[], **engine)
+    plain_lst, lst = [1.0], [1.0]
+    same_exactly(appends(plain_lst, np.float64(2.0)), g(lst, np.float64(2.0)))
+    same_exactly(plain_lst, lst)
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
