@@ -58,7 +58,8 @@ class Session:
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
         by the frame executor like any graph) or "direct" (run as ops, no frames and no
         dead tokens, on the calling thread: executor/functional_direct.py; the graph is
-        run as traced, without optimizing, placing or compiling it).
+        run as traced, without optimizing, placing or compiling it). None (default): the
+        environment variable AUTOGRAPH_FUNCTIONAL decides, "lower" unless it says "direct".
 
     Example:
         Session(g).run([y, dx], feed_dict={x: 1.1})
@@ -66,7 +67,7 @@ class Session:
 
     def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
                  optimize: bool = False, skip_passes=(), jit_compile: bool = False, devices=None,
-                 engine: str = "local", functional: str = "lower"):
+                 engine: str = "local", functional: str | None = None):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -86,9 +87,7 @@ class Session:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
         self.engine_name = engine
-        if functional not in FUNCTIONAL_MODES:
-            raise ValueError(f"functional must be one of {', '.join(map(repr, FUNCTIONAL_MODES))}, got {functional!r}")
-        self.functional = functional
+        self.functional = functional_mode(functional)
         self._lowered: dict = {}  # (graph, version, fetch, target and feed names) -> lowered copy
         self._engine = None
         self._partitions: dict = {}  # (graph, fetch, target and feed names) -> (Partitioning, [DevicePart])
@@ -432,6 +431,17 @@ ENGINES = ("local", "ray")
 
 
 FUNCTIONAL_MODES = ("lower", "direct")  # how If/While run (Session's functional=)
+FUNCTIONAL_ENV = "AUTOGRAPH_FUNCTIONAL"
+
+
+def functional_mode(functional: str | None) -> str:
+    """`functional` checked, or when None what AUTOGRAPH_FUNCTIONAL says ("lower" unset)."""
+    where = "functional"
+    if functional is None:
+        functional, where = os.environ.get(FUNCTIONAL_ENV, "lower").strip().lower() or "lower", FUNCTIONAL_ENV
+    if functional not in FUNCTIONAL_MODES:
+        raise ValueError(f"{where} must be one of {', '.join(map(repr, FUNCTIONAL_MODES))}, got {functional!r}")
+    return functional
 
 
 def jit_passes(jit_compile) -> tuple[str, ...]:

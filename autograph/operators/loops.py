@@ -632,7 +632,10 @@ class _Loop:
             # body's effects come after the test's
             token = None
             if self.use_token:
-                with gc.get_default_graph().control_dependencies([t.op for t in test_token]):
+                # (under Control Flow v2 the test is a function of its own, which the While
+                # runs in full before each call of the body: nothing to wait for here)
+                here = gc.get_default_graph()
+                with here.control_dependencies([t.op for t in test_token if here.within(t.graph)]):
                     token = gc.identity(vals[token_at])
             with effects.chain_scope(token) as chain:
                 try:
