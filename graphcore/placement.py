@@ -12,23 +12,68 @@ carry, as TensorFlow's placer colocates them, whatever was asked for them:
 
 so an edge crosses devices only between ops of one frame and iteration, or into an
 Enter or out of an Exit, where graphcore/partition.py puts a _Send/_Recv pair.
+
+Device names are read by graphcore/device_names.py: an op's device may leave parts out
+(`cpu:1` goes to `/job:worker/task:1/cpu:1` if that is the one run device it matches).
 """
 from __future__ import annotations
 
+from .device_names import EXAMPLES, parse_device
 from .errors import GraphError
 from .frames import topological_order
+from .source_info import user_location
 
 
 def device_list(devices) -> list[str]:
-    """The run's devices as a list of distinct non-empty names, checked."""
+    """The run's devices as a list of distinct names, each naming one device (a type and an
+    index, e.g. 'cpu:0' or '/job:worker/task:1/cpu:0'), checked; an error names the user's
+    line that gave them."""
     if isinstance(devices, str):
         devices = [devices]
-    out = [str(d) for d in devices]
+    out = [d if isinstance(d, str) else str(d) for d in devices]
     if not out or any(not d for d in out):
-        raise GraphError(f"devices must be a non-empty list of device names, e.g. ['cpu:0', 'cpu:1'], got {devices!r}")
-    if len(set(out)) != len(out):
-        raise GraphError(f"devices names a device twice: {out}")
+        raise _bad_devices(f"devices must be a non-empty list of device names, e.g. ['cpu:0', 'cpu:1'], "
+                           f"got {devices!r}")
+    seen: dict = {}
+    for d in out:
+        try:
+            spec = parse_device(d)
+        except GraphError as e:
+            raise _bad_devices(f"devices={out}: {e}") from None
+        if not spec.complete:
+            raise _bad_devices(f"devices={out}: {d!r} names no single device (it needs a type and an index); "
+                               f"write e.g. {EXAMPLES}")
+        if spec in seen:
+            raise _bad_devices(f"devices names a device twice: {seen[spec]!r} and {d!r} in {out}")
+        seen[spec] = d
     return out
+
+
+def _bad_devices(message: str) -> GraphError:
+    where = user_location()
+    return GraphError(f"{message} (at {where})" if where is not None else message)
+
+
+def resolve_device(op, devices: list[str]) -> str:
+    """The run device of `devices` that `op.device` names: the same name, else the one
+    device its parts match (`cpu:1` -> `/task:0/cpu:1`). A malformed name, or one that
+    matches none or several, is refused, naming the op and the user's line."""
+    if op.device in devices:
+        return op.device
+    try:
+        spec = parse_device(op.device)
+    except GraphError as e:
+        raise GraphError(f"{op.describe()}: {e.args[0]}; change the gc.device(...) around it") from None
+    hits = [d for d in devices if spec.matches(parse_device(d))]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise GraphError(f"{op.describe()} is placed on device {op.device!r}, which matches several of this run's "
+                         f"devices ({', '.join(hits)}); name the task in the gc.device(...) around it, e.g. "
+                         f"{hits[0]!r}")
+    raise GraphError(f"{op.describe()} is placed on device {op.device!r}, which this run does not have "
+                     f"(its devices: {', '.join(devices)}); pass that device in devices=[...] or change "
+                     f"the gc.device(...) around it")
 
 
 def place(ops, devices, default: str | None = None) -> dict[int, str]:
@@ -39,16 +84,18 @@ def place(ops, devices, default: str | None = None) -> dict[int, str]:
     default = devices[0] if default is None else default
     if default not in devices:
         raise GraphError(f"the default device {default!r} is not among the run's devices {devices}")
-    known = set(devices)
     ops = list(ops)
     member = {id(op) for op in ops}
     asked: dict[int, str] = {}
+    resolved: dict[str, str] = {}  # (one look per distinct name)
     for op in ops:
-        if op.device and op.device not in known:
-            raise GraphError(f"{op.describe()} is placed on device {op.device!r}, which this run does not have "
-                             f"(its devices: {', '.join(devices)}); pass that device in devices=[...] or change "
-                             f"the gc.device(...) around it")
-        asked[id(op)] = op.device or default
+        if not op.device:
+            asked[id(op)] = default
+            continue
+        d = resolved.get(op.device)
+        if d is None:
+            d = resolved[op.device] = resolve_device(op, devices)
+        asked[id(op)] = d
     where = dict(asked)
     for op in topological_order(ops):
         if op.type in ("Switch", "Exit") and op.inputs and id(op.inputs[0].op) in member:
