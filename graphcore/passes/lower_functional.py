@@ -17,8 +17,8 @@ from ..control_flow import cond as _cond
 from ..control_flow import group as _group
 from ..control_flow import while_loop as _while_loop
 from ..graph import Graph, Operation, Tensor
-from ..library import INLINE_HOOKS, function_attrs
-from ..ops.array_ops import constant
+from ..library import INLINE_HOOKS, called_functions, function_attrs
+from ..ops.array_ops import constant, identity
 from ..v2_control_flow import control_flow_v2
 
 
@@ -144,9 +144,17 @@ def _counter_unread(op: Operation, cond_fn, body_fn) -> bool:
             and all(t is body_fn.inputs[0] or t.op.type == "Const" for t in nxt.op.inputs))
 
 
+def _has_effects(op: Operation) -> bool:
+    """`op` is stateful, or calls a function (at any depth) with a stateful op."""
+    if op.op_def.stateful:
+        return True
+    names = called_functions(op)
+    return any(_has_effects(f) for name in names for f in op.graph.get_function(name).get_operations())
+
+
 def _live_ops(fn, wanted) -> set[int]:
     """Ids of the ops of `fn` that its `wanted` outputs or its effects need."""
-    stack = [fn.outputs[k].op for k in wanted] + [op for op in fn.get_operations() if op.op_def.stateful]
+    stack = [fn.outputs[k].op for k in wanted] + [op for op in fn.get_operations() if _has_effects(op)]
     live: set[int] = set()
     while stack:
         op = stack.pop()
@@ -168,6 +176,7 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
     ops: dict[int, Operation] = {id(p.op): a.op for p, a in zip(fn.inputs, args)}
     inputs_ops = {id(p.op) for p in fn.inputs}
     live = _live_ops(fn, wanted) if wanted is not None else None
+    lowered: dict[int, list] = {}  # id(If/While of fn) -> its outputs' copies (None: an input passed through)
     for fop in fn.get_operations():
         if id(fop) in inputs_ops or (live is not None and id(fop) not in live):
             continue
@@ -184,6 +193,8 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
             if fop._control_outputs:
                 stand_in = _group(*_made(new, ins), name=fop.name + "_done")
             ops[id(fop)] = stand_in
+            given = {id(t) for t in ins}
+            lowered[id(fop)] = [None if t is None or id(t) in given else t for t in new]
         elif fop.type == "Const" and not controls:
             new = [constant(fop.attrs["value"], dtype=fop.attrs["dtype"])]  # hoisted out of loops, as v1 does
             ops[id(fop)] = new[0].op
@@ -197,9 +208,43 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
                 hook(fop, made)
         for t, v in zip(fop.outputs, new):
             m[id(t)] = v
+    if not isinstance(fn, _TopLevel):
+        _outputs_wait_for_loose_effects(g, fn, m, ops, lowered, wanted)
     if op_map is not None:
         op_map.update(ops)
     return [m.get(id(t)) for t in fn.outputs]
+
+
+def _outputs_wait_for_loose_effects(g: Graph, fn, m: dict, ops: dict, lowered: dict, wanted) -> None:
+    """A function's effects run each time it is called (direct execution runs them so): an
+    effect that no output of `fn` needs (a print in a while loop's test, or in a cond there:
+    the cond function returns only the predicate) becomes a control input of the outputs'
+    copies, which the lowered loop or cond reads; else nothing would run it."""
+    outs = [fn.outputs[k] for k in (range(len(fn.outputs)) if wanted is None else wanted)]
+    needed: set[int] = set()
+    read = {id(t) for t in outs}
+    stack = [t.op for t in outs]
+    while stack:
+        op = stack.pop()
+        if id(op) not in needed:
+            needed.add(id(op))
+            read.update(id(t) for t in op.inputs)
+            stack.extend(t.op for t in op.inputs)
+            stack.extend(op.control_inputs)
+    loose = []
+    for op in fn.get_operations():
+        if not _has_effects(op):
+            continue
+        if id(op) in lowered:  # an If/While: its outputs that nothing reads (a cond's token) are waited for
+            loose.extend(c.op for t, c in zip(op.outputs, lowered[id(op)]) if c is not None and id(t) not in read)
+        elif id(op) not in needed and ops.get(id(op)) is not None:
+            loose.append(ops[id(op)])
+    if not loose:
+        return
+    with g.control_dependencies(loose):
+        for t in outs:
+            if m.get(id(t)) is not None:
+                m[id(t)] = identity(m[id(t)])
 
 
 class _TopLevel:
