@@ -112,14 +112,14 @@ class Session:
         targets = [e for e in elems if isinstance(e, Operation)]
         feed_tensors, feed_values = self._check_feeds(feed_dict or {})
         graph = self.graph
-        if self.functional == "direct" and graph._library:
+        if self.functional == "direct" and graph.library:
             out = self._run_direct(graph, fetch_tensors, targets, feed_tensors, feed_values)
             it = iter(out)
             out = [None if isinstance(e, Operation) else next(it) for e in elems]
             return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
         if self.optimize:
             graph, fetch_tensors, targets, feed_tensors = self._optimized_copy(fetch_tensors, targets, feed_tensors)
-        if graph._library:  # If/While ops (Control Flow v2), unless the optimizer lowered them
+        if graph.library:  # If/While ops (Control Flow v2), unless the optimizer lowered them
             graph, fetch_tensors, targets, feed_tensors = self._lowered_copy(graph, fetch_tensors, targets,
                                                                              feed_tensors)
         if self.devices is not None:
@@ -294,7 +294,7 @@ class Session:
             self.last_messages = self._engine.last_messages
             return values
         except ExecutionError as e:  # name the op of the graph that was run, not of its partitioned copy
-            if e.op is not None and e.op.graph is not graph and e.op.name in graph._by_name:
+            if e.op is not None and e.op.graph is not graph and e.op.name in graph.ops_by_name:
                 e.op = graph.get_operation_by_name(e.op.name)
             raise
 
@@ -339,7 +339,7 @@ class RunCallable:
         self.session = session
         self.fetches = fetches
         self.feed_list = list(feed_list)
-        self._through_run = session.optimize or session.devices is not None or bool(session.graph._library)
+        self._through_run = session.optimize or session.devices is not None or bool(session.graph.library)
         self._version = None
         self._prepare()
 

@@ -428,7 +428,7 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
         dot.edge(node_of[t.op.name], f"result_{i}", label=str(t.value_index) if t.value_index else None,
                  penwidth="2")
 
-    if graph._library:  # Control Flow v2: the functions If/While ops call, as clusters beside them
+    if graph.library:  # Control Flow v2: the functions If/While ops call, as clusters beside them
         _add_functions(dot, graph, [op for op in ops if node_of[op.name] == op.name], depth, 0)
 
     used = {op.type for op in ops}

@@ -33,10 +33,9 @@ class FuncGraph(Graph):
     enclosing graph that ops inside waited for)."""
 
     def __init__(self, name: str, outer_graph: Graph):
-        super().__init__()
+        super().__init__(library_of=outer_graph)  # one library for a graph and all its functions
         self.name = name
         self.outer_graph = outer_graph
-        self._library = outer_graph._library  # one library for a graph and all its functions
         self.inputs: list[Tensor] = []
         self.outputs: list[Tensor] = []
         self.captures: list[tuple[Tensor, Tensor]] = []
@@ -175,6 +174,6 @@ def lift_output(t: Tensor, into) -> Tensor:
                               else [], dtype=t.dtype)
             fn.outputs.append(t)
             other.outputs.append(z)
-            op.graph._add_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
+            op.graph.append_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))
             hit = fn.lifted[id(t)] = op.outputs[-1]
         t = hit

@@ -25,6 +25,7 @@ import itertools
 import operator
 import re
 import threading
+from types import MappingProxyType
 from bisect import bisect_left
 from typing import Any, Callable, Iterable, Sequence
 
@@ -158,6 +159,14 @@ class Operation:
     def control_outputs(self) -> list["Operation"]:
         return list(self._control_outputs)
 
+    # (properties with a C getter: passes read these for every op they sort or compare)
+    order = property(operator.attrgetter("_order"), doc="""A number that grows along the graph's order:
+        `a.order < b.order` when a stands before b. The graph sets it anew when an insertion leaves
+        no room between two neighbours (`Graph.renumbered` counts those times), so compare numbers
+        read since the last renumbering.""")
+    serial = property(operator.attrgetter("_id"), doc="""The op's creation number in its graph, never
+        reused: ops made after `mark = graph.checkpoint()` have `serial >= mark`.""")
+
     @property
     def waiters(self) -> list["Operation"]:
         """The ops with a control input on this one: the graph's own list, not a copy
@@ -260,10 +269,13 @@ class Graph:
     outer_graph = None  # a FuncGraph's enclosing graph (None: a top-level graph)
     _lift_controls = None  # FuncGraph: turns control inputs from enclosing graphs into captures
 
-    def __init__(self):
-        self._library: dict = {}  # function name -> FuncGraph
+    def __init__(self, *, library_of: "Graph | None" = None):
+        """`library_of`: the graph whose function library this one shares (a function graph
+        shares its outermost graph's)."""
+        self._library: dict = {} if library_of is None else library_of._library  # name -> FuncGraph
         self._ops: list[Operation] = []
         self._by_name: dict[str, Operation] = {}
+        self._by_name_view = MappingProxyType(self._by_name)
         self._used_names: dict[str, int] = {}
         self._scope = ""
         self._control_deps: list[list[Operation]] = []
@@ -323,6 +335,16 @@ class Graph:
                 self._scope = self.unique_name(name) + "/"
         try:
             yield self._scope
+        finally:
+            self._scope = old
+
+    @contextlib.contextmanager
+    def without_name_scope(self):
+        """Ops created inside are named at the top level, with no scope prefix (a pass that
+        gives each op it builds a scope of its own)."""
+        old, self._scope = self._scope, ""
+        try:
+            yield
         finally:
             self._scope = old
 
@@ -401,12 +423,28 @@ class Graph:
     def control_flow_context(self):
         return self._ctx
 
+    @property
+    def current_device(self) -> str:
+        """The device ops created now are placed on (set by `device` blocks; "" for the default)."""
+        return self._device
+
+    @property
+    def current_name_scope(self) -> str:
+        """The prefix of the names of ops created now ("layer/", "" at the top)."""
+        return self._scope
+
     def add_removal_hook(self, hook: Callable[[set], None]) -> None:
         """Call `hook(set of the removed ops)` whenever ops leave the graph (`rollback`,
         `erase_op`): a control-flow context drops what it cached of them. (The ops themselves,
         which hash by identity: a hook asks about each op it caches, and id() would be a
         call per op.)"""
         self._removal_hooks.append(hook)
+
+    def as_tensor(self, value, dtype=None) -> Tensor:
+        """`value` as a tensor of this graph: a tensor of it as it is; a tensor of a function
+        it calls lifted out as an extra output of the call; a Variable read; a Python or numpy
+        value a constant (of `dtype` if given)."""
+        return self._as_graph_tensor(value, dtype)
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
         if isinstance(value, Tensor):
@@ -693,16 +731,18 @@ class Graph:
         return removed
 
     def erase_ops(self, ops: Iterable[Operation], *, stand_ins: Sequence = (),
-                  _checked: bool = False) -> list[Operation]:
+                  check_users: bool = True) -> list[Operation]:
         """Remove several ops at once (dead code elimination): every op that reads one of
         their outputs or waits for one of them must be among them. One pass over the
         graph, however many ops go. Returns the removed ops in graph order.
 
-        `stand_ins`: pairs (an op erased here, the op `_op_standing_in` made for it), which
-        takes its place in the graph's order (as if inserted right before it). `_checked`: the
-        caller (a pass) knows the ops are of this graph and that all their users are among
-        them, so they are not asked again."""
-        if _checked:
+        `stand_ins`: pairs (an op erased here, the op `create_stand_in` made for it), which
+        takes its place in the graph's order (as if inserted right before it).
+        `check_users=False`: the caller (a pass) knows the ops are of this graph and that all
+        their readers and waiters are among them (it erases whole trees it has just replaced),
+        so neither is asked again; a wrong claim leaves dangling readers, so only a pass that
+        has just rewired them says so."""
+        if not check_users:
             doomed = dict.fromkeys(ops)  # (ops by identity, as they hash)
         else:
             doomed = {}
@@ -741,7 +781,8 @@ class Graph:
         self._remove(removed, kept=list(filter(None, map(table.get, all_ops, all_ops))))
         return removed
 
-    def _op_before(self, anchor: Operation, op_def, attrs: dict, name: str, output_specs: list) -> Operation:
+    def create_op_without_inputs_before(self, anchor: Operation, op_def, attrs: dict, name: str,
+                                        output_specs: list) -> Operation:
         """The op without inputs `create_op(op_def, (), attrs, name=name, output_specs=output_specs)`
         makes inside `inserting_before(anchor)`, made without the insertion's setting and
         restoring of the graph's state when `anchor` is at the top level (no context to capture
@@ -761,10 +802,10 @@ class Graph:
             self.version += 1
             return op
 
-    def _op_standing_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
+    def create_stand_in(self, like: Operation, op_def, inputs: list, attrs: dict, name: str,
                         control_inputs: list) -> Operation:
         """The op `create_op(op_def, inputs, attrs, name=name, control_inputs=control_inputs,
-        output_specs=<like's>, capture=False)` makes inside `_inserting(like, like, _SAME)`, for a
+        output_specs=<like's>, capture=False)` makes inside `inserting_before(like)`, for a
         pass that knows its inputs are tensors of this graph and its control inputs distinct ops
         of it, and that then has every reader of `like` read it instead (replace_all_uses_with,
         output by output). The new op takes over `like`'s output tensors themselves (`like` is
@@ -941,10 +982,11 @@ class Graph:
 
     # -- the function library ---------------------------------------------
     @property
-    def library(self) -> dict:
+    def library(self) -> MappingProxyType:
         """Function name -> FuncGraph, for every function this graph's ops (or its
-        functions' ops) may call (a copy)."""
-        return dict(self._library)
+        functions' ops) may call: a read-only view that follows the library (`add_function`
+        changes it)."""
+        return MappingProxyType(self._library)
 
     def add_function(self, fn) -> str:
         """Put the function graph `fn` in the library under a name made unique there
@@ -959,14 +1001,19 @@ class Graph:
         self.version += 1
         return name
 
-    def _add_input(self, op: Operation, t: Tensor) -> None:
+    def clear_library(self) -> None:
+        """Drop every function of the library (a pass inlined every call of them)."""
+        self._library.clear()
+        self.version += 1
+
+    def append_input(self, op: Operation, t: Tensor) -> None:
         """Give `op` one more input (a While gaining an accumulator loop variable)."""
-        self._check_op(op, "_add_input")
+        self._check_op(op, "append_input")
         op.inputs = op.inputs + (t,)
         t._consumers.append(op)
         self.version += 1
 
-    def _add_output(self, op: Operation, dtype, shape) -> Tensor:
+    def append_output(self, op: Operation, dtype, shape) -> Tensor:
         """Give `op` one more output (an If whose branches gained one: Control Flow v2 adds
         the intermediates that code after it or its gradient reads). Tensors already
         taken from op stay valid; plans keyed on `version` are made anew."""
@@ -995,6 +1042,23 @@ class Graph:
     # -- looking up ------------------------------------------------------
     def get_operations(self) -> list[Operation]:
         return list(self._ops)
+
+    def iter_operations(self):
+        """The ops in the graph's order, without a copy of the list (`operations` is one):
+        for a pass that reads them all and changes the graph only after the loop."""
+        return iter(self._ops)
+
+    @property
+    def ops_by_name(self) -> MappingProxyType:
+        """Name -> op of every op in the graph, in creation order: a read-only view that
+        follows the graph (`ops_by_name.get(op.name) is op` asks whether op is still in it,
+        as `op in graph` does, without a call)."""
+        return self._by_name_view
+
+    @property
+    def renumbered(self) -> int:
+        """How many times ops' `order` numbers were set anew (see Operation.order)."""
+        return self._renumbered
 
     @property
     def operations(self) -> list[Operation]:

@@ -78,7 +78,7 @@ def library_problems(graph, find_problems) -> list[str]:
                     continue
                 if state.get(name) == 2:
                     continue
-                fn = graph._library.get(name)
+                fn = graph.library.get(name)
                 if fn is None:
                     problems.append(f"{op.describe()}: calls {name!r}, which is not in the graph's library")
                     continue

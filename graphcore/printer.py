@@ -122,7 +122,7 @@ def format_graph(graph) -> str:
     if not ops:
         return "# empty graph\n"
     text = "\n".join(format_op(op) for op in ops) + "\n"
-    if graph._library:  # the functions its If/While ops call (Control Flow v2)
+    if graph.library:  # the functions its If/While ops call (Control Flow v2)
         text += format_library(graph)
     return text
 

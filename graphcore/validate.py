@@ -41,7 +41,7 @@ def find_problems(graph) -> list[str]:
     if problems:
         return problems  # the frame checks read attrs and inputs that must fit each op first
     _check_frames(ops, problems)
-    if not problems and graph._library and graph.outer_graph is None:
+    if not problems and graph.library and graph.outer_graph is None:
         problems += library_problems(graph, find_problems)
     return problems
 
@@ -66,7 +66,7 @@ def _check_membership(graph, ops, problems) -> None:
             problems.append(f"{op.describe()}: the name {op.name!r} is used by two ops; give each op its own name "
                             "(Graph.create_op makes names unique)")
         seen[op.name] = op
-        if graph._by_name.get(op.name) is not op:
+        if graph.ops_by_name.get(op.name) is not op:
             problems.append(f"{op.describe()}: is not registered under its name in the graph; create ops only "
                             "with Graph.create_op")
         for k, t in enumerate(op.outputs):

@@ -134,10 +134,10 @@ class Tracker:
         g = self.graph
         memo: dict = {}
         for root in self.roots:
-            changes = [c for c in root.changes if g._by_name.get(c[1].op.name) is c[1].op]  # (not rolled back)
+            changes = [c for c in root.changes if c[1].op in g]  # (not rolled back)
             final, reached = self._final(root, changes, memo)
             for old, new, line, ctx in changes:
-                late = [op for op in old.consumers() if op._id > new.op._id and _inside(op.ctx, ctx)]
+                late = [op for op in old.consumers() if op.serial > new.op.serial and _inside(op.ctx, ctx)]
                 if not late and id(new) not in reached:
                     if ctx is None:
                         late = [new.op]  # (a helper's change another change of the old value replaced)
@@ -186,7 +186,7 @@ class Tracker:
             for op in t.consumers():
                 todo.extend(op.outputs)
         top = [t for t in values if t.op.ctx is None and t.op.type not in ("Switch", "Enter", "NextIteration")]
-        final = max(top, key=lambda t: t.op._id)
+        final = max(top, key=lambda t: t.op.serial)
         # the values an end value grew from: a change must be one of them
         reached, todo = set(), [final]
         while todo:

@@ -81,7 +81,7 @@ def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
         if original is None:
             original = base(w["message"])
         original.formatted = w["formatted"]
-    op = graph._by_name.get(w["op"]) if w["op"] else None
+    op = graph.ops_by_name.get(w["op"]) if w["op"] else None
     return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"], original=original)
 
 

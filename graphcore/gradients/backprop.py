@@ -270,7 +270,7 @@ def _run_rule(op, outs, mask, taken, gate: bool) -> list:
     inputs need one (`mask`); inputs whose gradient was `taken` as Factors get None."""
     set_needed(op, mask)
     try:
-        with op.graph.device(op.device or op.graph._device):  # a gradient is computed where its op was
+        with op.graph.device(op.device or op.graph.current_device):  # a gradient is computed where its op was
             in_grads = op.op_def.grad_fn(op, *outs)
     finally:
         set_needed(None, None)

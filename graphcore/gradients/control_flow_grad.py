@@ -196,7 +196,7 @@ def accumulate(w: WhileContext, t: Tensor) -> Tensor:
     if hit is not None and hit[0] is t:
         return hit[1]
     g = w.graph
-    with g.control_dependencies(None), g.device(t.op.device or g._device):  # on the device of the value it keeps
+    with g.control_dependencies(None), g.device(t.op.device or g.current_device):  # on the device of the value it keeps
         with g.in_control_flow_context(w):
             v = _always_live(w, t)
         with g.in_control_flow_context(w.outer):

@@ -86,7 +86,7 @@ def _if_grad(op: Operation, *dys):
 
 def _in(g, t: Tensor) -> Tensor:
     """`t` as a tensor of `g` (captured, or lifted out of an If, when it is of another graph)."""
-    return t if t.graph is g else g.capture(t) if isinstance(g, FuncGraph) else g._as_graph_tensor(t)
+    return t if t.graph is g else g.capture(t) if isinstance(g, FuncGraph) else g.as_tensor(t)
 
 
 class _Accumulators:
@@ -119,8 +119,8 @@ class _Accumulators:
         acc = body_fn.add_argument(dt.variant, [], "acc")
         with body_fn.as_default():
             body_fn.outputs.append(list_ops.tensor_list_push_back(acc, t, element_dtype=t.dtype))
-        fg._add_input(op, init)
-        final = fg._add_output(op, dt.variant, [])
+        fg.append_input(op, init)
+        final = fg.append_output(op, dt.variant, [])
         # the gradient loop pops it
         lst = self.gb.add_argument(dt.variant, [], "acc")
         with self.gb.as_default():

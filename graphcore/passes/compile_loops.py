@@ -33,7 +33,7 @@ def run(graph: Graph, state: PassState) -> int:
         ops = graph.get_operations()
         contexts = {id(o.ctx): o.ctx for o in ops if o.ctx is not None}
         now = 0
-        for loop in list(graph._while_contexts.values()):
+        for loop in list(graph.while_contexts.values()):
             inner = [c for c in contexts.values() if c is not loop and loop.contains(c)]
             if any(c.is_while for c in inner):
                 continue  # a loop inside: taken once that one is compiled

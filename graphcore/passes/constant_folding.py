@@ -94,8 +94,8 @@ def _constant(graph: Graph, op, arr: np.ndarray, dtype):
     same Const op, built without the public builder's conversions and shape rule."""
     if arr.ndim == 0:
         arr = arr[()]  # a numpy scalar, as `constant` makes it
-    return graph._op_before(op, const_op, {"value": arr, "dtype": dtype}, "Const",
-                            [(dtype, TensorShape(arr.shape))]).outputs[0]
+    return graph.create_op_without_inputs_before(op, const_op, {"value": arr, "dtype": dtype}, "Const",
+                                                 [(dtype, TensorShape(arr.shape))]).outputs[0]
 
 
 def run(graph: Graph, state: PassState) -> int:

@@ -110,9 +110,9 @@ def _key(op):
     outs = op.outputs
     if len(outs) == 1:
         t = outs[0]
-        outs = ((t.dtype.name, t._shape.dims),)
+        outs = ((t.dtype.name, t.shape.dims),)
     else:
-        outs = tuple([(t.dtype.name, t._shape.dims) for t in outs])
+        outs = tuple([(t.dtype.name, t.shape.dims) for t in outs])
     return (attrs, controls, op.device, outs)
 
 
@@ -327,7 +327,7 @@ def _near(graph: Graph, state: PassState, keys: dict, never: set, eligible: set)
             first = table.get(full)
             if first is not None and first is not op and first in graph and _usable(first, never, eligible) \
                     and _entry(first, keys)[4] == full:
-                if first._order < op._order:
+                if first.order < op.order:
                     if _merge(graph, state, op, first):
                         rewrites += 1
                     continue
@@ -349,8 +349,8 @@ def _near(graph: Graph, state: PassState, keys: dict, never: set, eligible: set)
                         mates.append(m)
         if not mates:
             continue
-        order = op._order
-        ahead = [m for m in mates if m._order > order and m not in visit]
+        order = op.order
+        ahead = [m for m in mates if m.order > order and m not in visit]
         if ahead:  # they may merge into this op now
             visit.update(ahead)
             state._push(ahead)
@@ -361,7 +361,7 @@ def _near(graph: Graph, state: PassState, keys: dict, never: set, eligible: set)
             continue  # attributes that cannot be compared: never merged
         first = None
         for m in mates:
-            if m._order < order and (first is None or m._order < first._order) and m in graph \
+            if m.order < order and (first is None or m.order < first.order) and m in graph \
                     and _usable(m, never, eligible):
                 m_entry = _entry(m, keys)
                 if m_entry[3] != cheap:

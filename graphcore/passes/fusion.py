@@ -38,7 +38,7 @@ def run(graph: Graph, state: PassState) -> int:
     anchors = set(state.anchors)
     fetched = state._fetched
     candidates = []  # the fusible ops: one output, of numpy dtypes in and out
-    for op in graph._ops:  # (read, not copied: the loop ends before anything changes)
+    for op in graph.iter_operations():  # (the loop ends before anything changes)
         if op.op_def.fusible:
             outs = op.outputs
             if len(outs) != 1 or outs[0].dtype.np_dtype is None:
@@ -78,7 +78,7 @@ def run(graph: Graph, state: PassState) -> int:
             stand_ins.append((root, new))
     if replaced:
         # (each member's readers are members, and the roots' readers read their fused ops now)
-        graph.erase_ops(replaced, stand_ins=stand_ins, _checked=True)
+        graph.erase_ops(replaced, stand_ins=stand_ins, check_users=False)
     return len(stand_ins)
 
 
@@ -200,7 +200,7 @@ def _fuse(graph: Graph, state: PassState, root: Operation, members: list[Operati
     readers = list(dict.fromkeys(out.readers))
     # its inputs are the members' own: nothing to capture, no pivot to add; it takes over the
     # root's output (what its shape rule gives), which its readers and the fetches then read
-    op = graph._op_standing_in(root, fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
+    op = graph.create_stand_in(root, fused_op, inputs, {"steps": steps, "dtype": out.dtype, "shape": out.shape},
                                f"{root.name.rpartition('/')[2]}_fused", list(controls))
     if readers or state.is_fetched(out):
         state.touch(root, op, *readers)  # (what state.replace logs)

@@ -24,7 +24,7 @@ from ..v2_control_flow import control_flow_v2
 
 def run(graph: Graph, state) -> int:
     """The pass: lower every If/While of the graph (fetches follow the outputs)."""
-    if not graph._library:
+    if not graph.library:
         return 0
     return lower_functional(graph, state.replace, state.is_fetched)
 
@@ -37,8 +37,8 @@ def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
     todo = [op for op in graph.get_operations() if function_attrs(op.op_def)]
     with control_flow_v2(False):
         for op in todo:
-            with graph.inserting_before(op):
-                graph._scope = ""  # (the op's own scope is given to the v1 builder: _scope_of)
+            with graph.inserting_before(op), graph.without_name_scope():  # (the op's own scope is given
+                # to the v1 builder: _scope_of)
                 kept = {id(t) for t in op.outputs if is_fetched is not None and is_fetched(t)}
                 new = _lower(graph, op, list(op.inputs), kept, top=True)
             for old, t in zip(op.outputs, new):
@@ -54,11 +54,11 @@ def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
                         graph.add_control_input(w, stand_in)
             counter = op.inputs[0].op if op.type == "While" else None
             graph.erase_op(op)
-            if counter is not None and counter.type == "Const" and not counter.outputs[0]._consumers \
-                    and not counter._control_outputs:
+            if counter is not None and counter.type == "Const" and not counter.outputs[0].readers \
+                    and not counter.waiters:
                 graph.erase_op(counter)  # the iteration counter's start, when the loop was built without it
     if todo:
-        graph._library.clear()  # (every function was inlined; the FuncGraphs share this dict)
+        graph.clear_library()  # (every function was inlined)
     return len(todo)
 
 
@@ -135,12 +135,12 @@ def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str, kept:
 def _counter_unread(op: Operation, cond_fn, body_fn) -> bool:
     """Loop variable 0 (the counter) is only incremented: the cond does not read it, the
     body reads it only for its next value, and no one reads the While's output 0."""
-    if op.outputs[0]._consumers or cond_fn.inputs[0]._consumers:
+    if op.outputs[0].readers or cond_fn.inputs[0].readers:
         return False
     nxt = body_fn.outputs[0]
-    readers = body_fn.inputs[0]._consumers
-    return (len(readers) == 1 and readers[0] is nxt.op and not nxt._consumers
-            and not nxt.op.op_def.stateful and not nxt.op._control_outputs
+    readers = body_fn.inputs[0].readers
+    return (len(readers) == 1 and readers[0] is nxt.op and not nxt.readers
+            and not nxt.op.op_def.stateful and not nxt.op.waiters
             and all(t is body_fn.inputs[0] or t.op.type == "Const" for t in nxt.op.inputs))
 
 
@@ -186,11 +186,11 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
             with g.control_dependencies([c for c in controls if c is not None]):
                 new = _lower(g, fop, ins, returned)
             start = ins[0].op
-            if fop.type == "While" and start.type == "Const" and not start.outputs[0]._consumers \
-                    and not start._control_outputs and fop.inputs[0].op.type == "Const":
+            if fop.type == "While" and start.type == "Const" and not start.outputs[0].readers \
+                    and not start.waiters and fop.inputs[0].op.type == "Const":
                 g.erase_op(start)  # the counter's start, inlined for a loop lowered without it
             stand_in = None
-            if fop._control_outputs:
+            if fop.waiters:
                 stand_in = _group(*_made(new, ins), name=fop.name + "_done")
             ops[id(fop)] = stand_in
             given = {id(t) for t in ins}
@@ -199,7 +199,7 @@ def inline(g: Graph, fn, args: list[Tensor], wanted=None, op_map: dict | None = 
             new = [constant(fop.attrs["value"], dtype=fop.attrs["dtype"])]  # hoisted out of loops, as v1 does
             ops[id(fop)] = new[0].op
         else:
-            with g.device(fop.device or g._device):
+            with g.device(fop.device or g.current_device):
                 made = g.create_op(fop.op_def, ins, dict(fop.attrs), name=fop.name, control_inputs=controls,
                                    output_specs=[(t.dtype, t.shape) for t in fop.outputs], source=fop.source)
             new = made.outputs

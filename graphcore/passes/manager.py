@@ -145,7 +145,7 @@ def optimize(graph: Graph, fetches: Sequence, *, passes: Iterable[str] | None = 
     if unknown:
         raise GraphError(f"unknown graph pass(es) {', '.join(map(repr, unknown))}; known: {', '.join(PASSES)}")
     names = [n for n in names if n not in skip]
-    if not graph._library:  # no If/While to lower (a v1 graph): its report stays as it was
+    if not graph.library:  # no If/While to lower (a v1 graph): its report stays as it was
         names = [n for n in names if n != "lower_functional"]
     # the passes allocate little; a collection of the tracer's garbage in the middle of
     # them would cost more than all of them

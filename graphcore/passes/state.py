@@ -86,21 +86,21 @@ class PassState:
 
     def _walk_heap(self, visit, types, excluding):
         graph = self.graph
-        by_name = graph._by_name
+        by_name = graph.ops_by_name
         # (an op erased since it was touched is passed over when popped; its stale number may
-        # equal a live op's, which the unique _id then orders: ops are never compared)
-        heap = [(op._order, op._id, op) for op in visit if (op.type in types) is not excluding]
+        # equal a live op's, which the unique serial then orders: ops are never compared)
+        heap = [(op.order, op.serial, op) for op in visit if (op.type in types) is not excluding]
         heapify(heap)
         state = self._walking = [heap, types, excluding, graph.checkpoint(), float("-inf")]
-        renumbered, now = graph._renumbered, None
+        renumbered, now = graph.renumbered, None
         try:
             while heap:
-                if graph._renumbered != renumbered:  # every op numbered anew: so are the waiting ones
-                    renumbered = graph._renumbered
-                    heap[:] = [(op._order, op._id, op) for _, _, op in heap if by_name.get(op.name) is op]
+                if graph.renumbered != renumbered:  # every op numbered anew: so are the waiting ones
+                    renumbered = graph.renumbered
+                    heap[:] = [(op.order, op.serial, op) for _, _, op in heap if by_name.get(op.name) is op]
                     heapify(heap)
                     if now is not None and by_name.get(now.name) is now:
-                        state[4] = now._order
+                        state[4] = now.order
                 order, _, now = heappop(heap)
                 if order <= state[4] or by_name.get(now.name) is not now:
                     continue  # (pushed twice, or erased meanwhile)
@@ -112,11 +112,11 @@ class PassState:
     def _push(self, ops) -> None:
         """Ops added to the worklist during a walk_types: those still ahead go on its heap."""
         heap, types, excluding, made, current = self._walking
-        by_name = self.graph._by_name
+        by_name = self.graph.ops_by_name
         for op in ops:
-            if (op._order > current and op._id < made and (op.type in types) is not excluding
+            if (op.order > current and op.serial < made and (op.type in types) is not excluding
                     and by_name.get(op.name) is op):
-                heappush(heap, (op._order, op._id, op))
+                heappush(heap, (op.order, op.serial, op))
 
     def touch(self, *ops: Operation) -> None:
         """Log ops a rewrite changed (or gave or took a reader, a control edge)."""
@@ -165,8 +165,9 @@ class PassState:
 
     def erase(self, ops, checked: bool = False) -> list[Operation]:
         """`graph.erase_ops(ops)`, logging the producers that lost a reader or a waiter.
-        `checked`: the caller knows every user of the ops is among them (erase_ops' _checked)."""
-        removed = self.graph.erase_ops(ops, _checked=checked)
+        `checked`: the caller knows every user of the ops is among them (erase_ops'
+        check_users=False)."""
+        removed = self.graph.erase_ops(ops, check_users=not checked)
         self.touch(*[t.op for op in removed for t in op.inputs], *[c for op in removed for c in op.control_inputs])
         return removed
 
@@ -279,7 +280,7 @@ def not_of_types(ops: list, types) -> list:
 
 class Positions:
     """`positions(op)`: a number that orders ops as the graph did when this was made (an op
-    made since, or of another graph, comes after every op): the op's `_order`, which the graph
+    made since, or of another graph, comes after every op): the op's `order`, which the graph
     keeps growing along its order, so nothing is searched or numbered here."""
 
     __slots__ = ("graph", "made")
@@ -288,8 +289,8 @@ class Positions:
         self.graph, self.made = graph, graph.checkpoint()
 
     def __call__(self, op: Operation) -> float:
-        if op._id < self.made and op.graph is self.graph:
-            return op._order
+        if op.serial < self.made and op.graph is self.graph:
+            return op.order
         return _LAST
 
 
@@ -301,8 +302,8 @@ def created_since(graph: Graph, checkpoint: int) -> list[Operation]:
     its ops in the order they were made, so they are its last entries; reading them from the
     end costs as many steps as there are new ops, not a walk of the graph."""
     new = []
-    for op in reversed(graph._by_name.values()):
-        if op._id < checkpoint:
+    for op in reversed(graph.ops_by_name.values()):
+        if op.serial < checkpoint:
             break
         new.append(op)
     return new

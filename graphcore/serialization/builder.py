@@ -107,7 +107,7 @@ def check_when_loaded(op: Operation, where: str) -> None:
 def restore_while_contexts(g: Graph) -> None:
     """Fill each loaded WhileContext's lists (enters, merges, switches...) from the ops
     built in it, as while_loop does; gradients read them. Needs a validated graph."""
-    for fn in g._library.values():
+    for fn in g.library.values():
         if fn is not g:
             _restore_while_contexts(fn)
     _restore_while_contexts(g)

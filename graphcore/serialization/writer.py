@@ -31,7 +31,7 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
     doc = {"format": FORMAT, "version": VERSION, "contexts": contexts.entries, "ops": ops}
     if signature is not None:
         doc["signature"] = _signature_entry(signature)
-    if graph._library:  # the functions the ops call (If, While), each before its callers
+    if graph.library:  # the functions the ops call (If, While), each before its callers
         reachable = reachable_functions(graph)
         for fn in reachable:  # (a branch or body calling Python is refused as the graph's own ops are)
             _refuse_python_calls(fn.get_operations())
@@ -140,6 +140,6 @@ def _context_entry(ctx, outer: int | None) -> dict:
         entry["branch"] = int(ctx.branch)
         pred = getattr(ctx, "pred", None)
         # (a predicate the optimizer folded away is no longer in the graph: the cond is then known)
-        in_graph = pred is not None and pred.op.graph._by_name.get(pred.op.name) is pred.op
+        in_graph = pred is not None and pred.op in pred.op.graph
         entry["pred"] = _tensor_name(pred) if in_graph else None
     return entry

@@ -204,5 +204,5 @@ def test_many_insertions_at_one_place_keep_the_graphs_numbers_in_order():
             made.append(gc.constant(1.0).op)
     ops = g.get_operations()
     assert ops[10:110] == made and ops[110] is anchor
-    numbers = [op._order for op in ops]
+    numbers = [op.order for op in ops]
     assert numbers == sorted(set(numbers))

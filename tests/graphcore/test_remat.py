@@ -30,7 +30,7 @@ def build(budget, with_cond=False):
         _, h = gc.while_loop(lambda i, h: i < 6, body, [0, x])
         loss = gc.reduce_sum(h * h)
         grads = gc.gradients(loss, [x, w], memory_budget=budget)
-    kept = sum(len(accumulated_tensors(c)) for c in g._while_contexts.values() if not hasattr(c, "forward"))
+    kept = sum(len(accumulated_tensors(c)) for c in g.while_contexts.values() if not hasattr(c, "forward"))
     return g, (x, w), loss, grads, kept
 
 
