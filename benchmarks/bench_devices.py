@@ -5,8 +5,14 @@
 loop_across_devices: a while loop of --iterations iterations whose predicate runs on
 cpu:0 and whose body (x = x * 0.5 + 1.0) runs on cpu:1, so every iteration sends x to
 cpu:1, x back to cpu:0 and the predicate to cpu:1's control loop: the minimum is 3
-messages per iteration. Printed: time per iteration on one device, on two in process
-(threads) and on two Ray actors, and messages per iteration against that minimum.
+values per iteration. Printed: time per iteration on one device, on two in process
+(threads) and on two Ray actors, and values per iteration against that minimum.
+
+ray_messages: the same loop on two Ray actors, each value its own message between the
+actors against the values crossing in one iteration sent together (what the engine
+does: 2 messages per iteration, the predicate and x in one, x back in the other); the
+two sessions take turns, so a busy moment slows both alike. Printed: time per
+iteration and messages per iteration of each, and the time saved per message.
 
 parallel_branches: 8 independent chains of matmuls, all on one Ray actor, then 4 on each
 of two actors (BLAS on 1 thread in each actor): the speed-up of two workers over one.
@@ -71,11 +77,37 @@ def loop_across_devices(iterations: int, repeat: int, ray: bool) -> dict:
         extra = ""
         if s.devices is not None:
             per = s.last_messages / iterations
-            extra = f"  {per:.2f} messages per iteration (minimum 3: the predicate, x there and back)"
+            extra = f"  {per:.2f} values sent per iteration (minimum 3: the predicate, x there and back)"
         print(f"  {label:24s} {t * 1e6:9.1f} us per iteration  {t / base:7.1f}x one device{extra}")
         out[label] = {"us_per_iteration": t * 1e6,
                       "messages_per_iteration": s.last_messages / iterations if s.devices else 0}
     return out
+
+
+def ray_messages(iterations: int, repeat: int) -> dict:
+    g, n, x = loop_graph()
+    feeds = {n: iterations}
+    want = Session(g, num_threads=1).run(x, feeds)
+    sessions = {"one value per message": Session(g, devices=DEVICES, engine="ray"),
+                "values of an iteration together": Session(g, devices=DEVICES, engine="ray")}
+    for label, s in sessions.items():
+        assert s.run(x, feeds) == want  # (warm-up: starts the actors, loads the part)
+        s._engine.batch_messages = label != "one value per message"
+    times, per = {k: float("inf") for k in sessions}, {}
+    for _ in range(max(repeat, 5)):
+        for label, s in sessions.items():
+            t0 = time.perf_counter()
+            assert s.run(x, feeds) == want
+            times[label] = min(times[label], (time.perf_counter() - t0) / iterations)
+            per[label] = s._engine.last_batches / iterations
+    print(f"ray_messages: the loop on two Ray actors, {iterations} iterations")
+    for label in sessions:
+        print(f"  {label:32s} {times[label] * 1e6:8.1f} us per iteration  {per[label]:.2f} messages per iteration")
+    a, b = sessions
+    saved = (times[a] - times[b]) / max(per[a] - per[b], 1e-9)
+    print(f"  {times[a] / times[b]:.2f}x faster; {saved * 1e6:.0f} us saved per message not sent")
+    return {label: {"us_per_iteration": times[label] * 1e6, "messages_per_iteration": per[label]}
+            for label in sessions} | {"us_saved_per_message": saved * 1e6}
 
 
 def branches_graph(n: int, depth: int, chains: int, split: bool):
@@ -137,6 +169,7 @@ def main(argv=None) -> dict:
                          runtime_env={"env_vars": ONE_THREAD})
     figures = {"loop_across_devices": loop_across_devices(args.iterations, args.repeat, use_ray)}
     if use_ray:
+        figures["ray_messages"] = ray_messages(args.iterations, args.repeat)
         figures["parallel_branches"] = parallel_branches(256, 20, args.repeat)
     return figures
 

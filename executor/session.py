@@ -17,6 +17,7 @@ from graphcore.placement import device_list
 from .deadline import run_deadline
 from .distributed.device_part import DevicePart
 from .distributed.local import LocalEngine
+from .distributed.ray_options import check_engine_options
 from .executor import _NO_VALUE, ExecutorState, TracedExecutorState
 from .fetch_errors import missing_fetch_error
 from .numba_loop import require_numba
@@ -54,6 +55,10 @@ class Session:
         (graphcore/partition.py) and each device's part runs in its own executor.
       engine: where the devices run: "local" (threads of this process) or "ray" (one
         Ray actor per device; pip install -e '.[distributed]').
+      engine_options: for engine="ray": {"address": the cluster to join (else
+        RAY_ADDRESS, else a new local one), "task_nodes" / "task_resources": {task: Ray
+        node id / custom resource}, where the devices of a task (`/job:worker/task:1/cpu:0`)
+        run} (executor/distributed/ray_options.py).
       functional: how Control Flow v2's If/While ops run: "lower" (inlined into the v1
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
         by the frame executor like any graph) or "direct" (run as ops, no frames and no
@@ -67,7 +72,7 @@ class Session:
 
     def __init__(self, graph: Graph, num_threads: int | None = None, runtime: Runtime | None = None,
                  optimize: bool = False, skip_passes=(), jit_compile: bool = False, devices=None,
-                 engine: str = "local", functional: str | None = None):
+                 engine: str = "local", functional: str | None = None, engine_options: dict | None = None):
         if not isinstance(graph, Graph):
             raise TypeError(f"Session needs a graphcore.Graph, got {type(graph).__name__}")
         self.graph = graph
@@ -87,6 +92,7 @@ class Session:
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
         self.engine_name = engine
+        self.engine_options = check_engine_options(engine, engine_options)
         self.functional = functional_mode(functional)
         self._lowered: dict = {}  # (graph, version, fetch, target and feed names) -> lowered copy
         self._engine = None
@@ -284,7 +290,7 @@ class Session:
                     self._partitions.clear()
                 hit = self._partitions[key] = (p, parts)
             if self._engine is None:
-                self._engine = _make_engine(self.engine_name)
+                self._engine = _make_engine(self.engine_name, self.engine_options)
         self.last_partitioning = hit[0]
         if deadline is not None and deadline.when <= time.monotonic():
             raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
@@ -457,10 +463,10 @@ def jit_passes(jit_compile) -> tuple[str, ...]:
     raise ValueError(f"jit_compile must be False, True or 'numba', got {jit_compile!r}")
 
 
-def _make_engine(name: str):
+def _make_engine(name: str, options=None):
     if name == "ray":
         from .distributed.ray_engine import RayEngine  # noqa: PLC0415 (Ray is an optional extra)
-        return RayEngine()
+        return RayEngine(options)
     return LocalEngine()
 
 

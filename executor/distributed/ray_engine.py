@@ -9,6 +9,16 @@ the run on every other actor (their waiting receives are cancelled at once) and 
 the first real error, named with its device, its op and the user's line. An actor that
 died is replaced on the next run; the session stays usable.
 
+Machines: a device whose name names a task (`/job:worker/task:1/cpu:0`) runs on the
+node that task is mapped to (ray_options.py: engine_options, else a node with the
+resource `task:N`, else the N-th node); `ray.init` joins the cluster at
+engine_options["address"] or RAY_ADDRESS, else starts one on this machine.
+
+Messages: the values a part sends another device while it has work are kept, and go as
+one message when the part has nothing left to run until a value comes (or its run
+ends, or 64 are waiting): the values crossing in one loop iteration travel together. A
+part with heavy kernels sends each value at once, so the peer's work overlaps its own.
+
 Ray is an optional extra (pip install -e '.[distributed]'); only this module imports it.
 Graphs with variables run with engine="local" (variable values live in this process).
 """
@@ -31,10 +41,12 @@ from graphcore.graph import Graph
 
 from ..deadline import Deadline
 from .device_part import DevicePart, on_device
+from .ray_options import RayOptions, cluster_address, placement_of
 from .rendezvous import Rendezvous
 
 try:
     import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 except ImportError:  # pragma: no cover (the error says what to install)
     ray = None
 
@@ -47,10 +59,22 @@ def _node_address() -> str:
         return "127.0.0.1"
 
 
-def _require_ray():
+def _require_ray(options: RayOptions) -> None:
+    """Ray connected: to the cluster the options or RAY_ADDRESS name, else to a new one on
+    this machine. Connected already to another cluster than the options name: refused."""
     if ray is None:
         raise GraphError("engine='ray' needs Ray: pip install -e '.[distributed]' (or pip install 'ray==2.60.0')")
-    if not ray.is_initialized():
+    if ray.is_initialized():
+        connected = ray.get_runtime_context().gcs_address
+        if options.address is not None and options.address not in ("auto", connected):
+            raise GraphError(f"engine_options['address'] is {options.address!r}, but Ray is connected to the "
+                             f"cluster at {connected!r} in this process; call ray.shutdown() first, or give "
+                             f"{connected!r}")
+        return
+    address = cluster_address(options)
+    if address is not None:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    else:
         ray.init(num_cpus=max(2, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False,
                  ignore_reinit_error=True, configure_logging=False)
 
@@ -101,21 +125,60 @@ class _StampedText(io.TextIOBase):
             self.chunks.append((time.monotonic_ns(), text))
         return len(text)
 
+_BATCH_LIMIT = 64  # values kept for one peer at most before they go (a long run of sends still streams)
+
+
 class _ActorTransport:
     """What a part's executor sends and receives through, inside an actor: values for this
-    device go to its own rendezvous, others down the channel to the peer actor."""
+    device go to its own rendezvous, others down the channel to the peer actor, kept per
+    peer (with `batch`) until flush(). Used by the one thread that runs the part."""
 
-    def __init__(self, actor: "DeviceActor", run_id: int, rendezvous: Rendezvous):
-        self.actor, self.run_id, self.rendezvous = actor, run_id, rendezvous
+    def __init__(self, actor: "DeviceActor", run_id: int, rendezvous: Rendezvous, batch: bool):
+        self.actor, self.run_id, self.rendezvous, self.batch = actor, run_id, rendezvous, batch
+        self.kept: dict[str, list] = {}  # peer device -> [(key, tag, value, dead)] not sent yet
+        self.batches = 0                 # messages that went down channels
 
     def send(self, key, tag, value, dead) -> None:
-        if key[2] == self.actor.device:
+        peer = key[2]
+        if peer == self.actor.device:
             self.rendezvous.send(key, tag, value, dead)
-        else:
-            self.actor.send_to(key[2], (self.run_id, key, tag, value, dead))
+            return
+        kept = self.kept.get(peer)
+        if kept is None:
+            kept = self.kept[peer] = []
+        kept.append((key, tag, value, dead))
+        if not self.batch or len(kept) >= _BATCH_LIMIT:
+            self._send_kept(peer, kept)
+
+    def flush(self) -> None:
+        """Send what is kept, one message per peer."""
+        for peer, kept in self.kept.items():
+            if kept:
+                self._send_kept(peer, kept)
+
+    def _send_kept(self, peer: str, kept: list) -> None:
+        values = kept[:]
+        kept.clear()
+        self.batches += 1
+        self.actor.send_to(peer, (self.run_id, values))
 
     def recv(self, key, tag, callback):
         return self.rendezvous.recv(key, tag, callback)
+
+
+class _FlushingWakeups:
+    """A part's wake-up queue that sends the values kept first: the executor waits on it
+    exactly when the part has nothing left to run until a value (or the pool) wakes it."""
+
+    def __init__(self, queue, transport: _ActorTransport):
+        self.queue, self.transport = queue, transport
+
+    def put(self, item) -> None:
+        self.queue.put(item)
+
+    def get(self):
+        self.transport.flush()
+        return self.queue.get()
 
 
 class DeviceActor:
@@ -138,6 +201,10 @@ class DeviceActor:
 
     def ping(self) -> int:
         return os.getpid()
+
+    def node(self) -> str:
+        """The id of the Ray node this actor runs on (hex)."""
+        return ray.get_runtime_context().get_node_id()
 
     def address(self) -> tuple:
         return self.listener.address
@@ -177,11 +244,14 @@ class DeviceActor:
             threading.Thread(target=self._read, args=(conn,), name="channel", daemon=True).start()
 
     def _read(self, conn) -> None:
-        """Values from one peer, into the rendezvous of their runs, until it closes."""
+        """Values from one peer, into the rendezvous of their runs, until it closes (a
+        message holds one run's values: those its part sent before it next waited)."""
         try:
             while True:
-                run_id, key, tag, value, dead = conn.recv()
-                self._rendezvous(run_id).send(tuple(key), tag, value, dead)
+                run_id, values = conn.recv()
+                rendezvous = self._rendezvous(run_id)
+                for key, tag, value, dead in values:
+                    rendezvous.send(key, tag, value, dead)
         except (OSError, EOFError):
             conn.close()
 
@@ -205,14 +275,18 @@ class DeviceActor:
                     r.abort(CancelledError("the run has ended"))
             return r
 
-    def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None, seconds: float | None = None):
-        """This device's part of run `run_id`: ("ok", [(fetch position, value)], messages sent,
-        printed (time, text) chunks) or ("error", the error as data, printed chunks)."""
+    def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None, seconds: float | None = None,
+            batch: bool = True):
+        """This device's part of run `run_id`: ("ok", [(fetch position, value)], values sent,
+        messages they went in, printed (time, text) chunks) or ("error", the error as data,
+        printed chunks)."""
         rendezvous = self._rendezvous(run_id)
         part = self.parts[part_id]
         # the time left on this machine's clock; the seconds given, for the message (as in process)
         deadline = None if seconds_left is None else Deadline(time.monotonic() + seconds_left, seconds or seconds_left)
-        state = part.state(feed_values, _ActorTransport(self, run_id, rendezvous), deadline)
+        transport = _ActorTransport(self, run_id, rendezvous, batch=batch and not part.heavy)
+        state = part.state(feed_values, transport, deadline)
+        state.wakeups = _FlushingWakeups(state.wakeups, transport)
         rendezvous.on_abort.append(state.cancel)  # (abort() from the driver stops a compiled loop too)
         printed = _StampedText()  # what Print ops write goes back to the driver with the results
         with self.lock:
@@ -220,7 +294,8 @@ class DeviceActor:
         try:
             with contextlib.redirect_stdout(printed):
                 state.run()
-            return "ok", part.results(state), state.stats.messages, printed.chunks
+            transport.flush()  # (the last values, e.g. the loop's result for another device)
+            return "ok", part.results(state), state.stats.messages, transport.batches, printed.chunks
         except BaseException as e:  # noqa: BLE001 (sent to the driver as data)
             rendezvous.abort(CancelledError(f"the run was cancelled on device {self.device}"))
             return "error", _error_to_wire(e), printed.chunks
@@ -244,36 +319,55 @@ class DeviceActor:
                 self.finished.popitem(last=False)
 
 
-# One actor per device name in this process, shared by every Session with engine="ray"
-# (a part is loaded into it once); an actor that died is replaced on the next run.
-_actors: dict[str, object] = {}
+# One actor per device name and placement in this process, shared by every Session with
+# engine="ray" (a part is loaded into it once); an actor that died is replaced on the next
+# run, and all are forgotten when Ray is connected anew (they went with the old connection).
+_actors: dict[tuple, object] = {}    # (device, placement) -> actor
+_loaded: dict[tuple, set] = {}       # (device, placement) -> part ids loaded into it
+_connection: list = [None]           # (session name, job id) the actors belong to
 _AUTHKEY = secrets.token_bytes(16)  # the actors' channels accept only each other
-_loaded: dict[str, set] = {}
 _actors_lock = threading.Lock()
+STARTUP_SECONDS = 120.0  # an actor not started by then (its node gone or full) ends the run with an error
 
 
 class RayEngine:
-    """Runs the parts of a partitioned graph in one Ray actor per device."""
+    """Runs the parts of a partitioned graph in one Ray actor per device, each on the node
+    its task is mapped to (`options`: ray_options.RayOptions)."""
 
     name = "ray"
     _ids = itertools.count(1)
 
-    def __init__(self):
-        _require_ray()
+    def __init__(self, options: RayOptions | None = None):
+        self.options = options if options is not None else RayOptions()
+        _require_ray(self.options)
         self.part_ids: dict[int, int] = {}   # id(partitioning) -> part id
-        self.last_messages = 0
+        self.placements: dict[str, tuple | None] = {}  # device -> where its actor runs
+        self.last_messages = 0   # values the devices sent each other in the last run
+        self.last_batches = 0    # messages those values went in
+        self.batch_messages = True  # False: each value its own message (benchmarks compare the two)
 
     @property
     def actors(self) -> dict:
-        return _actors
+        """device -> its actor, for the devices this engine has run."""
+        return {d: a for d in self.placements if (a := _actors.get((d, self.placements[d]))) is not None}
+
+    def _key(self, device: str) -> tuple:
+        if device not in self.placements:
+            self.placements[device] = placement_of(device, self.options, ray.nodes())
+        return device, self.placements[device]
 
     def _actor(self, device: str):
+        key = self._key(device)
         with _actors_lock:
-            a = _actors.get(device)
+            connection = (ray.get_runtime_context().get_session_name(), ray.get_runtime_context().get_job_id())
+            if _connection[0] != connection:  # Ray was connected anew: the old actors are gone
+                _actors.clear()
+                _loaded.clear()
+                _connection[0] = connection
+            a = _actors.get(key)
             if a is None:
-                cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
-                a = _actors[device] = cls.remote(device, _AUTHKEY)
-                _loaded[device] = set()
+                a = _actors[key] = _actor_class(key[1]).remote(device, _AUTHKEY)
+                _loaded[key] = set()
             return a
 
     def _prepare(self, partitioning) -> int:
@@ -281,9 +375,17 @@ class RayEngine:
         if pid is None:
             pid = self.part_ids[id(partitioning)] = next(self._ids)
         actors = {d: self._actor(d) for d in partitioning.devices}
-        addresses = dict(zip(actors, ray.get([a.address.remote() for a in actors.values()])))
+        try:
+            addresses = dict(zip(actors, ray.get([a.address.remote() for a in actors.values()],
+                                                 timeout=STARTUP_SECONDS)))
+        except ray.exceptions.GetTimeoutError:
+            where = ", ".join(f"{d} on {self.placements[d][0]} {self.placements[d][1]}" for d in actors
+                              if self.placements[d] is not None)
+            raise ExecutionError(f"the Ray actors of the devices did not start within {STARTUP_SECONDS:g} s"
+                                 f"{' (' + where + ')' if where else ''}: is every node they need alive and "
+                                 "reachable?") from None
         waits = [a.set_peers.remote(addresses) for a in actors.values()]
-        todo = [d for d in partitioning.devices if pid not in _loaded.get(d, ())]
+        todo = [d for d in partitioning.devices if pid not in _loaded.get(self._key(d), ())]
         if todo:
             text = partitioning.graph.to_json()
             fetches = [t.name for t in partitioning.fetches]
@@ -295,7 +397,7 @@ class RayEngine:
             cause = getattr(e, "cause", None)
             raise (cause if isinstance(cause, GraphError) else GraphError(str(e))) from None
         for d in todo:
-            _loaded.setdefault(d, set()).add(pid)
+            _loaded.setdefault(self._key(d), set()).add(pid)
         return pid
 
     def run(self, parts, feed_values: list, deadline=None, num_fetches: int = 0, partitioning=None) -> list:
@@ -303,18 +405,20 @@ class RayEngine:
         run_id = next(self._ids)
         seconds = None if deadline is None else max(deadline.when - time.monotonic(), 1e-3)
         given = None if deadline is None else deadline.seconds
-        refs = {_actors[d].run.remote(pid, run_id, feed_values, seconds, given): d for d in partitioning.devices}
+        actors = self.actors
+        refs = {actors[d].run.remote(pid, run_id, feed_values, seconds, given, self.batch_messages): d
+                for d in partitioning.devices}
         out, failures, printed, done = [None] * num_fetches, [], [], set()
         try:
-            messages = self._wait(refs, run_id, out, failures, printed, done, partitioning)
+            messages, batches = self._wait(refs, run_id, out, failures, printed, done, partitioning)
         except BaseException:  # Ctrl-C while the actors run: end their runs too (no actor left running)
             pending = [r for r in refs if r not in done]
             for ref in pending:
-                _actors[refs[ref]].abort.remote(run_id, "the run was interrupted")
+                actors[refs[ref]].abort.remote(run_id, "the run was interrupted")
             with contextlib.suppress(Exception):
                 ray.wait(pending, num_returns=len(pending), timeout=10)
             raise
-        self.last_messages = messages
+        self.last_messages, self.last_batches = messages, batches
         # what the parts' Print ops wrote, in the order they wrote it: the effect chain orders the
         # prints (each waits for the one before, on whatever device), so their times on this
         # machine's monotonic clock are that order
@@ -326,8 +430,9 @@ class RayEngine:
 
     def _wait(self, refs, run_id, out, failures, printed, done: set, partitioning) -> int:
         """Take each actor's reply as it comes (its fetched values into `out`, the refs
-        taken into `done`); a failure aborts the others' runs. The messages sent."""
-        pending, messages = list(refs), 0
+        taken into `done`); a failure aborts the others' runs. The values sent, and the
+        messages they went in."""
+        pending, messages, batches = list(refs), 0, 0
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             done.add(ready[0])
@@ -347,31 +452,48 @@ class RayEngine:
                 for pos, v in reply[1]:
                     out[pos] = v
                 messages += reply[2]
+                batches += reply[3]
                 continue
             error = _error_from_wire(reply[1], partitioning.graph)
             failures.append((device, on_device(error, device)))
             self._abort_others(pending, refs, run_id, device)
-        return messages
+        return messages, batches
 
     def _abort_others(self, pending, refs, run_id: int, failed: str) -> None:
+        actors = self.actors
         for ref in pending:
-            actor = _actors.get(refs[ref])
+            actor = actors.get(refs[ref])
             if actor is not None:
                 actor.abort.remote(run_id, f"the run was cancelled: device {failed} failed")
 
     def _forget(self, device: str) -> None:
+        key = self._key(device)
         with _actors_lock:
-            _actors.pop(device, None)
-            _loaded.pop(device, None)
+            _actors.pop(key, None)
+            _loaded.pop(key, None)
 
     def close(self) -> None:
         """Nothing to release: the actors are shared by the process's sessions."""
 
 
+def _actor_class(placement: tuple | None):
+    """The actor class, placed: on a node ("node", id), on a node with a custom resource
+    ("resource", name: a thousandth of one, so a node given {"task:1": 1} takes many
+    devices), or anywhere (None)."""
+    cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
+    if placement is None:
+        return cls
+    if placement[0] == "node":
+        return cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=placement[1], soft=False))
+    return cls.options(resources={placement[1]: 0.001})
+
+
 def shutdown_actors() -> None:
     """Kill every device actor of this process (the next ray run starts new ones)."""
     with _actors_lock:
-        for a in _actors.values():
-            ray.kill(a)
+        if ray is not None and ray.is_initialized():
+            for a in _actors.values():
+                with contextlib.suppress(Exception):  # (one of an earlier connection, or dead already)
+                    ray.kill(a)
         _actors.clear()
         _loaded.clear()

@@ -1,0 +1,122 @@
+"""Devices on several machines: a local Ray cluster of two nodes (ray.cluster_utils.Cluster),
+the head with the resource {"task:0": 1} and the other with {"task:1": 1}. Each task's
+device runs in an actor on its task's node (asked of the actor: its node id), the values
+are those of plain Python and of one process, and Ray joins the cluster at the address
+given in engine_options or in RAY_ADDRESS. Skipped, saying why, where Ray cannot start a
+cluster; the actors and the connection end with the module."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="the Ray engine is optional: pip install -e '.[distributed]'")
+
+import graphcore as gc  # noqa: E402
+from executor import Session  # noqa: E402
+from executor.distributed.ray_engine import shutdown_actors  # noqa: E402
+from graphcore.errors import GraphError  # noqa: E402
+
+TASKS = ["/job:worker/task:0/cpu:0", "/job:worker/task:1/device:CPU:0"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster  # noqa: PLC0415 (only here: the optional extra's test helper)
+
+    shutdown_actors()  # (those of another module's connection)
+    if ray.is_initialized():
+        ray.shutdown()
+    try:
+        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {"task:0": 1},
+                                                          "include_dashboard": False})
+        c.add_node(num_cpus=1, resources={"task:1": 1})
+        c.wait_for_nodes(timeout=60)
+    except Exception as e:  # noqa: BLE001 (no cluster on this machine: say why, run nothing)
+        pytest.skip(f"Ray cannot start a local cluster of two nodes here: {type(e).__name__}: {e}")
+    yield c
+    shutdown_actors()
+    ray.shutdown()
+    c.shutdown()
+
+
+def node_with(resource: str) -> str:
+    return next(n["NodeID"] for n in ray.nodes() if n["Alive"] and resource in n["Resources"])
+
+
+def collatz_across_tasks(body_device: str = TASKS[1]):
+    """Collatz steps: the loop's test on the first device, its body (a cond) on `body_device`."""
+    g = gc.Graph()
+    with g.as_default():
+        n0 = gc.placeholder(gc.int64, [], name="n")
+
+        def body(n, steps):
+            with gc.device(body_device):
+                n = gc.cond(gc.equal(n % 2, 0), lambda: n // 2, lambda: 3 * n + 1)
+                steps = steps + 1
+            return n, steps
+        _, steps = gc.while_loop(lambda n, steps: gc.not_equal(n, 1), body, [n0, gc.constant(np.int64(0))])
+    return g, n0, steps
+
+
+def python_collatz(n: int) -> int:
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def assert_runs_on(session: Session, nodes: dict) -> None:
+    actors = session._engine.actors
+    assert set(actors) == set(nodes)
+    for device, node in nodes.items():
+        assert ray.get(actors[device].node.remote()) == node, device
+
+
+def check_values(session: Session, g, n, steps) -> None:
+    for k in (1, 6, 27):
+        want = python_collatz(k)
+        assert session.run(steps, {n: np.int64(k)}, timeout=60) == want == Session(g).run(steps, {n: np.int64(k)})
+    assert session.last_messages > 0  # the body did run on task 1
+
+
+def test_each_tasks_device_runs_on_its_tasks_node_at_the_address_given(cluster):
+    g, n, steps = collatz_across_tasks()
+    s = Session(g, devices=TASKS, engine="ray", engine_options={"address": cluster.address})
+    check_values(s, g, n, steps)
+    assert ray.get_runtime_context().gcs_address == cluster.address
+    head, other = node_with("task:0"), node_with("task:1")
+    assert head != other
+    assert_runs_on(s, {TASKS[0]: head, TASKS[1]: other})
+    assert s._engine.last_batches < s.last_messages  # the values of an iteration went together
+
+
+def test_the_options_map_tasks_to_nodes(cluster):
+    g, n, steps = collatz_across_tasks()
+    head, other = node_with("task:0"), node_with("task:1")
+    s = Session(g, devices=TASKS, engine="ray", engine_options={"task_nodes": {0: other, "/job:worker/task:1": head}})
+    check_values(s, g, n, steps)
+    assert_runs_on(s, {TASKS[0]: other, TASKS[1]: head})
+
+
+def test_another_clusters_address_and_a_task_without_a_node_are_refused(cluster):
+    if not ray.is_initialized():
+        ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    g, n, steps = collatz_across_tasks()
+    with pytest.raises(GraphError, match="Ray is connected to the cluster at"):
+        Session(g, devices=TASKS, engine="ray", engine_options={"address": "127.0.0.1:1"}).run(steps, {n: 6})
+    g, n, steps = collatz_across_tasks("/task:2/cpu:0")
+    s = Session(g, devices=["/task:0/cpu:0", "/task:2/cpu:0"], engine="ray")
+    with pytest.raises(GraphError, match="names task 2, but the Ray cluster has 2 alive nodes"):
+        s.run(steps, {n: np.int64(6)})
+
+
+def test_ray_init_joins_the_cluster_at_ray_address(cluster, monkeypatch):
+    shutdown_actors()
+    ray.shutdown()
+    monkeypatch.setenv("RAY_ADDRESS", cluster.address)
+    g, n, steps = collatz_across_tasks()
+    s = Session(g, devices=TASKS, engine="ray")
+    check_values(s, g, n, steps)
+    assert ray.get_runtime_context().gcs_address == cluster.address
+    assert_runs_on(s, {TASKS[0]: node_with("task:0"), TASKS[1]: node_with("task:1")})
