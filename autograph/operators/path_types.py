@@ -381,6 +381,17 @@ _SEQUENCES = (list, tuple, str, bytes)
 _REPEATS = frozenset({PY_BOOL, PY_INT, NP_INT32, NP_INT64})  # kinds Python repeats a sequence by
 
 
+def check_repetition_count(seq, n) -> None:
+    """Python's TypeError for a sequence repeated by a scalar tensor `n` whose Python type
+    (on every path) is not one Python repeats by: a float, a numpy bool."""
+    kinds = kinds_of(n)
+    if isinstance(kinds, frozenset) and kinds and not kinds & _REPEATS:
+        name = TYPE_NAMES[min(kinds)].replace("np.", "numpy.").replace("numpy.bool_", "numpy.bool")
+        raise TypeError(f"can't multiply sequence by non-int of type '{name}'")
+    if not isinstance(kinds, frozenset) and n.dtype.is_floating:
+        raise TypeError(f"can't multiply sequence by non-int of type 'numpy.{n.dtype.np_dtype.name}'")
+
+
 def _refuse_repetition(x, y) -> None:
     """`[0] * n`, `"ab" * n` with a scalar tensor n: Python repeats the sequence (numpy would
     multiply elementwise, a wrong value). A graph holds no list or str of run-time length, so
@@ -389,10 +400,7 @@ def _refuse_repetition(x, y) -> None:
     seq, n = (x, y) if isinstance(x, _SEQUENCES) else (y, x)
     if not isinstance(n, gc.Tensor) or (n.shape.rank or 0) > 0:
         return
-    kinds = kinds_of(n)
-    if isinstance(kinds, frozenset) and kinds and not kinds & _REPEATS:
-        name = TYPE_NAMES[min(kinds)].replace("np.", "numpy.").replace("numpy.bool_", "numpy.bool")
-        raise TypeError(f"can't multiply sequence by non-int of type '{name}'")
+    check_repetition_count(seq, n)
     kind = type(seq).__name__
     if isinstance(seq, (str, bytes)):
         instead = "build the text outside the converted function, or print the pieces in a loop"

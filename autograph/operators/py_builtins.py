@@ -46,6 +46,8 @@ def _python_int(t):
 
 
 def abs_(x):
+    if is_pyobject(x):  # abs() of a run-time object: Python's, when the graph runs
+        return python_calls.stage(builtins.abs, (x,), None, gc.pyobject, name="abs")
     if not is_tensor(x):
         return builtins.abs(x)
     return x if x.dtype.is_bool else gc.abs(x)  # numpy's abs of a bool is the bool

@@ -217,6 +217,16 @@ _ARITHMETIC = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "m
                "truediv": operator.truediv, "floordiv": operator.floordiv, "pow": operator.pow}
 
 
+def _repeats(seq, count) -> bool:
+    """Whether `seq * count` is Python's repetition of a list or tuple by a scalar tensor count
+    that Python repeats by (an int; a float or numpy bool count raises Python's TypeError, from
+    path_types): a run-time list or tuple, made when the graph runs."""
+    if not isinstance(seq, (list, tuple)) or count.shape.rank != 0 or count.dtype.np_dtype is None:
+        return False
+    path_types.check_repetition_count(seq, count)
+    return count.dtype.is_integer or count.dtype.is_bool
+
+
 def _install() -> None:
     """Operators of gc.Tensor for run-time objects: Python's operators on the values (the
     graph's numeric ops refuse a pyobject by its dtype)."""
@@ -241,12 +251,14 @@ def _install() -> None:
 
         def binary(self, other, graph_op=graph_op, fn=fn, key=key):
             if self.dtype is pyobject or (is_tensor(other) and other.dtype is pyobject) or \
-                    isinstance(other, (str, FormattedString)) and key in ("add", "mul"):
+                    isinstance(other, (str, FormattedString)) and key in ("add", "mul") or \
+                    key == "mul" and _repeats(other, self):
                 return stage(fn, (self, other), None, pyobject, name=key)
             return graph_op(self, other)
 
         def rbinary(self, other, graph_rop=graph_rop, fn=fn, key=key):
-            if self.dtype is pyobject or isinstance(other, (str, FormattedString)) and key in ("add", "mul"):
+            if self.dtype is pyobject or isinstance(other, (str, FormattedString)) and key in ("add", "mul") or \
+                    key == "mul" and _repeats(other, self):
                 return stage(fn, (other, self), None, pyobject, name=key)
             return graph_rop(self, other)
         setattr(T, f"__{key}__", binary)
@@ -260,9 +272,17 @@ def _install() -> None:
         return graph_getitem(self, key)
     T.__getitem__ = getitem
 
-    graph_neg = T.__neg__
-    T.__neg__ = lambda self: stage(operator.neg, (self,), None, pyobject, name="-") if self.dtype is pyobject \
-        else graph_neg(self)
+    for key, fn, symbol in (("neg", operator.neg, "-"), ("pos", operator.pos, "+"), ("invert", operator.invert, "~"),
+                            ("abs", operator.abs, "abs")):
+        graph_unary = getattr(T, f"__{key}__", None)
+        if graph_unary is None:
+            continue
+
+        def unary(self, graph_unary=graph_unary, fn=fn, symbol=symbol):
+            if self.dtype is pyobject:  # -s, ~k of a run-time object: Python's operator on its value
+                return stage(fn, (self,), None, pyobject, name=symbol)
+            return graph_unary(self)
+        setattr(T, f"__{key}__", unary)
 
     def getattr_(self, name):
         if name.startswith("__"):
@@ -355,7 +375,14 @@ def maybe_stage(f, args, kwargs):
     module = (getattr(f, "__module__", None) or getattr(type(owner), "__module__", "") or "").split(".")[0]
     if module.lstrip("_") in STAGED_MODULES:
         return stage(f, args, kwargs, pyobject)
+    if _is_builtin(f) and builtins.any(is_pyobject(a) for a in (*args, *(kwargs or {}).values())):
+        return stage(f, args, kwargs, pyobject, name=f.__name__)  # sum([1, 2] * n): Python's, on the run-time list
     return NOT_STAGED
+
+
+def _is_builtin(f) -> bool:
+    name = getattr(f, "__name__", None)
+    return isinstance(name, builtins.str) and getattr(builtins, name, None) is f
 
 
 def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None, shapes=None):  # noqa: N803

@@ -18,7 +18,10 @@ import warnings
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
+from graphcore.function_graph import control_flow_scope
 from graphcore.side_tables import SideTable
+
+from .staged_lists import StagedList
 
 
 class SideEffectWarning(UserWarning):
@@ -44,7 +47,7 @@ class _Call:
 def converted_call_scope():
     g = gc.get_default_graph()
     stack = _calls.__dict__.setdefault("stack", [])
-    call = _Call(g.control_flow_context if g is not None else None)
+    call = _Call(control_flow_scope(g))
     stack.append(call)
     try:
         yield call
@@ -107,7 +110,7 @@ def _outside_the_trace(what: str, passed_in: bool, frame) -> str | None:
 
 def _refuse_local_change(what: str, line: int, obj) -> None:
     g = gc.get_default_graph()
-    if g is None or (g.control_flow_context is None and not _in_dry_run()):
+    if g is None or (control_flow_scope(g) is None and not _in_dry_run()):
         return
     method = what.split("(", 1)[0].rsplit(".", 1)[-1]  # 'acc.extend(...)' -> 'extend'
     if method in CARRIED_METHODS and not isinstance(obj, (set, collections.deque)):
@@ -119,6 +122,23 @@ def _refuse_local_change(what: str, line: int, obj) -> None:
         "graph cannot carry as state: the change would happen once, while the graph is built (for both branches "
         "of an `if`), not each time the graph runs. Collect the values in a list with .append (or a numpy array) "
         f"and build the {type(obj).__name__} from it after the loop (e.g. `set(np.array(values).tolist())`).")
+
+
+def _changed_argument_container(what: str, line: int, filename: str, obj) -> StagingError:
+    """The refusal of a change to the caller's list or dict inside graph control flow (Python
+    changes the caller's object; the graph writes back only changes made outside it)."""
+    name = re.match(r"[A-Za-z_][A-Za-z0-9_]*", what).group(0)
+    kind = "dict" if isinstance(obj, dict) else "list"
+    collect = ("`new_items = []` before it, `new_items.append(v)` inside, return new_items and write "
+               f"`{name}.extend(new_items)` after the call" if kind == "list" else
+               f"`updates = {{}}` before it, `updates[k] = v` inside, return updates and write `{name}.update(updates)` "
+               "after the call")
+    return StagingError(
+        f"{os.path.basename(filename)}:{line}: '{what}' changes the caller's {kind} '{name}' inside a loop or `if` on "
+        f"a tensor (the statements after a `return` or `raise` under an `if` on a tensor count as inside it). Python "
+        f"changes the caller's {kind} there on the paths the run takes; the graph writes back to a {kind} argument "
+        f"only the changes made outside graph control flow. Collect the new items in a local instead: {collect}; "
+        f"or make the change after the loop or if.")
 
 
 def _in_dry_run() -> bool:
@@ -135,17 +155,19 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
         _refuse_local_change(what, line, obj)
         return
     g = gc.get_default_graph()
-    if g is None or g.control_flow_context is None:
+    if control_flow_scope(g) is None:
         return  # Python control flow, or the function's top level: runs as Python would
     if isinstance(obj, gc.Tensor):
         return  # an array argument changed in place: written back, or refused, by operators/arguments.py
     where = source_info.user_location()
     filename = where.filename if where is not None else "<unknown>"
     stack = _calls.__dict__.get("stack")
-    if passed_in and stack and g.control_flow_context is stack[-1].context:
+    if passed_in and stack and control_flow_scope(g) is stack[-1].context:
         stack[-1].changes.append((what, line, filename, obj))  # in the caller's loop or branch: see check_call_result
     else:
         owner = _outside_the_trace(what, passed_in, sys._getframe(1))
+        if owner is not None and passed_in and isinstance(obj, (list, dict, StagedList)):
+            raise _changed_argument_container(what, line, filename, obj)
         if owner is not None:
             raise StagingError(
                 f"{os.path.basename(filename)}:{line}: '{what}' changes {owner} inside a loop or `if` on a tensor. "

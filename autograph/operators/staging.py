@@ -128,6 +128,13 @@ def join_dtypes(name: str, a, b, what_a: str, what_b: str, line: int) -> gc.DTyp
     joined = join_kinds(da, is_weak(a), db, is_weak(b), strong_promote=False)
     if joined is not None:
         return joined
+    if gc.pyobject in (da, db):
+        obj, what_obj, other, what_other = (da, what_a, db, what_b) if da is gc.pyobject else (db, what_b, da, what_a)
+        raise StagingError(
+            f"{location(line)}: {quoted(name)} is a run-time Python object {what_obj} (the result of a Python call "
+            f"made when the graph runs, such as sum() of a list repeated by a tensor count) but {other} {what_other}: "
+            f"the graph does not know that object's type, so the two cannot be one variable. Convert the object "
+            f"where it is made: int(...), float(...) or str(...) of it.")
     raise StagingError(
         f"{location(line)}: {quoted(name)} is {da} {what_a} but {db} {what_b}; a variable must keep one dtype "
         f"across graph control flow. Cast one of them (e.g. with graphcore.cast).")

@@ -163,13 +163,34 @@ def array_times_list(a):
     return a * [1, 2]
 
 
+def repeated_and_looked_at(n, x):
+    lst = [x, 1] * n
+    print([0] * n, (1,) * n)
+    return len(lst), sum([1, 2] * n), 2 in [1, 2] * n, ([5, 6] * n).count(5), -sum([1, 2] * n), lst
+
+
+def sum_of_repeat_or_a_number(n):
+    s = sum([1, 2] * n)
+    return s if n > 1 else 0
+
+
 @pytest.mark.parametrize("fn", [zeros_list, length_of_repeat, tuple_repeat])
-def test_repetition_by_a_tensor_count_is_refused_with_the_line(fn):
-    fn(3)  # Python repeats
-    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: a (list|tuple|str) repeated by "
-                                           r"a count that is a graph tensor") as e:
-        function(fn)(np.int64(3))
-    assert "np.full(n, value)" in str(e.value)
+def test_repetition_by_a_tensor_count_is_pythons_sequence(fn, engine):
+    for n in (3, 0, -2):
+        agree_exactly(fn, np.int64(n), engine=engine)  # a run-time list or tuple, made when the graph runs
+    agree_exactly(fn, np.int32(2), engine=engine)
+
+
+def test_a_repeated_sequence_is_looked_at_as_python_does(engine, capsys):
+    for n in (2, 0):
+        agree_exactly(repeated_and_looked_at, np.int64(n), np.float64(1.5), engine=engine, capsys=capsys)
+
+
+def test_a_run_time_object_meeting_a_number_in_an_if_is_refused_with_the_line():
+    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: '<if expression>' is a run-time "
+                                           r"Python object in the if branch .* but int64 in the else branch.*"
+                                           r"Convert the object where it is made: int"):
+        function(sum_of_repeat_or_a_number)(np.int64(3))
 
 
 def test_text_repeated_by_a_tensor_count_is_pythons_text(engine):

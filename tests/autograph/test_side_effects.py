@@ -108,7 +108,7 @@ def add_items(x, n, total):
 
 def test_item_of_a_list_argument_in_a_tensor_loop_is_refused():
     # the caller's list stayed [0.0] (Python: [6.0]) and a second call gave 6.0 again (Python: 12.0)
-    with pytest.raises(StagingError, match=r"'total\[0\]' changes an argument of the traced function"):
+    with pytest.raises(StagingError, match=r"'total\[0\]' changes the caller's list 'total' inside a loop or `if` on a tensor"):
         function(add_items)(np.float64(1.5), np.int64(4), [0.0])
 
 
