@@ -46,7 +46,16 @@ converter bug rather than noise:
   from a second stream, so programs without it are as they were).
 - arguments changed in place: the array argument at the function's top level (`xs[i] = e`,
   `xs += e`, `xs *= 2`); the caller's arrays after the call are compared too.
-- sequences repeated by a Python int count (`len([0] * k)`); a tensor count is refused.
+- sequences repeated by a Python int count (`len([0] * k)`).
+- issue 25's third round (from a third stream; `generate(seed, python_behaviour=False)` gives
+  the programs as they were without it): text of numbers, tensors most often (`len(str(x))`,
+  `str(n).startswith('-')`, `int(str(n))`, prints of `str(x).zfill(8)`...); sequences repeated
+  by int variables, tensors too (`len([0] * n)`, `3 in [1, 3] * n`, `int(sum([1, 2] * n))`); a
+  list argument `ys` appended to, extended, popped at the top level before any return or raise
+  (inside control flow on a tensor that is refused), and read by `len(ys)`; the array argument
+  changed in place inside ifs and loops (never one iterating over it); conversions that give
+  Python numbers (`round(x)`, `math.floor(x)`, `n.item()`, `math.isfinite(x)`). The caller's
+  list after the call is compared too.
 - helpers: module-level functions (with an `if` or a loop with an early return, or with a
   default and a keyword-only parameter, called by position and by keyword) called from
   expressions; they return a number on every path, and are converted when `f` calls them.
@@ -152,11 +161,14 @@ def module_source(func: ast.FunctionDef, helpers: str = "") -> str:
     return "import math\n\nimport numpy as np\n\n\n" + helpers + ast.unparse(func) + "\n"
 
 
-def generate(seed: int) -> Program:
-    """The program for `seed` (always the same one)."""
+def generate(seed: int, *, python_behaviour: bool = True) -> Program:
+    """The program for `seed` (always the same one). `python_behaviour=False`: without the
+    shapes of issue 25's third round (strings of tensors, repetition by a tensor count, a list
+    argument, arguments changed inside control flow, Python-typed conversions), the programs
+    as they were before them."""
     rng = random.Random(seed)
     for _ in range(100):  # a rejected program is followed by the next one from the same stream
-        source, args = _Generator(rng).function()
+        source, args = _Generator(rng, behaviour=python_behaviour).function()
         program = Program(seed, source, args)
         if MIN_LINES <= program.num_lines <= MAX_LINES and _within_limits(program):
             return program
@@ -210,10 +222,19 @@ class _Generator:
     array_sizes: dict = field(default_factory=dict)  # array parameter -> its length
     returned: bool = False  # a return written so far (the rest of the function is then a branch)
     python_ints: list = field(default_factory=list)  # int parameters given Python ints
+    # issue 25's third round: its shapes draw from a third stream (`more`), so that the
+    # programs without them (behaviour False) are as they were
+    behaviour: bool = False
+    more: random.Random | None = None
+    list_params: dict = field(default_factory=dict)  # list parameter -> its length (known while straight)
+    iterating: list = field(default_factory=list)     # arrays enclosing `for` loops iterate over
+    raised: bool = False  # a `raise` under a condition written so far
 
     def __post_init__(self):
         if self.extra is None:
             self.extra = random.Random(repr(self.rng.getstate()[1][:8]))
+        if self.more is None:
+            self.more = random.Random("more:" + repr(self.rng.getstate()[1][:8]))
 
     # -- the function ---------------------------------------------------------------------
     def function(self) -> tuple[str, tuple]:
@@ -286,6 +307,12 @@ class _Generator:
             self.kinds[name] = kind
             scope[name] = _Var(kind, tensor, bound, assignable=False)
             args.append(value)
+        if self.behaviour and self.more.random() < 0.3:  # a list the function may append to (class 5)
+            items = [self.more.randint(-3, 9) for _ in range(self.more.choice([0, 1, 2, 3]))]
+            self.list_params["ys"] = len(items)
+            self.kinds["ys"] = "list"
+            params.append("ys")
+            args.append(items)
         return scope, params, args
 
     def emit(self, indent: int, text: str):
@@ -325,6 +352,10 @@ class _Generator:
         return self.return_stmt(scope, ctx) if what == "return" else what
 
     def statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
+        if self.behaviour and self.more.random() < 0.12:
+            done = self.behaviour_statement(scope, ctx, indent)
+            if done is not None:
+                return done
         if ctx.loop_depth and ctx.depth < MAX_DEPTH and self.extra.random() < 0.07:
             return self.branch_bound_after_return(scope, ctx, indent)
         if not ctx.depth and self.arrays and not self.returned and self.extra.random() < 0.25:
@@ -371,6 +402,7 @@ class _Generator:
             self.labels += 1
             self.emit(indent, f"if {self.condition(scope).text}:")
             self.emit(indent + 1, f"raise ValueError('E{self.labels}')")
+            self.raised = True  # (the rest is a branch, as after a return)
             return scope
         if kind == "assert":
             self.labels += 1
@@ -605,6 +637,13 @@ class _Generator:
 
     def for_array(self, scope: dict, ctx: _Ctx, indent: int) -> dict:
         name = self.rng.choice(list(self.arrays))
+        self.iterating.append(name)  # (not changed in place inside: numpy's loop would see the change)
+        try:
+            return self._for_array(name, scope, ctx, indent)
+        finally:
+            self.iterating.pop()
+
+    def _for_array(self, name: str, scope: dict, ctx: _Ctx, indent: int) -> dict:
         kind = self.arrays[name]
         target = self.loop_target(scope, ["v", "e"] if kind == INT else ["xv", "fe"], kind)
         r = self.rng
@@ -672,6 +711,131 @@ class _Generator:
             return scope
         finally:
             self.rng = main
+
+    # -- issue 25, third round: what Python does with strings, repetitions, arguments, types ------
+    def behaviour_statement(self, scope: dict, ctx: _Ctx, indent: int) -> dict | None:
+        """A statement of the third round's classes (None: none fits here): a print of text made
+        from a tensor (class 1), the list argument appended to (5; at the top level, before any
+        return: inside control flow on a tensor it is refused), the array argument changed in
+        place inside a loop or an if (5; never inside a loop over it)."""
+        main, self.rng = self.rng, self.more
+        try:
+            r = self.rng
+            forms = ["text_print"]
+            if self.list_params and not ctx.depth and not self.returned and not self.raised:
+                forms += ["list_arg"] * 3
+            if ctx.depth and any(a not in self.iterating for a in self.arrays):
+                forms += ["array_arg"] * 2
+            form = r.choice(forms)
+            if form == "text_print":
+                v = self.number_name(scope)
+                if v is None:
+                    return None
+                self.labels += 1
+                shown = r.choice([f"str({v}).upper()", f"str({v}).zfill(8)", f"str({v})[::-1]",
+                                  f"str({v}).split('.')", f"len(str({v}))", f"str({v}).replace('.', ',')",
+                                  f"(str({v}) + '|') * 2", f"f'<{{{v}}}>'.center(12, '*')"])
+                self.emit(indent, f"print('T{self.labels}:', {shown})")
+                return scope
+            if form == "list_arg":
+                name = r.choice(sorted(self.list_params))
+                e = self.expr(INT, scope, r.choice([0, 1]))
+                if e.bound > STRAIGHT_LIMIT:
+                    e = _E(f"({e.text}) % 97", 97, e.tainted, e.tensor)
+                size = self.list_params[name]
+                how = r.choice(["append", "append", "extend", "iadd", "insert"] + (["item", "pop"] if size else []))
+                text = {"append": f"{name}.append({e.text})", "extend": f"{name}.extend([{e.text}, 1])",
+                        "iadd": f"{name} += [{e.text}]", "insert": f"{name}.insert(0, {e.text})",
+                        "item": f"{name}[{r.randrange(-size, size) if size else 0}] = {e.text}",
+                        "pop": f"{name}.pop()"}[how]
+                self.list_params[name] = size + {"extend": 2, "pop": -1, "item": 0}.get(how, 1)
+                self.emit(indent, text)
+                return scope
+            name = r.choice(sorted(a for a in self.arrays if a not in self.iterating))
+            elem, size = self.arrays[name], self.array_sizes[name]
+            if size and r.random() < 0.6:
+                e = self.expr(elem, scope, r.choice([0, 1]))
+                if e.bound > LOOP_LIMIT:
+                    e = _E(f"({e.text}) % {97 if elem == INT else 64.0}", 97)
+                self.emit(indent, f"{name}[{r.randrange(-size, size)}] {r.choice(['=', '=', '+='])} {e.text}")
+            else:  # bounded growth: the loops are short
+                step = r.choice([1, -1, 2]) if elem == INT else r.choice([0.5, -0.25, 1.0])
+                self.emit(indent, f"{name} {r.choice(['+=', '-='])} {step!r}")
+            return scope
+        finally:
+            self.rng = main
+
+    def number_name(self, scope: dict, kinds=(INT, FLOAT)) -> str | None:
+        """A number variable (a tensor, most often) whose text a program may look at."""
+        names = [n for n, v in scope.items() if v.kind in kinds]
+        if not names:
+            return None
+        return self.more.choices(names, weights=[4 if scope[n].tensor else 1 for n in names])[0]
+
+    def behaviour_atom(self, kind: str, scope: dict) -> _E | None:
+        """An expression of the third round's classes, of `kind` (None: none fits): text of a
+        number (class 1: `len(str(x))`, `str(n).startswith('-')`), a sequence repeated by an
+        int variable, a tensor too (class 2: `len([0] * n)`, `3 in [1, 3] * n`), a length of
+        the list argument, and conversions whose result is a Python number (class 6:
+        `round(x)`, `math.floor(x)`, `n.item()`, `math.isfinite(x)`)."""
+        r = self.more
+        forms = ["text", "text", "repeat", "typed"] + (["list_len"] if kind == INT and self.list_params else [])
+        form = r.choice(forms)
+        if form == "list_len":
+            return _E(f"len({r.choice(sorted(self.list_params))})", 40)
+        if form == "repeat":
+            counts = [n for n, v in scope.items() if v.kind == INT and v.bound <= 12]
+            if not counts or kind == FLOAT:
+                return None
+            k = r.choice(counts)
+            var = scope[k]
+            if kind == BOOL:
+                return _E(f"({r.choice([1, 3, 0])} {r.choice(['in', 'not in'])} [1, 3] * {k})", 1, var.tainted,
+                          var.tensor)
+            text = r.choice([f"len([0] * {k})", f"len({k} * (1, 2))", f"int(sum([1, 2] * {k}))",
+                             f"([5, 6] * {k}).count(5)", f"len([{k}] * {k})"])
+            return _E(text, 24, var.tainted, var.tensor)
+        if form == "text":
+            v = self.number_name(scope)
+            if v is None:
+                return None
+            var = scope[v]
+            if kind == INT:
+                forms = [f"len(str({v}))", f"str({v}).count('{r.choice('0125.-')}')", f"str({v}).find('.')",
+                         f"len(f'{{{v}}}')", f"len(str({v}).zfill(6))", f"len(str({v}).strip('-'))",
+                         f"len(str({v}).split('.'))"]
+                if var.kind == INT:
+                    forms += [f"int(str({v}))"] * 2
+                text = r.choice(forms)
+                return _E(text, var.bound if text.startswith("int(") else 32, var.tainted, var.tensor)
+            if kind == BOOL:
+                lit = r.choice(["'3'", "'-1'", "'0'", "'2.5'", "'nan'"])
+                text = r.choice([f"str({v}).startswith('-')", f"('.' in str({v}))", f"(str({v}) == {lit})",
+                                 f"str({v}).isdigit()", f"str({v}).endswith('5')",
+                                 f"(str({v}).upper() != str({v}))", f"(len(str({v})) > 3)"])
+                return _E(text, 1, var.tainted, var.tensor)
+            if var.kind == INT:  # a float from the text of an int: exact
+                return _E(f"float(str({v}))", var.bound, var.tainted, var.tensor)
+            return None
+        # class 6: Python's number types
+        floats = [n for n, v in scope.items() if v.kind == FLOAT]
+        params = [n for n in self.tensor_params if n in scope and scope[n].kind == kind and n not in self.arrays]
+        if params and r.random() < 0.35:  # a numpy scalar argument's .item(): a Python number
+            name = r.choice(params)
+            return _E(f"{name}.item()", scope[name].bound, scope[name].tainted, True)
+        if not floats:
+            return None
+        f = r.choice(floats)
+        var = scope[f]
+        if kind == INT:
+            return _E(f"{r.choice(['round', 'math.floor', 'math.ceil', 'math.trunc'])}({f})", var.bound + 1,
+                      var.tainted, var.tensor)
+        if kind == BOOL:
+            return _E(f"{r.choice(['math.isfinite', 'math.isnan', 'math.isinf'])}({f})", 1, var.tainted, var.tensor)
+        if self.exact:
+            return _E(f"math.fabs({f})", var.bound, var.tainted, var.tensor)
+        return _E(f"{r.choice(['math.sqrt(abs({f}) + 0.25)', 'math.fabs({f})'])}".format(f=f), var.bound + 1,
+                  var.tainted, var.tensor)
 
     def loop_target(self, scope: dict, names: list, kind: str = INT) -> str:
         for name in names:
@@ -758,6 +922,10 @@ class _Generator:
         return _E(r.choice(["True", "False"]), 1)
 
     def atom(self, kind: str, scope: dict, prefer_tensor: bool = False, literal_ok: bool = True) -> _E:
+        if self.behaviour and self.more.random() < 0.06:
+            e = self.behaviour_atom(kind, scope)
+            if e is not None:
+                return e
         if kind == INT and self.extra.random() < 0.02:
             return self.repetition(scope)
         r = self.rng
@@ -1042,6 +1210,10 @@ class _Generator:
         return self.helpers[kind][0]
 
     def bool_expr(self, scope: dict, depth: int) -> _E:
+        if self.behaviour and self.more.random() < 0.04:
+            e = self.behaviour_atom(BOOL, scope)
+            if e is not None:
+                return e
         r = self.rng
         forms = {"compare": 5, "var": 1 if any(v.kind == BOOL for v in scope.values()) else 0,
                  "not": 1 if depth > 0 else 0, "andor": 2 if depth > 0 else 0, "chain": 0.6, "literal": 0.1,
