@@ -160,4 +160,6 @@ class DirectRun:
         self.root = FunctionPlan(graph, fetches, feeds, runtime, self.plans, targets=targets, effects=False)
 
     def run(self, feed_values: list) -> list:
-        return self.root.run([np.asarray(v) if isinstance(v, (list, tuple)) else v for v in feed_values])
+        """The fetched values; a 0-d array as its numpy scalar, as the frame executor fetches it."""
+        out = self.root.run([np.asarray(v) if isinstance(v, (list, tuple)) else v for v in feed_values])
+        return [v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in out]

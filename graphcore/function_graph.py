@@ -40,6 +40,7 @@ class FuncGraph(Graph):
         self.outputs: list[Tensor] = []
         self.captures: list[tuple[Tensor, Tensor]] = []
         self.control_captures: list[Operation] = []
+        self.initial_values: dict[int, Tensor] = {}  # id(a While function's loop variable) -> its value entering
         self.caller: Operation | None = None  # the If/While op of the enclosing graph that calls it
         self.lifted: dict[int, Tensor] = {}  # id(tensor of this function) -> the caller's output of it
         # a While's gradient body: the forward body it reads (`resolves`), and how a tensor of
@@ -67,7 +68,7 @@ class FuncGraph(Graph):
         Placeholder input of this function (and of each function in between)."""
         if t.graph is self:
             return t
-        if not self.within(t.graph) and _root(t.graph) is _root(self):
+        if not self.within(t.graph) and root_graph(t.graph) is root_graph(self):
             return lift_output(t, self)  # computed in a function this graph calls: an extra output
         if not self.outer_graph.within(t.graph):
             raise GraphError(f"{t.name} belongs to a graph that does not enclose the function {self.name!r}; a "
@@ -113,6 +114,14 @@ class FuncGraph(Graph):
         self.outputs = outs
         return outs
 
+    def source_of(self, t: Tensor) -> Tensor | None:
+        """The tensor of the enclosing graph that input `t` stands for: a capture's outer
+        tensor, a loop variable's value entering the loop; None for others (the counter)."""
+        for outer, inner in self.captures:
+            if inner is t:
+                return outer
+        return self.initial_values.get(id(t))
+
     @property
     def arguments(self) -> list[Tensor]:
         """The inputs that are not captures."""
@@ -128,10 +137,24 @@ class FuncGraph(Graph):
         return f"<FuncGraph {self.name}: {len(self)} ops {self.signature()}>"
 
 
-def _root(g: Graph) -> Graph:
+def root_graph(g: Graph) -> Graph:
+    """The graph a function graph `g` is nested in, at any depth (`g` itself if none)."""
     while g.outer_graph is not None:
         g = g.outer_graph
     return g
+
+
+def control_flow_scope(g: Graph | None):
+    """Where code being traced into `g` runs: its v1 control-flow context, or the function
+    graph itself when `g` is a v2 branch or body (whose context is None, as at the top
+    level); None at the top level of the graph. What "inside a loop or `if` on a tensor"
+    means for both versions."""
+    if g is None:
+        return None
+    ctx = g.control_flow_context
+    if ctx is None and g.outer_graph is not None:
+        return g
+    return ctx
 
 
 def lift_output(t: Tensor, into) -> Tensor:

@@ -159,6 +159,7 @@ def _arguments(fg: FuncGraph, flat: list, shapes: list, names: list) -> list[Ten
     args = [fg.add_argument(dt.int64, (), "counter")]
     for v, s, n in zip(flat, shapes, names):
         args.append(fg.add_argument(v.dtype, s, _arg_name(n)))
+        fg.initial_values[id(args[-1])] = v
     return args
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.function_graph import FuncGraph, control_flow_scope, root_graph
 from graphcore.side_tables import SideTable
 
 from .staging import is_copy, location
@@ -104,6 +105,10 @@ class Tracker:
             return memo[key], False
         root = self.root_of(t)
         op = t.op
+        if root is None and op.type == "Placeholder" and isinstance(op.graph, FuncGraph):
+            source = op.graph.source_of(t)  # an input of a v2 branch or body: the tensor it stands for
+            if source is not None:
+                return self._lineage(source, memo, visiting)
         if root is not None or is_copy(t) or not (_passes_through(op) or op.type == "NextIteration") or \
                 (op.type == "Merge" and t.value_index != 0):  # (a Merge's second output: which input)
             memo[key] = root
@@ -321,7 +326,7 @@ def stop(graph: gc.Graph) -> None:
 
 def _tracker() -> "Tracker | None":
     g = gc.get_default_graph()
-    return _trackers.get(g) if g is not None else None
+    return _trackers.get(root_graph(g)) if g is not None else None  # (a v2 branch or body: its trace's)
 
 
 def _inside(ctx, outer) -> bool:
@@ -355,6 +360,12 @@ def changed_in_place(current, result, what: str, line: int) -> "bool | None":
     root = tracker.root_of(current) or tracker.lineage(current, {})
     if root is None:
         return False
+    if isinstance(control_flow_scope(gc.get_default_graph()), FuncGraph):
+        raise StagingError(
+            f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop or `if` on a "
+            "tensor built as Control Flow v2 (If/While over function graphs), which does not write such a change back "
+            f"to the caller yet. Run it with control_flow='v1', or change a copy (`{root.name} = {root.name}.copy()` "
+            "before the loop or if) and return it.")
     if isinstance(result, gc.Tensor):
         root.changes.append((current, result, line, ctx))
         tracker.values[id(result)] = (result, root)

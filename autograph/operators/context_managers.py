@@ -17,6 +17,7 @@ import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.function_graph import control_flow_scope
 
 from .staging import location
 
@@ -49,7 +50,7 @@ def context_manager(manager, line: int, text: str):
         return manager
     if isinstance(manager, np.errstate):
         return _ErrstateAroundNoOps(manager, g, line) if _changes_values(manager) else manager
-    if g.control_flow_context is not None:
+    if control_flow_scope(g) is not None:
         raise StagingError(
             f"{location(line)}: `with {text}` inside a loop or `if` on a tensor: its enter and "
             "exit code would run once, while the graph is built, not each time the loop runs or only when the branch "

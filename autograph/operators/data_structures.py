@@ -16,6 +16,7 @@ import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.function_graph import control_flow_scope
 from graphcore.side_tables import SideTable
 
 from .staged_errors import guard_value
@@ -37,7 +38,7 @@ def on_graph_path() -> bool:
     """Whether the code running is traced inside a loop or `if` on a tensor (or is a loop
     body's dry run, traced once before the loop to plan it)."""
     g = gc.get_default_graph()
-    return g is not None and (g.control_flow_context is not None or in_dry_run())
+    return g is not None and (control_flow_scope(g) is not None or in_dry_run())
 
 
 def list_append(target, value, name: str | None = None, line: int = 0, held_at: int = 0):

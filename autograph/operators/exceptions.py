@@ -15,6 +15,7 @@ import numpy as np
 
 import graphcore as gc
 from graphcore.errors import StagingError
+from graphcore.function_graph import control_flow_scope
 from graphcore.ops.logging_ops import FormattedString
 
 from ..errors import UndefinedVariableError
@@ -47,7 +48,7 @@ STAGED_EXCEPTIONS = (UndefinedVariableError, ArithmeticError, LookupError, Value
 
 def _on_graph_path() -> bool:
     g = gc.get_default_graph()
-    return g is not None and g.control_flow_context is not None
+    return g is not None and control_flow_scope(g) is not None
 
 
 def assert_stmt(test, message: Callable):
@@ -74,7 +75,7 @@ def raise_stmt(exc, cause=_NO_CAUSE):
     g = gc.get_default_graph()
     if in_dry_run():
         return  # a path of the dry run of a loop body (staging.dry_running)
-    if g is None or g.control_flow_context is None:
+    if control_flow_scope(g) is None:
         raise exc
     _stage_failure(gc.constant(np.bool_(False)), f"{type(exc).__name__}: {exc}", exc)
 

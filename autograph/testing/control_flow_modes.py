@@ -11,6 +11,9 @@ give the same results as one another, not only each close to Python's.
                   converter refuses in all of them: not a disagreement between them)
     wrong-all     every mode differs from Python in the same way (a converter bug, not a
                   difference between the control flows)
+    refused-v2    v1 agrees with Python and both v2 modes refuse the program with the same
+                  StagingError (what v2 does not build yet: an argument array changed in
+                  place inside a loop or if); never a wrong value
     disagree      the modes differ from one another (the detail says how)
 
 The kinds: "values" (random_programs), "arrays" (random_array_programs), "grads"
@@ -93,6 +96,10 @@ def check(kind: str, seed: int, options: dict | None = None) -> tuple[str, str]:
                 return "disagree", f"{m} returned {r.value!r}, v1 {first.value!r} (each close to Python's)"
         return "agreed", ""
     kinds = {k for k, _ in verdicts.values()}
+    v2 = [runs[m] for m in MODES if m != "v1"]
+    if verdicts["v1"][0] == differential.AGREE and all(r.error == "StagingError" for r in v2) \
+            and len({r.message for r in v2}) == 1:
+        return "refused-v2", v2[0].message
     if len(kinds) == 1:
         errors = {(r.error, r.message) for r in runs.values()}
         values_same = all(_same_bits(runs["v1"].value, r.value) and runs["v1"].stdout == r.stdout
@@ -163,7 +170,7 @@ def main(argv=None) -> int:
                 log.write(line + "\n")
                 log.flush()
     print(f"kind={a.kind} options={options} seeds {a.seed}..{a.seed + a.n - 1}: programs {a.n}, "
-          + ", ".join(f"{v} {counts[v]}" for v in ("agreed", "refused-both", "wrong-all", "disagree"))
+          + ", ".join(f"{v} {counts[v]}" for v in ("agreed", "refused-both", "refused-v2", "wrong-all", "disagree"))
           + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
     return 1 if counts["disagree"] else 0
 

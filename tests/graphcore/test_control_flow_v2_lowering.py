@@ -286,9 +286,6 @@ def test_cli_graph_v2_shows_the_functional_and_the_lowered_graph():
     assert "NextIteration" in lowered.output and "While(" not in lowered.output
 
 
-@pytest.mark.xfail(strict=True, reason="not built yet: autograph asks `graph.control_flow_context is None` to "
-                   "tell the function's top level, which a function graph's body also is (ctx None); v2 bodies "
-                   "need a context of their own there (where the next engineer continues)")
 def test_an_in_place_change_another_name_sees_is_refused_in_a_v2_branch():
     import os
     import sys

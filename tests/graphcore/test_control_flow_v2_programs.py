@@ -5,7 +5,7 @@ print, staged lists, assert) build them in the function they belong to."""
 import numpy as np
 import pytest
 
-from autograph import function
+from autograph import StagingError, function
 from autograph.testing import differential
 
 V2_MODES = [
@@ -159,3 +159,80 @@ def test_the_same_programs_agree_under_v1(fn):
                    "chained to no token, so it never runs (v2 runs it: a function's effects run when it is called)")
 def test_a_print_in_an_and_in_a_loop_test_under_v1():
     _agrees(print_in_and_in_test, {"control_flow": "v1"})
+
+
+# -- what v2 refuses, as v1 does: changes another name, the caller or a `with` would see ------------
+
+def _conformance():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograph"))
+    import conformance_programs as cp
+    return cp
+
+
+@pytest.mark.parametrize("program,arg,match", [
+    ("appends_through_one_name", np.array([1.0, 2.0]), r"changes the list that 'alias' also names"),
+    ("appends_in_if_through_one_name", np.float64(1.0), r"changes the list that 'alias' also names"),
+    ("changes_array_another_name_shares_in_if", np.float64(1.0), r"'z' shares its memory"),
+    ("adds_to_a_set_in_loop", np.array([1.0, 2.0, 1.0]), r"changes a set inside a loop or `if` on a tensor"),
+])
+@pytest.mark.parametrize("options", V2_MODES[:2])
+def test_changes_another_name_would_see_are_refused_inside_v2_bodies(program, arg, match, options):
+    """A v2 branch or body is a function graph with no v1 context: the converter asks
+    control_flow_scope, not `control_flow_context is None`, whether it is at the top level."""
+    with pytest.raises(StagingError, match=match):
+        function(getattr(_conformance(), program), **options)(arg)
+
+
+def bumps_argument_in_loop(xs, n):
+    k = 0
+    while k < n:
+        xs += 1.0
+        k += 1
+    return k
+
+
+def test_an_argument_array_changed_in_a_v2_loop_is_refused_not_lost():
+    """v2 does not write a change made inside its functions back to the caller's array:
+    refused, naming the line (it was silently lost: random programs, seed 43)."""
+    xs = np.array([1.0, 2.0])
+    assert function(bumps_argument_in_loop, control_flow="v1")(xs, np.int64(2)) == 2
+    np.testing.assert_array_equal(xs, [3.0, 4.0])
+    for options in (V2_MODES[0].values[0], V2_MODES[1].values[0]):
+        with pytest.raises(StagingError, match=r"test_control_flow_v2_programs.py:\d+: `xs \+= ...` changes the "
+                                               r"caller's array 'xs' in place .* Control Flow v2"):
+            function(bumps_argument_in_loop, **options)(xs, np.int64(2))
+
+
+class _Timer:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def with_in_loop(x):
+    k = 0
+    while k < x:
+        with _Timer():
+            k += 1
+    return k
+
+
+def test_a_with_block_inside_a_v2_loop_is_refused():
+    for control_flow in ("v1", "v2"):
+        with pytest.raises(StagingError, match="`with _Timer\\(\\)` inside a loop or `if` on a tensor"):
+            function(with_in_loop, control_flow=control_flow)(np.float64(3.0))
+
+
+def chained_comparison_returned(x):
+    return x != 3.0 >= x
+
+
+def test_direct_fetches_a_0d_value_as_its_numpy_scalar():
+    """As the frame executor fetches it (random programs, seed 110: np.False_, not array(False))."""
+    got = function(chained_comparison_returned, control_flow="v2", functional="direct")(np.float64(5.0))
+    assert type(got) is np.bool_ and got == chained_comparison_returned(np.float64(5.0))
