@@ -202,7 +202,6 @@ class Session:
         """The graph optimized for these fetches and feeds (a copy, made once per graph
         version and fetch/feed set), with the fetches, targets and feeds in it."""
         from graphcore import passes  # noqa: PLC0415 (executor depends on graphcore only)
-        from graphcore.serialization import copy_graph  # noqa: PLC0415
 
         if not passes.optimization_enabled(None) or any(t.op.type != "Placeholder" for t in feeds):
             return self.graph, fetches, targets, feeds  # a fed intermediate must not be folded away
@@ -211,7 +210,7 @@ class Session:
         with self._plans_lock:
             hit = self._optimized.get(key)
             if hit is None:
-                copy = copy_graph(self.graph)  # (Python calls included: the copy stays in this process)
+                copy = self.graph.copy()
                 c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]
                 c_targets = [copy.get_operation_by_name(o.name) for o in targets]
                 c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]
@@ -248,7 +247,6 @@ class Session:
         from graphcore import passes  # noqa: PLC0415
         from graphcore.library import has_functional_ops  # noqa: PLC0415
         from graphcore.passes.lower_functional import lowered_copy  # noqa: PLC0415
-        from graphcore.serialization import copy_graph  # noqa: PLC0415
 
         key = (id(graph), graph.version, tuple(t.name for t in fetches), tuple(o.name for o in targets),
                tuple(t.name for t in feeds))
@@ -260,7 +258,7 @@ class Session:
                 elif (made := lowered_copy(graph, fetches, targets, feeds)) is not None:
                     hit = made  # (lowered into a new graph: nothing copied first)
                 else:
-                    copy = copy_graph(graph)
+                    copy = graph.copy()
                     c_fetches = [copy.get_tensor_by_name(t.name) for t in fetches]
                     c_targets = [copy.get_operation_by_name(o.name) for o in targets]
                     c_feeds = [copy.get_tensor_by_name(t.name) for t in feeds]

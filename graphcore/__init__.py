@@ -31,13 +31,14 @@ from .shapes import TensorShape
 # every op block's public function (`define_op(...).exported`), those not imported above by name
 globals().update({_n: _f for _n, _f in public_functions().items() if _n not in globals()})
 from . import dot as _dot, printer as _printer, serialization as _serialization, validate as _validate
-from . import function_graph as _function_graph
+from . import function_graph as _function_graph, graph_copy as _graph_copy
 from .graph import install as _install
 
 # the functions over graphs behind Graph's shortcut methods (see graph.py's docstring)
 _install(op_def=get_op_def, constant=constant, validate=_validate.validate_graph, format=_printer.format_graph,
          to_dot=_dot.to_dot, to_json=_serialization.to_json, from_json=_serialization.from_json,
-         repr=_dot.graph_repr, mimebundle=_dot.mimebundle, lift=_function_graph.lift_output)
+         repr=_dot.graph_repr, mimebundle=_dot.mimebundle, lift=_function_graph.lift_output,
+         copy=_graph_copy.copy_graph)
 from . import tensor_operators  # noqa: F401  (installs Tensor.__add__ and friends)
 from . import numpy_api as _numpy_api  # noqa: E402
 

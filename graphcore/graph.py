@@ -1,6 +1,6 @@
 """The IR: a Graph of Operations whose outputs are Tensors.
 
-Operations are made only by `Graph.create_op`; every op records its type, inputs,
+Operations are made only by the Graph (`create_op`; `copy_ops_into` for a copy); every op records its type, inputs,
 outputs, attrs, control inputs, device, the control-flow context it was built in
 (a cond branch or a while frame) and the user's source line that created it.
 
@@ -11,12 +11,13 @@ Graphs are rewritten only through the Graph's public rewrite methods (as torch.f
 consumer lists, the control-flow contexts and the version executors key their plans
 on right, and ops a rewrite creates keep the source line of the op they stand for.
 
-Printing, exporting and checking a graph are functions over it that live in their own
-modules (printer.py, dot.py, serialization/, validate.py); so do turning a Python value
-into a constant (ops/array_ops.py) and looking an op type up by name (registry.py).
+Printing, exporting, copying and checking a graph are functions over it that live in their
+own modules (printer.py, dot.py, serialization/, graph_copy.py, validate.py); so do turning
+a Python value into a constant (ops/array_ops.py) and looking an op type up by name
+(registry.py).
 They import this module, so it imports none of them: graphcore/__init__.py hands them
 to `install`, and the Graph methods that are their shortcuts (`str(g)`, `g.validate()`,
-`g.to_dot()`, `g.to_json()`, `Graph.from_json`) call them through it.
+`g.to_dot()`, `g.to_json()`, `Graph.from_json`, `g.copy()`) call them through it.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from types import MappingProxyType
 from bisect import bisect_left
 from typing import Any, Callable, Iterable, Sequence
 
+
+import numpy as np
 
 from . import dtypes as dt
 from .errors import GraphError
@@ -224,6 +227,7 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.\-/]*$")
 #   validate(graph)                      format(graph) -> str
 #   to_dot(graph) -> str                 to_json(graph) -> str
 #   from_json(text) -> Graph             lift(tensor of a function, graph) -> Tensor
+#   copy(graph) -> Graph
 _installed: dict[str, Callable] = {}
 
 
@@ -979,6 +983,57 @@ class Graph:
         if erase:
             self.erase_op(op)
         return new
+
+    # -- copying -----------------------------------------------------------
+    def copy(self) -> "Graph":
+        """An independent copy of this graph: its ops (same names, order, attributes, source
+        lines), control-flow contexts, function library, variables and collections, and the
+        side tables that hold only graph objects and plain values (graphcore/graph_copy.py).
+        Changing the copy leaves this graph as it is; both list and compute the same."""
+        return _installed["copy"](self)
+
+    def copy_ops_into(self, other: "Graph") -> dict:
+        """Copy every op of this graph, in its order, into `other`, a new graph with no ops:
+        names, types, attributes (the dict copied, and numpy values in it), devices, source
+        lines, creation numbers and order numbers; inputs, control inputs, readers and waiters
+        in the same order; output dtypes, shapes and weak typing. Each copy keeps the
+        original's `ctx`, for the caller to map to the copied contexts (graph_copy.py does).
+        Returns {original op or tensor: its copy} (both hash by identity)."""
+        if not isinstance(other, Graph) or other._ops or other is self:
+            raise GraphError("copy_ops_into: the target must be another graph, with no ops yet")
+        memo: dict = {}
+        for op in self._by_name.values():  # (creation order: ops_by_name keeps it in the copy)
+            new = Operation.__new__(Operation)
+            new.graph, new.op_def, new.type, new.name = other, op.op_def, op.type, op.name
+            new.attrs = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in op.attrs.items()}
+            new.device, new.ctx, new.source = op.device, op.ctx, op.source
+            new._id, new._order, new._control_outputs = op._id, op._order, []
+            outs = []
+            for t in op.outputs:
+                c = Tensor(new, t.value_index, t.dtype, t._shape)
+                c.weak = t.weak
+                memo[t] = c
+                outs.append(c)
+            new.outputs = tuple(outs)
+            memo[op] = new
+            other._by_name[new.name] = new
+        for op in self._by_name.values():
+            new = memo[op]
+            try:
+                new.inputs = tuple([memo[t] for t in op.inputs])
+                new.control_inputs = tuple([memo[c] for c in op.control_inputs])
+            except KeyError:
+                raise GraphError(f"cannot copy {op.describe()}: it reads or waits for an op that is not in its "
+                                 "graph") from None
+            new._control_outputs[:] = [memo[w] for w in op._control_outputs]
+            for t in op.outputs:
+                memo[t]._consumers[:] = [memo[r] for r in t._consumers]
+        other._ops[:] = [memo[op] for op in self._ops]
+        other._used_names.update(self._used_names)
+        other._op_count = self._op_count
+        other._inserted_id = self._inserted_id
+        other.version += 1
+        return memo
 
     # -- the function library ---------------------------------------------
     @property

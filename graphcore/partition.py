@@ -35,7 +35,6 @@ from .errors import GraphError
 from .frames import assign_frames
 from .graph import Graph, Operation, Tensor
 from .placement import device_list, place
-from .serialization import copy_graph
 from .shapes import as_shape
 
 
@@ -70,7 +69,7 @@ def partition(graph: Graph, fetches, targets=(), feeds=(), devices=("cpu:0",), d
     if made is not None:
         raise GraphError(f"{made.describe()}: this graph is partitioned already (it has _Send/_Recv ops); run the "
                          "graph it was made from with devices=[...], which partitions it again")
-    work = copy_graph(graph)  # (Python calls included: the copy stays in this process)
+    work = graph.copy()
     fetches = [work.get_tensor_by_name(t if isinstance(t, str) else t.name) for t in fetches]
     targets = [work.get_operation_by_name(o if isinstance(o, str) else o.name) for o in targets]
     feeds = [work.get_tensor_by_name(t if isinstance(t, str) else t.name) for t in feeds]

@@ -60,3 +60,22 @@ class SideTable:
                 raise KeyError(obj)
             return default
         return tables.pop(self._slot)
+
+
+def copy_tables(old, new, convert) -> None:
+    """Give `new`, a copy of `old` (a graph or a control-flow context), each table `old` has,
+    its value passed through `convert`, which maps what refers to `old` onto `new`. A table
+    `convert` cannot map (it raises LookupError) is left out: the copy has none, as a graph
+    no module has remembered anything of yet."""
+    new.__dict__.pop(_ATTR, None)  # (what a copy of old's fields brought along)
+    tables = old.__dict__.get(_ATTR)
+    if not tables:
+        return
+    kept = {}
+    for slot, value in tables.items():
+        try:
+            kept[slot] = convert(value)
+        except LookupError:
+            continue
+    if kept:
+        new.__dict__[_ATTR] = kept

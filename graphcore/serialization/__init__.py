@@ -22,7 +22,7 @@ from .builder import build_graph, restore_while_contexts
 from .document import FORMAT, VERSION, parse, read_document
 from .writer import in_process_copy, to_json
 
-__all__ = ["FORMAT", "VERSION", "copy_graph", "from_json", "in_process_copy", "to_json"]
+__all__ = ["FORMAT", "VERSION", "from_json", "in_process_copy", "to_json"]
 
 
 def from_json(text: str | bytes):
@@ -41,9 +41,3 @@ def from_json(text: str | bytes):
         raise GraphFileError(f"the graph in the file is not valid: {problems[0]}")
     restore_while_contexts(graph)          # what gradients read from a loop's context
     return graph
-
-
-def copy_graph(graph):
-    """A copy of `graph` through its graph file, Python calls included (in_process_copy)."""
-    with in_process_copy():
-        return from_json(to_json(graph))
