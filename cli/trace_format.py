@@ -1,5 +1,5 @@
-"""The executor's trace as a step-by-step account, in the manner of the walk-through of
-seed 002 (the article "rules of execution" in ../shared/seeds):
+"""The executor's trace as a step-by-step account of the rules of execution (README,
+"How a graph runs"): one line per node the executor takes from its ready queue:
 
     step 16  while/Switch    Switch   root/while:0   iter 0  live  pred=True → :1 live, :0 dead
              pending  while/Exit 1 -> 0, dead 0 -> 1  (ready)
@@ -56,13 +56,6 @@ class TraceSummary:
     def text(self) -> str:
         return (f"{self.steps} steps ({self.dead_steps} on dead tokens), {self.frames_created} frame(s) and "
                 f"{self.iterations_created} extra iteration(s) created")
-
-
-def summarize(events: list[dict]) -> TraceSummary:
-    s = TraceSummary()
-    for e in events:
-        s.add(e)
-    return s
 
 
 def short_value(v, width: int = 24) -> str:
@@ -332,17 +325,3 @@ def _frame_tag_width(graph) -> int:
         widest = max(widest, len("root") + sum(len(c.name.rsplit("/", 1)[-1]) + 4 for c in chain))
     return widest
 
-
-def format_trace(events: list[dict], show_pending: bool = True, graph=None) -> str:
-    """The whole trace, one line per event (pending-count lines optional), as one string."""
-    lines: list[str] = []
-    writer = TraceWriter(lines.append, graph=graph, show_pending=show_pending)
-    if graph is None:  # widths from the events themselves
-        runs = [e for e in events if e["event"] == "run"]
-        writer.name_w = max([len(e["node"]) for e in runs] + [12])
-        writer.type_w = max([len(e.get("type", "")) for e in runs] + [6])
-        writer.frame_w = max([len(e["frame"]) for e in runs] + [6])
-    for e in events:
-        writer.append(e)
-    writer.close()
-    return "".join(lines)
