@@ -54,7 +54,7 @@ def main(argv=None) -> None:
     g, limit, out = fib_graph(n)
     expect = plain(n)
     t_plain = best_of(lambda: plain(n), args.repeat)
-    print(f"Fibonacci while_loop, {n} iterations (seed 002's loop: a, b, i = b, a + b, i + 1)")
+    print(f"Fibonacci while_loop, {n} iterations (samples/fibonacci.py's loop: a, b, i = b, a + b, i + 1)")
     print(f"  plain Python loop on numpy scalars: {t_plain / n * 1e6:8.3f} us/iteration")
     for label, threads in (("num_threads=1", 1), (f"default (num_threads={os.cpu_count()})", None)):
         s = Session(g, num_threads=threads)

@@ -750,7 +750,7 @@ def bench(which: str = typer.Argument("all", help="executor | autograph | gradie
                                                   help="Also write every benchmark's figures to FILE as JSON.")):
     """Run the benchmarks and print their figures (not part of the tests).
 
-    executor: cost per loop iteration of seed 002's Fibonacci loop; autograph: first and
+    executor: cost per loop iteration of the Fibonacci loop (samples/fibonacci.py); autograph: first and
     steady call of a nested function; gradients: a 100-step RNN, forward vs backward;
     workloads: fib_loop, collatz, nested loops (interpreted, jit, numba), call overhead,
     first call, RNN forward and parallel branches, each beside plain numpy. By name:

@@ -1,5 +1,5 @@
-"""The executor's trace as a step-by-step account of the rules of execution (README,
-"How a graph runs"): one line per node the executor takes from its ready queue:
+"""The executor's trace as a step-by-step account of the rules of execution (the table in
+executor/executor.py): one line per node the executor takes from its ready queue:
 
     step 16  while/Switch    Switch   root/while:0   iter 0  live  pred=True → :1 live, :0 dead
              pending  while/Exit 1 -> 0, dead 0 -> 1  (ready)

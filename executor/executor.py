@@ -1,4 +1,4 @@
-"""The dataflow machine: one ExecutorState per run. The rules of execution (seed 002)
+"""The dataflow machine: one ExecutorState per run. The rules of execution (below)
 are each written once, in the method named beside them:
 
   op             fires when                             outputs

@@ -1,4 +1,4 @@
-"""Direct execution of Control Flow v2 (the talk's closing wish): If and While run as ops,
+"""Direct execution of Control Flow v2: If and While run as ops (the functions they call run as graphs),
 with no frames, no dead tokens and no lowering. `Session(g, functional="direct")`.
 
 A `FunctionPlan` is built once per graph (or library function) and fetch set: the ops the
@@ -137,7 +137,7 @@ def _getter(ins: tuple):
 
 
 def _plan_of(fn, runtime, plans: dict) -> FunctionPlan:
-    """The plan of library function `fn`, made once (the talk: plans built once per function)."""
+    """The plan of library function `fn`, made once per function and reused by every call."""
     p = plans.get(id(fn))
     if p is None or p.graph is not fn:
         p = plans[id(fn)] = FunctionPlan(fn, list(fn.outputs), list(fn.inputs), runtime, plans)

@@ -4,8 +4,8 @@ Control Flow v2 ops If and While.
 A FuncGraph is a Graph of its own: Placeholders for its inputs, a list of outputs, and
 captures. A tensor of an enclosing graph read inside becomes an extra Placeholder input,
 and the op that calls the function passes the outer tensor explicitly, so a function
-never holds an edge into another graph (the talk: "you can't just have an edge between
-two function definitions"). Capturing goes through every graph in between, so functions
+never holds an edge into another graph (each function stays a graph of its own that can
+be called, differentiated or inlined alone). Capturing goes through every graph in between, so functions
 nest to any depth. Control inputs on ops of enclosing graphs are lifted onto the calling
 op (`control_captures`): everything a function reads is ready before it is called.
 
@@ -161,7 +161,7 @@ def lift_output(t: Tensor, into) -> Tensor:
     """`t`, computed in a branch of an If (or in a function nested in one), as a tensor of
     the graph `into` that encloses the If: a new output of the If (and of each If in
     between), the other branch giving zeros of its type. (v1 lets an op after a cond read
-    a branch's tensor, dead when the branch was not taken; the talk's intermediates that a
+    a branch's tensor, dead when the branch was not taken; the intermediates that a
     gradient needs are made outputs the same way.) Read from outside a While's body, a
     tensor has one value per iteration: refused, as v1 refuses it."""
     while True:
@@ -188,7 +188,7 @@ def lift_output(t: Tensor, into) -> Tensor:
             other = else_fn if fn is then_fn else then_fn
             with other.as_default():
                 if t.dtype == dt.variant:  # a tensor list (a loop's accumulator): an empty one (the
-                    z = tensor_list_new(dt.float64)  # talk's empty Optional; only the taken branch reads it)
+                    z = tensor_list_new(dt.float64)  # stand-in for a value; only the taken branch reads it)
                 elif t.dtype.np_dtype is None:
                     raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
                                        "used after it; compute it before the cond or in both branches")

@@ -1,5 +1,5 @@
 """Control Flow v2: `cond` and `while_loop` built as one If / While op whose branches,
-condition and body are function graphs (the talk's second half), instead of the v1
+condition and body are function graphs (graphcore/function_graph.py), instead of the v1
 Switch/Merge/Enter/Exit/NextIteration wiring.
 
 Switched on by `with gc.control_flow_v2():`, by `@autograph.function(control_flow="v2")`

@@ -1,4 +1,4 @@
-"""The Fibonacci loop of the executor walk-through (seed 002):
+"""The Fibonacci loop, the smallest while loop with loop variables that feed each other:
 
     r1, r2, r3 = tf.while_loop(lambda a, b, i: i < 2, lambda a, b, i: (b, a + b, i + 1), [1, 1, 1])
 

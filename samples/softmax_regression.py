@@ -1,5 +1,5 @@
-"""Softmax regression trained by gradient descent: the backpropagation example of the
-seeds (seed 001), on linearly separable synthetic data made with a fixed numpy seed.
+"""Softmax regression trained by gradient descent: backpropagation through a small
+model, on linearly separable synthetic data made with a fixed numpy seed.
 
 The loop over training steps is a graph loop (a `for` over `range(steps)` with a tensor
 `steps`); each step takes the gradient of the cross-entropy with

@@ -1,4 +1,4 @@
-"""Gradients of Control Flow v2's If and While, as the talk describes them: they are If
+"""Gradients of Control Flow v2's If and While: they are If
 and While ops again, so a gradient of a gradient needs nothing more.
 
 If: an If on the same predicate whose branches are the gradient functions of the forward

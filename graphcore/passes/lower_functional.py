@@ -1,4 +1,4 @@
-"""Lowering (the talk: "very similar to function in-lining"): every If and While op is
+"""Lowering, a kind of function inlining: every If and While op is
 replaced by what v1 builds, so the frame executor, the other passes, placement and
 partitioning see only the five primitives.
 

@@ -1,4 +1,4 @@
-"""One test per row of the rules of execution (seed 002), on hand-built primitives."""
+"""One test per row of the rules of execution (the table in executor/executor.py), on hand-built primitives."""
 import numpy as np
 import pytest
 
@@ -112,7 +112,7 @@ def test_exit_leaves_the_frame_and_nextiteration_advances_the_iteration():
     with g.as_default():
         a, b, i = gc.while_loop(lambda a, b, i: i < 2, lambda a, b, i: (b, a + b, i + 1), [1, 1, 1])
     out, trace = _trace([a, b, i], g=g)
-    assert out == [1, 2, 2]  # seed 002's Fibonacci loop
+    assert out == [1, 2, 2]  # the Fibonacci loop of samples/fibonacci.py
     iters = [e["iteration"] for e in trace if e["event"] == "iteration_created"]
     assert iters == [1]
     exits = [e for e in trace if e["event"] == "run" and e["type"] == "Exit"]

@@ -123,7 +123,7 @@ def test_a_loop_count_returned_from_a_branch_is_kept_when_lowered():
 
 @pytest.mark.parametrize("functional", ["lower", "direct"])
 def test_a_session_runs_again_after_the_graph_gained_outputs(functional):
-    """The talk's warning about v1 sessions: here a gradient adds outputs to the forward
+    """A v1 session keeps a plan made for the graph as it was; here a gradient adds outputs to the forward
     If and accumulators to the forward While of a graph a Session already ran; the same
     Session runs the changed graph right."""
     g = gc.Graph()
