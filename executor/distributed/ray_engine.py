@@ -110,19 +110,35 @@ def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
 
 
 
-class _StampedText(io.TextIOBase):
-    """A stdout that keeps each write with the time it was made (monotonic, nanoseconds)."""
+class _LogicalClock:
+    """A Lamport clock: a write stamped after a value arrived is later than the send of that
+    value on any machine, whatever the machines' own clocks say (they need not agree)."""
 
     def __init__(self):
+        self._lock = threading.Lock()
+        self.time = 0
+
+    def tick(self, seen: int = 0) -> int:
+        """The next time, after `seen` (the stamp of a message that arrived)."""
+        with self._lock:
+            self.time = max(self.time, seen) + 1
+            return self.time
+
+
+class _StampedText(io.TextIOBase):
+    """A stdout that keeps each write with its device's logical time and the device."""
+
+    def __init__(self, clock: _LogicalClock, device: str):
         super().__init__()
-        self.chunks: list[tuple[int, str]] = []
+        self.clock, self.device = clock, device
+        self.chunks: list[tuple[int, str, str]] = []
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
         if text:
-            self.chunks.append((time.monotonic_ns(), text))
+            self.chunks.append((self.clock.tick(), self.device, text))
         return len(text)
 
 _BATCH_LIMIT = 64  # values kept for one peer at most before they go (a long run of sends still streams)
@@ -160,7 +176,7 @@ class _ActorTransport:
         values = kept[:]
         kept.clear()
         self.batches += 1
-        self.actor.send_to(peer, (self.run_id, values))
+        self.actor.send_to(peer, (self.run_id, self.actor.clock.tick(), values))
 
     def recv(self, key, tag, callback):
         return self.rendezvous.recv(key, tag, callback)
@@ -196,6 +212,7 @@ class DeviceActor:
         self.running = 0  # parts running now (busy())
         self.peers: dict[str, tuple] = {}        # device -> its channel's address
         self.channels: dict[str, tuple] = {}     # device -> (connection, its send lock)
+        self.clock = _LogicalClock()  # orders the parts' prints across machines
         self.listener = Listener((_node_address(), 0), authkey=authkey)
         threading.Thread(target=self._accept, name="channels", daemon=True).start()
 
@@ -248,7 +265,8 @@ class DeviceActor:
         message holds one run's values: those its part sent before it next waited)."""
         try:
             while True:
-                run_id, values = conn.recv()
+                run_id, stamp, values = conn.recv()
+                self.clock.tick(stamp)  # (before the values are taken: what they cause is later)
                 rendezvous = self._rendezvous(run_id)
                 for key, tag, value, dead in values:
                     rendezvous.send(key, tag, value, dead)
@@ -278,7 +296,7 @@ class DeviceActor:
     def run(self, part_id: int, run_id: int, feed_values: list, seconds_left: float | None, seconds: float | None = None,
             batch: bool = True):
         """This device's part of run `run_id`: ("ok", [(fetch position, value)], values sent,
-        messages they went in, printed (time, text) chunks) or ("error", the error as data,
+        messages they went in, printed (logical time, device, text) chunks) or ("error", the error as data,
         printed chunks)."""
         rendezvous = self._rendezvous(run_id)
         part = self.parts[part_id]
@@ -288,7 +306,7 @@ class DeviceActor:
         state = part.state(feed_values, transport, deadline)
         state.wakeups = _FlushingWakeups(state.wakeups, transport)
         rendezvous.on_abort.append(state.cancel)  # (abort() from the driver stops a compiled loop too)
-        printed = _StampedText()  # what Print ops write goes back to the driver with the results
+        printed = _StampedText(self.clock, self.device)  # what Print ops write goes back with the results
         with self.lock:
             self.running += 1
         try:
@@ -420,9 +438,9 @@ class RayEngine:
             raise
         self.last_messages, self.last_batches = messages, batches
         # what the parts' Print ops wrote, in the order they wrote it: the effect chain orders the
-        # prints (each waits for the one before, on whatever device), so their times on this
-        # machine's monotonic clock are that order
-        for _, text in sorted(chunk for _, chunks in printed for chunk in chunks):
+        # prints (each waits for the one before, on whatever device, through a message), so
+        # their logical times are that order
+        for _, _, text in sorted(chunk for _, chunks in printed for chunk in chunks):
             print(text, end="")
         if failures:
             raise next((e for _, e in failures if not isinstance(e, CancelledError)), failures[0][1])
