@@ -75,10 +75,6 @@ class TensorSpec:
         object.__setattr__(self, "dtype", gc.as_dtype(dtype))
         object.__setattr__(self, "name", name)
 
-    @staticmethod
-    def from_value(value) -> "TensorSpec":
-        return TensorSpec(np.shape(value), gc.as_dtype(np.asarray(value).dtype))
-
     def is_compatible_with(self, value) -> bool:
         arr = np.asarray(value)
         if gc.as_dtype(arr.dtype) != self.dtype and not np.can_cast(arr.dtype, self.dtype.np_dtype, "same_kind"):

@@ -30,17 +30,10 @@ class WorkerPool:
         self._tasks.put(task)
 
     def _work(self) -> None:
+        """A worker's life: the pools are shared by the whole process and never stopped, so
+        their (daemon) threads wait for tasks until the process ends."""
         while True:
-            task = self._tasks.get()
-            if task is None:
-                return
-            task()
-
-    def shutdown(self) -> None:
-        with self._lock:
-            for _ in self._threads:
-                self._tasks.put(None)
-            self._threads = []
+            self._tasks.get()()
 
 
 _shared: dict[int, WorkerPool] = {}

@@ -216,9 +216,6 @@ class DeviceActor:
         self.listener = Listener((_node_address(), 0), authkey=authkey)
         threading.Thread(target=self._accept, name="channels", daemon=True).start()
 
-    def ping(self) -> int:
-        return os.getpid()
-
     def node(self) -> str:
         """The id of the Ray node this actor runs on (hex)."""
         return ray.get_runtime_context().get_node_id()
