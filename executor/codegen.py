@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from graphcore.dtypes import DType, variant
 from graphcore.errors import GraphError
 
 _counter = itertools.count(1)
@@ -138,6 +139,11 @@ def compile_function(source: str, fn_name: str, env: dict, kind: str, name="") -
 TYPE, INPUTS, ATTRS, NAME, LOCATION, DTYPE, GUARD = range(7)  # (graphcore.ops.fused_ops / compiled_ops)
 
 
+def _is_dtype(d) -> bool:
+    """A graphcore dtype: a numpy one's, or `variant` (a tensor list a loop carries)."""
+    return isinstance(d, DType) and (isinstance(d.np_dtype, np.dtype) or d is variant)
+
+
 def _fail(op_name, what: str) -> GraphError:
     return GraphError(f"op {label(op_name)!r}: {what}; the graph (file) is malformed")
 
@@ -180,7 +186,7 @@ def check_steps(op_name, steps, n_values: int, loop: bool = False) -> int:
         if not isinstance(step[ATTRS], dict) or not all(isinstance(k, str) and _PREFIX.match(k) for k in step[ATTRS]):
             raise _fail(op_name, f"{where}'s attributes must be a dict keyed by names")
         dts = step[DTYPE] if isinstance(step[DTYPE], tuple) else (step[DTYPE],)
-        if not dts or not all(isinstance(getattr(d, "np_dtype", None), np.dtype) for d in dts):
+        if not dts or not all(_is_dtype(d) for d in dts):
             raise _fail(op_name, f"{where}'s dtype must be a dtype")
         if kind == "Fused":
             check_steps(op_name, step[ATTRS].get("steps"), len(step[INPUTS]))
@@ -219,5 +225,5 @@ def check_loop(op_name, a, n_inputs: int) -> None:
         raise _fail(op_name, "a loop needs an exit")
     dts = a.get("dtypes")
     if dts is not None and (not isinstance(dts, (list, tuple)) or len(dts) != len(exits) or not all(
-            isinstance(getattr(d, "np_dtype", None), np.dtype) for d in dts)):
+            _is_dtype(d) for d in dts)):
         raise _fail(op_name, "dtypes must give one dtype per exit")

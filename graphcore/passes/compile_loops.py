@@ -11,11 +11,14 @@ too: an op of a branch becomes a step guarded by the predicates around it (it ru
 where the frame executor would have run it live), a cond's Merge a choice between its two
 inputs by the predicate. An op runs in
 the loop test's region (every iteration, the last one too) unless it depends on the
-body side of a Switch or waits for the pivot, as the frame executor runs it. Not part of
-the default passes: it runs when asked for, last.
+body side of a Switch or waits for the pivot, as the frame executor runs it. Values are
+numbers, arrays or tensor lists (immutable values: a gradient's forward loop pushes onto
+them, its backward loop pops them, so both compile). Not part of the default passes: it
+runs when asked for, last.
 """
 from __future__ import annotations
 
+from .. import dtypes as dt
 from ..graph import Graph, Operation, Tensor
 from ..ops.compiled_ops import compiled_loop_op
 from .state import PassState
@@ -69,10 +72,16 @@ def _pred_of(t: Tensor, ctx) -> Tensor:
     return c.pred
 
 
+def _carried(dtype) -> bool:
+    """A value a compiled loop can carry: a numpy dtype's, or a tensor list (an immutable
+    value: the accumulators gradients push in a forward loop and pop in the backward one)."""
+    return dtype.np_dtype is not None or dtype is dt.variant
+
+
 def _pure(op: Operation) -> bool:
     d = op.op_def
     return (d.kernel is not None and d.pure and bool(op.outputs)
-            and all(t.dtype.np_dtype is not None for t in (*op.outputs, *op.inputs)))
+            and all(_carried(t.dtype) for t in (*op.outputs, *op.inputs)))
 
 
 def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops: list[Operation]) -> None:
@@ -110,10 +119,11 @@ def _regions(loop, members: list[Operation], var_enters: list, invariants: list)
     """(value, body, cond_ops, body_ops): what each tensor of the loop is (id -> ("var", k),
     ("inv", j) or ("step", the tensor)), the ids of the tensors that exist only when the
     test held, and the steps of the loop test's region and of the body's, in order."""
-    merges, switches, nexts = loop.loop_merges, loop.switches, loop.next_iterations
+    merges = loop.loop_merges
+    switches, nexts = _by_merge(loop)
     value: dict[int, object] = {}
     for k, m in enumerate(merges):
-        if var_enters[k].type != "Enter" or m.inputs[1].op is not nexts[k] or m.outputs[0].dtype.np_dtype is None:
+        if var_enters[k].type != "Enter" or not _carried(m.outputs[0].dtype):
             raise _NotCompilable
         for t in (m.outputs[0], *switches[k].outputs):
             value[id(t)] = ("var", k)
@@ -151,6 +161,20 @@ def _regions(loop, members: list[Operation], var_enters: list, invariants: list)
     return value, body, cond_ops, body_ops
 
 
+def _by_merge(loop) -> tuple[list, list]:
+    """(switches, next iterations) of the loop, the k-th those of its k-th loop variable
+    (a gradient's loop lists its NextIterations in another order than its Merges)."""
+    switches, nexts = [], []
+    for m in loop.loop_merges:
+        sw = [s for s in loop.switches if s.inputs[0] is m.outputs[0]]
+        nx = m.inputs[1].op
+        if len(sw) != 1 or not any(nx is x for x in loop.next_iterations):
+            raise _NotCompilable
+        switches.append(sw[0])
+        nexts.append(nx)
+    return switches, nexts
+
+
 def _loop_attrs(loop, n: int, n_invariants: int, value: dict, body: set, cond_ops: list, body_ops: list,
                 exits: list) -> dict:
     """The CompiledLoop's attributes: the values of one iteration numbered (variables,
@@ -183,7 +207,7 @@ def _loop_attrs(loop, n: int, n_invariants: int, value: dict, body: set, cond_op
         return (op.type, inputs, dict(op.attrs), op.name, op.location(), dtype, guard(op.ctx))
 
     pred_in = loop.loop_cond.inputs[0]
-    nexts = loop.next_iterations
+    nexts = _by_merge(loop)[1]
     if id(pred_in) not in value or id(pred_in) in body or any(id(nx.inputs[0]) not in value for nx in nexts):
         raise _NotCompilable
     return {"n_vars": n, "cond_steps": tuple(map(step, cond_ops)), "pred": number(pred_in),
