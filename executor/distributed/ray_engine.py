@@ -482,10 +482,13 @@ class RayEngine:
                 actor.abort.remote(run_id, f"the run was cancelled: device {failed} failed")
 
     def _forget(self, device: str) -> None:
+        """`device`'s actor died: the next run starts another, on its task's node looked up
+        again (a node that went away is then refused, not waited for)."""
         key = self._key(device)
         with _actors_lock:
             _actors.pop(key, None)
             _loaded.pop(key, None)
+        self.placements.pop(device, None)
 
     def close(self) -> None:
         """Nothing to release: the actors are shared by the process's sessions."""
