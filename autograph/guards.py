@@ -289,7 +289,7 @@ class Recorder:
                 continue
             try:
                 self._visit(path, None, get, text, value, keyed, structural, 0, visited)
-            except Exception as e:  # (an object whose len() or keys fail): what is found so far stays
+            except Exception as e:  # noqa: BLE001 (an object whose len() or keys fail): what is found so far stays
                 self.unguarded[text] = f"{type(e).__name__} while walking it: {e}"
         while self._pending:  # property getters found by the walk: what they read
             self.add_function(self._pending.pop())

@@ -39,7 +39,9 @@ def chain(kind):
 def best(f, reps=7):
     ts = []
     for _ in range(reps):
-        t0 = time.perf_counter(); f(); ts.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
     return min(ts)
 
 sink = io.StringIO()
@@ -48,12 +50,13 @@ for kind in ("none", "print", "py"):
     g, x, out = chain(kind)
     s = Session(g)
     def run(s=s, x=x, out=out):
-        old = sys.stdout; sys.stdout = sink
+        old, sys.stdout = sys.stdout, sink
         try:
             s.run(out, {x: np.int64(3)})
         finally:
             sys.stdout = old
-        sink.seek(0); sink.truncate()
+        sink.seek(0)
+        sink.truncate()
     run()
     runs[kind] = run
 res = {k: float("inf") for k in runs}
@@ -99,12 +102,13 @@ fs = {name: function(fn) for name, fn in [("empty", loop_empty), ("print", loop_
 lruns = {}
 for name, f in fs.items():
     def run(f=f):
-        old = sys.stdout; sys.stdout = sink
+        old, sys.stdout = sys.stdout, sink
         try:
             f(np.int64(M))
         finally:
             sys.stdout = old
-        sink.seek(0); sink.truncate()
+        sink.seek(0)
+        sink.truncate()
     run()
     lruns[name] = run
 t = {k: float("inf") for k in lruns}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .render import format_value, short_value
+from .render import short_value
 
 
 def values_agree(a, b, rtol: float | None = None) -> bool:

@@ -612,7 +612,6 @@ def trace(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         fn = _unoptimized(target)
         concrete, traced_ops = fn.get_concrete_function(*values), None
     which = _which_graph(target, values, len(concrete.graph), traced_ops)
-    call = f"{target.func_name}({', '.join(format_value(v) for v in values)})"
     with (open(output, "w", encoding="utf-8") if output is not None else contextlib.nullcontext(sys.stdout)) as out:
         writer = TraceWriter(out.write, graph=concrete.graph, fmt=format, show_pending=pending,
                              limit=limit, frame=frame, op=op, title=f"trace of {which}")

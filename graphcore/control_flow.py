@@ -593,7 +593,7 @@ def case(pred_fn_pairs, default=None, exclusive: bool = False, name: str | None 
         pairs, (_, default) = pairs[:-1], pairs[-1]
     fn = default
     for p, f in reversed(pairs):
-        fn = (lambda p=p, f=f, rest=fn: cond(p, f, rest, name=name or "case"))
+        fn = (lambda p=p, f=f, rest=fn: cond(p, f, rest, name=name or "case"))  # noqa: E731 (a chain of closures)
     return fn()
 
 

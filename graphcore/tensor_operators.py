@@ -2,8 +2,6 @@
 call to the public op function so graph and eager code share one definition."""
 from __future__ import annotations
 
-import numpy as np
-
 from .graph import Tensor
 from .ops import array_ops, math_ops
 from .registry import registered_ops

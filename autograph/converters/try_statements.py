@@ -5,7 +5,6 @@ would never see the error that Python would have caught there. A try without han
 (`try/finally`) stays as written."""
 from __future__ import annotations
 
-import gast
 
 from ..pyct import templates
 from .base import Converter

@@ -3,7 +3,6 @@ whose effect the graph cannot have is refused while tracing (operators/context_m
 instead of taking effect once, while the graph is built."""
 from __future__ import annotations
 
-import gast
 
 from ..pyct import parser, templates
 from .base import Converter

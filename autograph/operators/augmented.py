@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 
 import graphcore as gc
-from graphcore.errors import StagingError
 
 from . import arguments
 from .data_structures import InPlaceAliasError, on_graph_path, originals, refuse_if_aliased

@@ -36,7 +36,7 @@ from graphcore.errors import StagingError
 from graphcore.side_tables import SideTable
 
 from . import effects, exceptions, maybe_defined, path_types
-from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_number, is_python_number, is_special,
+from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_python_number, is_special,
                       is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
                       runtime_object_pair, same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers

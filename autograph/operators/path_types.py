@@ -34,7 +34,6 @@ and loops); a graph with no path-typed value costs one dict lookup per operator.
 """
 from __future__ import annotations
 
-import operator
 import threading
 import warnings
 from dataclasses import dataclass

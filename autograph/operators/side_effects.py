@@ -4,7 +4,7 @@ built instead of each time the graph runs (see converters/side_effects.py); refu
 call, inside its caller's loop or branch on a tensor, that changes an object passed in
 and does not hand that object back (the caller's loop state cannot see the change); and
 refuses a change to one of the function's own containers that graph control flow cannot
-carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace.""" 
+carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace."""
 from __future__ import annotations
 
 import collections

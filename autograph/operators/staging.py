@@ -14,7 +14,7 @@ import numpy as np
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
-from graphcore.ops._helpers import is_python_number, is_weak, join_kinds
+from graphcore.ops._helpers import is_python_number, is_weak, join_kinds  # noqa: F401 (conditionals reads it here)
 
 from . import effects, path_types
 from .tensor_values import to_tensor  # noqa: F401 (staging's name for it, used across the operators)

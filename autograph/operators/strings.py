@@ -16,7 +16,6 @@ import graphcore as gc
 from graphcore.ops.array_ops import int_of_float
 from graphcore.ops.logging_ops import FormattedString, format_value
 
-import graphcore as gc
 
 from . import path_types, python_calls
 from .staged_lists import StagedList

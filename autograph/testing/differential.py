@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from .random_programs import Program
-from .time_limit import Timeout, time_limit
+from .time_limit import time_limit
 
 AGREE = "agree"
 KINDS = ("unexpected_error", "missed_error", "different_error", "wrong_value", "wrong_dtype_kind", "wrong_type",

@@ -176,7 +176,7 @@ class _Gen:
     def assign(self, scope: dict, indent: int) -> None:
         r = self.rng
         kind = r.choice([VEC, VEC, SCAL, SCAL, INT])
-        existing = [n for n, k in scope.items() if k == kind and n not in ("x", "y", "n") and not n[0] in "iec"]
+        existing = [n for n, k in scope.items() if k == kind and n not in ("x", "y", "n") and n[0] not in "iec"]
         name = r.choice(existing) if existing and r.random() < (0.5 if indent == 1 else 0.8) else self.new_name(kind)
         if kind == VEC:
             value = self.vec_expr(scope, 0)

@@ -4,11 +4,9 @@ rules of ops use live with the ops: ops/array_ops.py `fwd_shape`, `zeros_shaped_
 ops/math_ops.py `unbroadcast`.)"""
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes as dt
 from ..graph import Tensor
-from ..ops.array_ops import cast, constant, zeros_like_op, zeros_shaped_like
+from ..ops.array_ops import cast, zeros_like_op, zeros_shaped_like
 from ..ops.list_ops import list_add_n_op, list_zeros_like_fwd, list_zeros_like_op
 from ..ops.math_ops import add_n_op
 

@@ -85,9 +85,9 @@ def _output(stream: str):
             f"sys.stderr instead") from None
     if getattr(out, "closed", False):
         raise ValueError(
-            f"I/O operation on closed file: print(file=...) writes when the graph runs, and this file was closed "
-            f"by then (a `with open(...)` in a converted function opens and closes the file once, while the graph "
-            f"is built). Open the file outside the function and pass it in, or print to sys.stdout / sys.stderr")
+            "I/O operation on closed file: print(file=...) writes when the graph runs, and this file was closed "
+            "by then (a `with open(...)` in a converted function opens and closes the file once, while the graph "
+            "is built). Open the file outside the function and pass it in, or print to sys.stdout / sys.stderr")
     return out
 
 

@@ -410,8 +410,8 @@ def test_each_numpy_operator_rule_is_the_kernels_bit_for_bit(key):
                 got = fast(*args)
         except FloatingPointError:
             continue
-        assert not caught, (name, args, caught)
-        assert type(got) is out_type and _bits(got) == _bits(want), (name, args, got, want)
+        assert not caught, (key, args, caught)
+        assert type(got) is out_type and _bits(got) == _bits(want), (key, args, got, want)
 
 
 @pytest.mark.parametrize("T", [np.int32, np.int64])
@@ -465,4 +465,4 @@ def test_integer_rules_wrap_around_as_numpys_kernels_with_overflows_ignored(key)
         except FloatingPointError:
             assert caught, (key, args)
             continue
-        assert not caught and _bits(got) == _bits(want), (name, args, got, want)
+        assert not caught and _bits(got) == _bits(want), (key, args, got, want)

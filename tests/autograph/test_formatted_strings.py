@@ -130,7 +130,7 @@ def percent_fields(n, x):
 
 
 def format_calls(n, x):
-    print('n={} x={:.2f} {!r} {0} {k:>6}'.format(n, x, x, k=n))
+    print('n={} x={:.2f} {!r} {0} {k:>6}'.format(n, x, x, k=n))  # noqa: F525 (Python's ValueError is the point)
     print('{:{w}.{p}f}|{:^9}'.format(x, n, w=9, p=2))
     k = int(x)
     print('%d %r %s' % (k, k, float(k)), '{!r} {}'.format(k, float(k)))

@@ -12,7 +12,6 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the Ray engine is optional: pip install -e '.[distributed]'")
 
-import graphcore as gc  # noqa: E402
 from executor import Session  # noqa: E402
 from graphcore.errors import ExecutionError  # noqa: E402
 from placements import DEVICES, PLACEMENTS  # noqa: E402

@@ -1,5 +1,4 @@
 """One test per row of the rules of execution (the table in executor/executor.py), on hand-built primitives."""
-import numpy as np
 import pytest
 
 import graphcore as gc

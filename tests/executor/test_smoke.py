@@ -1,4 +1,3 @@
-import numpy as np
 
 import graphcore as gc
 from executor import Session

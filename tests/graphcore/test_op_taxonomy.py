@@ -106,7 +106,7 @@ def test_an_op_with_a_ufunc_has_the_public_function_numpy_calls(name):
 
 def _samples(dtype):
     with np.errstate(all="ignore"):
-        return [dtype(v) for v in EDGES[dtype] if not (dtype is np.bool_)] or [np.bool_(False), np.bool_(True)]
+        return [dtype(v) for v in EDGES[dtype] if dtype is not np.bool_] or [np.bool_(False), np.bool_(True)]
 
 
 def _bits(v):

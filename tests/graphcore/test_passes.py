@@ -151,7 +151,7 @@ def test_arithmetic_identities_that_hold_exactly():
             i = gc.placeholder(gc.int64, [3], name="i")
             p = gc.placeholder(gc.bool, [], name="p")
             a = (x * 1.0) / 1.0 - 0.0
-            b = -(-x)
+            b = -(-x)  # noqa: B002 (a double negation the pass removes)
             k = i * 0 + i * 1 + (i - i)
             q = gc.logical_not(gc.logical_not(p))
         return g, [a, b, k, q], (x, i, p)
