@@ -37,7 +37,7 @@ from graphcore.side_tables import SideTable
 from . import guards
 from .errors import StagingError, UndefinedValueError
 from .operators import arguments, effects, exceptions, maybe_defined, path_types, python_calls
-from .operators.staged_lists import StagedList
+from .operators.staged_lists import StagedList, listed
 from .operators.staging import TruthOnly
 from .conversion_policy import plain_function
 from .transpiler import convert
@@ -200,14 +200,14 @@ def _objects_out(value, depth: int = 0):
 class _ListOutput:
     """A returned list that a graph loop appended to: fetched stacked, returned as a list."""
 
-    __slots__ = ("stacked", "python")
+    __slots__ = ("stacked", "kinds")
 
-    def __init__(self, stacked, python: bool = False):
+    def __init__(self, stacked, kinds: tuple = ((), False)):
         self.stacked = stacked
-        self.python = python  # its items are Python numbers: returned as Python's (int, not np.int64)
+        self.kinds = kinds  # which items are Python numbers: returned as Python's (StagedList.item_kinds)
 
     def listed(self, value) -> list:
-        return [v.item() for v in value] if self.python else list(value)
+        return listed(self.kinds, value)
 
 
 def _escaped_value(t: gc.Tensor, python_function) -> StagingError:
@@ -376,7 +376,7 @@ class ConcreteFunction:
         def new(v):
             if isinstance(v, gc.Tensor):
                 return replaced.get(id(v), v)
-            return _ListOutput(new(v.stacked), v.python) if isinstance(v, _ListOutput) else v
+            return _ListOutput(new(v.stacked), v.kinds) if isinstance(v, _ListOutput) else v
 
         self._fetches = [new(t) for t in self._fetches]
         self._kinds = [new(k) for k in self._kinds]
@@ -792,7 +792,8 @@ class Function:
                 flat_out = [python_calls.rendered(v) if isinstance(v, FormattedString) else v for v in flat_out]
                 out = _pack(out, flat_out)
             if any(isinstance(v, (gc.TensorShape, StagedList, gc.DType)) for v in flat_out):
-                flat_out = [_ListOutput(v.stacked(), v.python and v.dtype in (gc.int64, gc.float64, gc.bool_))
+                flat_out = [_ListOutput(v.stacked(), v.item_kinds(
+                                "returning", f"{self.__name__} (defined at {_definition_location(self.python_function)})"))
                             if isinstance(v, StagedList) else
                             v.np_dtype if isinstance(v, gc.DType) else  # numpy's dtype, as `a.dtype` is there
                             _returned_shape(v, self.python_function) for v in flat_out]

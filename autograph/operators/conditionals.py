@@ -40,7 +40,7 @@ from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_pytho
                       is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
                       runtime_object_pair, same_python_value, to_tensor, truth, zeros)
 from .data_structures import copy_containers
-from .staged_lists import StagedList
+from .staged_lists import StagedList, branch_kinds
 from .state import FlatState, ShapeChanged, adds_keys
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
@@ -280,7 +280,8 @@ def _list_entry(name, a, b, line):
                            "so it becomes a list in the graph, whose elements need one dtype and shape; they are "
                            + ", ".join(sorted(f"{d}{list(s) if s is not None else ''}" for d, s in kinds)))
     (dtype, shape), = kinds
-    return ("list", dtype, list(shape) if shape is not None else None)
+    head, appended = branch_kinds((a, b))  # which items are Python numbers (returned as Python's)
+    return ("list", dtype, list(shape) if shape is not None else None, (appended, head))
 
 
 def _list_handle(entry, v):
@@ -520,7 +521,7 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> Non
     result = []
     for index, (name, entry, before) in enumerate(zip(state.names, plan, init)):
         if entry[0] == "list":
-            result.append(StagedList(next(values), entry[1], entry[2]))
+            result.append(StagedList(next(values), entry[1], entry[2], *entry[3]))
         elif entry[0] == "t":
             v = next(values)
             tag = None

@@ -40,7 +40,7 @@ from .iterables import GraphIterable, as_graph_iterable
 from .staging import (Replan, as_test, checkpoint, describe, dry_running, fill_dims, in_dry_run, is_array_value,
                       is_number, is_special, is_tensor, is_value, is_weak, join_dtypes, join_kinds, location, mark_weak,
                       natural_dtype, rollback, runtime_object_pair, same_python_value, to_tensor, truth, zeros)
-from .staged_lists import StagedList, python_number
+from .staged_lists import StagedList, list_kinds
 from .state import FlatState, ShapeChanged, check_item_targets, is_container, leaves
 from .variables import PartialReturn, Undefined, is_undefined, returned_none
 
@@ -438,7 +438,7 @@ class _Loop:
         self.body_effects = 0
         self.token_out = None
         self.init = None
-        self.list_python: dict = {}  # list variable -> whether all its items are Python numbers
+        self.list_python: dict = {}  # list variable -> (appended, head): which items are Python numbers
 
     def _initial(self, init) -> tuple[list, list]:
         values, names = [], []
@@ -446,9 +446,9 @@ class _Loop:
             entry, v = self.plan[i], init[i]
             if entry[0] == "list" and isinstance(v, StagedList):
                 values.append(v.handle)
-                self.list_python[i] = v.python
+                self.list_python[i] = (v.python, v.head)
             elif entry[0] == "list":
-                self.list_python[i] = all(python_number(e) for e in v)
+                self.list_python[i] = tuple(reversed(list_kinds(v)))
                 lst = gc.tensor_list_new(entry[1])
                 for e in v:
                     lst = gc.tensor_list_push_back(lst, to_tensor(e, entry[1]))
@@ -486,7 +486,7 @@ class _Loop:
                                      self.line)
         for i, (name, entry) in enumerate(zip(self.state.names, self.plan)):
             if i in slot and entry[0] == "list":
-                out.append(StagedList(vals[slot[i]], entry[1], entry[2], self.list_python.get(i, False)))
+                out.append(StagedList(vals[slot[i]], entry[1], entry[2], *self.list_python.get(i, (None, ()))))
             elif i in slot:
                 v = vals[slot[i]]
                 out.append(maybe_defined.mark(v, vals[flag[i]], name, self.line) if i in flag else v)
@@ -534,7 +534,7 @@ class _Loop:
                 if not isinstance(v, StagedList):
                     raise StagingError(f"{location(self.line)}: '{name}' is a list appended to in a loop on a tensor "
                                        f"but {describe(v)} after an iteration; keep it the same list")
-                self.list_python[i] = self.list_python.get(i, False) and v.python
+                self.list_python[i] = (v.python, v.head)  # (the body's list: the entry's items, then its own)
                 new.append(v.handle)
             elif kind == "undef" and not is_undefined(v):
                 if is_special(name) and returned_none(v):

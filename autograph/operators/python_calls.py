@@ -26,7 +26,7 @@ from graphcore.ops.logging_ops import FormattedString, render, template_of
 from graphcore.ops.py_function_ops import is_pyobject, pyobject
 
 from . import path_types
-from .staged_lists import StagedList
+from .staged_lists import StagedList, listed
 from .staging import is_tensor, location
 
 NOT_STAGED = object()
@@ -48,6 +48,9 @@ RANDOM_DRAWS = {
 # Builtins without a graph op, given graph values: what they give.
 _STAGED_BUILTINS = {builtins.hex: pyobject, builtins.oct: pyobject, builtins.bin: pyobject, builtins.chr: pyobject,
                     builtins.ord: gc.int64, builtins.sorted: pyobject, builtins.hash: gc.int64}
+# Builtins of a run-time object (a list repeated by a tensor count): Python's, on its value.
+_OBJECT_BUILTINS = frozenset({builtins.sum, builtins.min, builtins.max, builtins.any, builtins.all, builtins.divmod,
+                              builtins.pow, builtins.round})
 # Library modules whose functions, given graph values, are called on the values at run time.
 STAGED_MODULES = frozenset({"json", "math", "cmath", "string", "textwrap", "datetime", "decimal", "fractions",
                             "statistics", "re", "os", "posixpath", "ntpath", "time", "sys", "io", "binascii",
@@ -69,9 +72,8 @@ def _as_python_number(out):
 def runtime_list(staged):
     """A list appended to in a graph loop (StagedList), as the run-time Python list it is: its
     items numpy values, or Python numbers where Python numbers were appended."""
-    python = staged.python
-    return gc.py_function(lambda a: [v.item() for v in a] if python else list(a), [staged.stacked()], pyobject,
-                          stateful=False, name="PyList")
+    kinds = staged.item_kinds("looking at the text of")
+    return gc.py_function(lambda a: listed(kinds, a), [staged.stacked()], pyobject, stateful=False, name="PyList")
 
 
 def _leaves(value, out: list):
@@ -375,14 +377,9 @@ def maybe_stage(f, args, kwargs):
     module = (getattr(f, "__module__", None) or getattr(type(owner), "__module__", "") or "").split(".")[0]
     if module.lstrip("_") in STAGED_MODULES:
         return stage(f, args, kwargs, pyobject)
-    if _is_builtin(f) and builtins.any(is_pyobject(a) for a in (*args, *(kwargs or {}).values())):
+    if f in _OBJECT_BUILTINS and builtins.any(is_pyobject(a) for a in (*args, *(kwargs or {}).values())):
         return stage(f, args, kwargs, pyobject, name=f.__name__)  # sum([1, 2] * n): Python's, on the run-time list
     return NOT_STAGED
-
-
-def _is_builtin(f) -> bool:
-    name = getattr(f, "__name__", None)
-    return isinstance(name, builtins.str) and getattr(builtins, name, None) is f
 
 
 def py_function(func, inputs, Tout, stateful: bool = True, grad=None, name=None, shapes=None):  # noqa: N803

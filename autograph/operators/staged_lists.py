@@ -38,15 +38,70 @@ def python_number(v) -> bool:
     return type(v) in (bool, int, float)
 
 
+# The appended items of a list are Python numbers and numpy values both: where one kind
+# ends is known only when the graph runs (returning such a list is refused).
+MIXED = "mixed"
+
+
+def joined(a, b):
+    """The kind of two runs of appended items: None (no item), True (Python numbers), False
+    (numpy values) or MIXED."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a == b else MIXED
+
+
+def list_kinds(value) -> tuple:
+    """(head, appended) of a list: whether each item known while tracing is a Python number,
+    and the kind of the items graph control flow appended after them."""
+    if isinstance(value, StagedList):
+        return value.head, value.python
+    return tuple(python_number(v) for v in value), None
+
+
+def branch_kinds(values) -> tuple:
+    """(head, appended) of the list two branches (or a loop's entry and body) leave: the
+    items both know while tracing, then what either appends beyond them."""
+    kinds = [list_kinds(v) for v in values]
+    k = min(len(h) for h, _ in kinds)
+    heads = {h[:k] for h, _ in kinds}
+    if len(heads) > 1:  # item i a Python number on one path, numpy's on another
+        return (), MIXED
+    appended = None
+    for head, python in kinds:
+        for flag in head[k:]:
+            appended = joined(appended, flag)
+        appended = joined(appended, python)
+    return heads.pop(), appended
+
+
 class StagedList(GraphIterable):
     """A list of tensors of one dtype and element shape, held by a tensor list `handle`."""
 
-    __slots__ = ("handle", "dtype", "shape", "python")
+    __slots__ = ("handle", "dtype", "shape", "python", "head")
 
-    def __init__(self, handle, dtype, shape, python: bool = False):
+    def __init__(self, handle, dtype, shape, python=None, head: tuple = ()):
         self.handle, self.dtype, self.shape = handle, gc.as_dtype(dtype), shape
-        # every element a Python number (the ints of int(v), a counter): returned as Python's
-        self.python = python
+        # which items are Python numbers (the ints of int(v), a counter: returned as Python's):
+        # `head` says it of each item known while tracing, `python` of all appended after them
+        # in graph control flow (None: none yet; MIXED: both kinds)
+        self.head, self.python = tuple(head), python
+
+    def item_kinds(self, what: str, where: str = "") -> tuple:
+        """(head, appended): which items are Python numbers, for `what` (returning the list,
+        printing it) to give them as Python holds them; refused where that depends on the run.
+        Lists of other dtypes hold numpy values only (a Python float in a float32 list)."""
+        if self.python is MIXED:
+            raise StagingError(
+                f"{where or location(0)}: {what} a list appended to in graph control flow with both Python numbers and numpy "
+                f"values (`acc.append(0.0)` and `acc.append(x)` of a numpy x, say): which of its items Python holds as "
+                f"Python numbers depends on the path the run takes. Append one kind: float(v) / int(v) for Python "
+                f"numbers, or np.float64(v) / np.int64(v) for numpy's.")
+        if self.dtype not in (gc.int64, gc.float64, gc.bool_):
+            return (), False
+        return self.head, bool(self.python)
 
     # -- what a list can do in the graph ---------------------------------------------------
     def appended(self, value) -> "StagedList":
@@ -64,7 +119,7 @@ class StagedList(GraphIterable):
                             f"convert it with .astype(...) so every element has one dtype")
         v = to_tensor(value, self.dtype)
         return StagedList(gc.tensor_list_push_back(self.handle, v, element_dtype=self.dtype), self.dtype, self.shape,
-                          self.python and python_number(value))
+                          joined(self.python, python_number(value)), self.head)
 
     def length(self):
         return gc.tensor_list_length(self.handle)
@@ -117,6 +172,12 @@ class StagedList(GraphIterable):
 _ADVICE = ("this list was appended to in a loop on a tensor, so its length is only known when the graph runs, and "
            "{what} is not supported. Inside @autograph.function, index it, take len(), loop over it with `for`, "
            "append, stack it with np.stack(acc), or return it.")
+
+
+def listed(kinds: tuple, values) -> list:
+    """The run's items of a staged list as Python's list holds them (`kinds`: item_kinds)."""
+    head, python = kinds
+    return [v.item() if (head[i] if i < len(head) else python) else v for i, v in enumerate(values)]
 
 
 def _stack(staged: StagedList, axis=0, out=None, **kwargs):

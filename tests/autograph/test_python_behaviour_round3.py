@@ -493,6 +493,52 @@ def test_functions_with_an_input_signature_write_back(engine):
     same_exactly(plain_lst, lst)
 
 
+def python_float_then_appended_in_an_if(x):
+    acc = [1.0]
+    if x > 0:
+        acc.append(x)
+    return acc
+
+
+def python_and_numpy_items_then_a_loop(x, n):
+    acc = [1.0, x]
+    for i in range(n):
+        acc.append(x * i)
+    return acc
+
+
+def numpy_item_then_python_numbers_in_a_loop(x, n):
+    acc = [x]
+    for i in range(n):
+        acc.append(i * 0.5)
+    print(acc)
+    return acc
+
+
+def two_loops_append_two_kinds(x, n):
+    acc = []
+    for i in range(n):
+        acc.append(x)
+    for i in range(n):
+        acc.append(i * 1.0)
+    return acc
+
+
+def test_lists_of_python_numbers_and_numpy_values_keep_each_items_type(engine, capsys):
+    for x, n in ((2.0, 3), (-1.0, 0)):
+        agree_exactly(python_float_then_appended_in_an_if, np.float64(x), engine=engine)
+        agree_exactly(python_and_numpy_items_then_a_loop, np.float64(x), np.int64(n), engine=engine)
+        agree_exactly(numpy_item_then_python_numbers_in_a_loop, np.float64(x), np.int64(n), engine=engine,
+                      capsys=capsys)
+
+
+def test_a_list_whose_items_types_depend_on_the_run_is_refused_naming_the_function():
+    with pytest.raises(StagingError, match=r"two_loops_append_two_kinds \(defined at .*test_python_behaviour_round3.py:"
+                                           r"\d+.*\): returning a list appended to in graph control flow with both "
+                                           r"Python numbers and numpy values.*Append one kind"):
+        function(two_loops_append_two_kinds)(np.float64(2.0), np.int64(2))
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
