@@ -17,11 +17,13 @@ the If (`lift_output`); one of a While's body is read by its gradient through ac
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes as dt
 from .errors import GraphError, StagingError
 from .library import INLINE_HOOKS  # noqa: F401 (the lowering's hooks, here where functions are)
 from .graph import Graph, Operation, Tensor
-from .ops.array_ops import placeholder_op, zeros
+from .ops.array_ops import constant, placeholder_op
 from .ops.list_ops import tensor_list_new
 from .printer import tensor_type
 from .shapes import as_shape
@@ -192,9 +194,9 @@ def lift_output(t: Tensor, into) -> Tensor:
                 elif t.dtype.np_dtype is None:
                     raise StagingError(f"{t.name} ({t.dtype}) is computed in one branch of {op.name} only and "
                                        "used after it; compute it before the cond or in both branches")
-                else:
-                        z = zeros([0 if d is None else d for d in t.shape.as_list()] if t.shape.rank is not None
-                              else [], dtype=t.dtype)
+                else:  # one Const (only the taken branch's value is read; unknown dimensions 0)
+                    z = constant(np.zeros([0 if d is None else d for d in t.shape.as_list()]
+                                          if t.shape.rank is not None else [], dtype=t.dtype.np_dtype))
             fn.outputs.append(t)
             other.outputs.append(z)
             op.graph.append_output(op, t.dtype, t.shape.most_specific_compatible(z.shape))

@@ -13,6 +13,9 @@ lowered as the function is inlined, in the context it lands in: nesting needs no
 """
 from __future__ import annotations
 
+import contextlib
+import threading
+
 from ..control_flow import cond as _cond
 from ..control_flow import group as _group
 from ..control_flow import while_loop as _while_loop
@@ -35,7 +38,7 @@ def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
     if replace is None:
         replace = graph.replace_all_uses_with
     todo = [op for op in graph.get_operations() if function_attrs(op.op_def)]
-    with control_flow_v2(False):
+    with control_flow_v2(False), _one_lowering():
         for op in todo:
             with graph.inserting_before(op), graph.without_name_scope():  # (the op's own scope is given
                 # to the v1 builder: _scope_of)
@@ -144,12 +147,35 @@ def _counter_unread(op: Operation, cond_fn, body_fn) -> bool:
             and all(t is body_fn.inputs[0] or t.op.type == "Const" for t in nxt.op.inputs))
 
 
+_effects = threading.local()  # .memo: function name -> whether a call runs an effect, for one lowering
+
+
+@contextlib.contextmanager
+def _one_lowering():
+    """What functions are found to do is kept while one graph is lowered (its library does
+    not change meanwhile: the lowering only reads it)."""
+    before = getattr(_effects, "memo", None)
+    _effects.memo = {} if before is None else before
+    try:
+        yield
+    finally:
+        _effects.memo = before
+
+
 def _has_effects(op: Operation) -> bool:
     """`op` is stateful, or calls a function (at any depth) with a stateful op."""
     if op.op_def.stateful:
         return True
-    names = called_functions(op)
-    return any(_has_effects(f) for name in names for f in op.graph.get_function(name).get_operations())
+    memo = getattr(_effects, "memo", None)
+    for name in called_functions(op):
+        hit = memo.get(name) if memo is not None else None
+        if hit is None:
+            hit = any(_has_effects(f) for f in op.graph.get_function(name).get_operations())
+            if memo is not None:
+                memo[name] = hit
+        if hit:
+            return True
+    return False
 
 
 def _live_ops(fn, wanted) -> set[int]:
@@ -267,7 +293,7 @@ def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
         return None
     new = Graph()
     op_map: dict = {}
-    with new.as_default(), control_flow_v2(False):
+    with new.as_default(), control_flow_v2(False), _one_lowering():
         outs = inline(new, _TopLevel(graph, list(fetches) + list(feeds)), [], op_map=op_map)
     new.collections = dict(graph.collections)
     n = len(fetches)
