@@ -5,8 +5,9 @@
 loop_across_devices: a while loop of --iterations iterations whose predicate runs on
 cpu:0 and whose body (x = x * 0.5 + 1.0) runs on cpu:1, so every iteration sends x to
 cpu:1, x back to cpu:0 and the predicate to cpu:1's control loop: the minimum is 3
-values per iteration. Printed: time per iteration on one device, on two in process
-(threads) and on two Ray actors, and values per iteration against that minimum.
+values ("messages") per iteration. Printed: time per iteration on one device, on two in
+process (threads) and on two Ray actors, and values per iteration against that minimum
+(on Ray, also the messages they went in between the actors).
 
 ray_messages: the same loop on two Ray actors, each value its own message between the
 actors against the values crossing in one iteration sent together (what the engine
@@ -77,7 +78,9 @@ def loop_across_devices(iterations: int, repeat: int, ray: bool) -> dict:
         extra = ""
         if s.devices is not None:
             per = s.last_messages / iterations
-            extra = f"  {per:.2f} values sent per iteration (minimum 3: the predicate, x there and back)"
+            extra = f"  {per:.2f} messages per iteration (minimum 3: the predicate, x there and back)"
+            if s.engine_name == "ray":  # what went between the actors: the values of an iteration together
+                extra += f", sent in {s._engine.last_batches / iterations:.2f} between the actors"
         print(f"  {label:24s} {t * 1e6:9.1f} us per iteration  {t / base:7.1f}x one device{extra}")
         out[label] = {"us_per_iteration": t * 1e6,
                       "messages_per_iteration": s.last_messages / iterations if s.devices else 0}
