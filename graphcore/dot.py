@@ -270,183 +270,220 @@ def build_digraph(graph, name: str = "G", fetches: Iterable = (), show_effects: 
     """
     if by_device and depth is not None:
         raise GraphError("a picture by device draws every op: leave out the depth")
-    ops = graph.get_operations()
-    hidden = set() if show_effects else effects_ops(graph)
-    ops = [op for op in ops if op.name not in hidden]
-    var_names = loop_variable_names(graph)
+    ops = _visible_ops(graph, show_effects)
+    fetches = list(fetches)
+    dot = _new_digraph(name, size)
+    picture = _Picture(dot, ops, loop_variable_names(graph), {t.op.name for t in fetches}, depth)
+    if by_device:
+        picture.draw_by_device()
+    else:
+        picture.draw_nested()
+    picture.draw_edges()
+    picture.draw_send_recv_pairs()
+    picture.draw_results(fetches)
+    if graph.library:  # Control Flow v2: the functions If/While ops call, as clusters beside them
+        _add_functions(dot, graph, [op for op in ops if picture.node_of[op.name] == op.name], depth, 0)
+    if legend:
+        _draw_legend(dot, {op.type for op in ops})
+    if note:  # last: a graph attribute set before the clusters would be theirs too
+        dot.attr(label=_esc(note), labelloc="b", labeljust="l", fontsize="12", fontcolor="#444444")
+    return dot
 
-    # contexts, nested by ctx.outer; an op's place is its innermost context
-    children: dict[int, list] = {}
-    ctx_ops: dict[int, list] = {}
-    ctxs: dict[int, Any] = {}
-    level: dict[int, int] = {}
-    root_ops = []
-    for op in ops:
-        chain = context_chain(op.ctx)
-        if not chain:
-            root_ops.append(op)
-            continue
-        for i, (outer, inner) in enumerate(zip([None] + chain[:-1], chain)):
-            if id(inner) not in ctxs:
-                ctxs[id(inner)] = inner
-                level[id(inner)] = i
-                children.setdefault(id(outer) if outer is not None else 0, []).append(inner)
-        ctx_ops.setdefault(id(chain[-1]), []).append(op)
 
-    # with a depth, every op inside a collapsed context is drawn as that context's node
-    node_of: dict[str, str] = {op.name: op.name for op in ops}
-    collapsed: dict[int, str] = {}
-    if depth is not None:
-        for op in ops:
-            for c in context_chain(op.ctx):
-                if level[id(c)] >= depth:
-                    collapsed.setdefault(id(c), f"collapsed_{len(collapsed)}_{c.name}")
-                    node_of[op.name] = collapsed[id(c)]
-                    break
-        # a constant (hoisted out of the loop) that only a collapsed node uses goes inside it
-        users: dict[str, set] = {}
-        for op in ops:
-            for t in op.inputs:
-                users.setdefault(t.op.name, set()).add(node_of[op.name])
-        for op in ops:
-            if op.type == "Const" and len(users.get(op.name, ())) == 1:
-                (only,) = users[op.name]
-                if only.startswith("collapsed_"):
-                    node_of[op.name] = only
-
+def _new_digraph(name: str, size: str | None) -> "graphviz.Digraph":
     dot = _graphviz().Digraph(name=name)
     dot.attr("graph", rankdir="TB", fontname="Helvetica", compound="true")
     dot.attr("node", fontname="Helvetica", fontsize="11")
     dot.attr("edge", fontname="Helvetica", fontsize="9")
     if size:
         dot.attr(size=size)
+    return dot
 
-    fetched = {t.op.name for t in fetches}
 
-    def add_node(g, op):
+class _Picture:
+    """One picture being drawn: the ops' contexts as a tree (each op in its innermost
+    context), which node draws each op (itself, or the node of a collapsed context), and
+    the edges drawn so far (each once)."""
+
+    def __init__(self, dot, ops: list, var_names: dict, fetched: set, depth: int | None):
+        self.dot, self.ops, self.var_names, self.fetched = dot, ops, var_names, fetched
+        self.children: dict[int, list] = {}  # id(context) (0: the root) -> the contexts right inside
+        self.ctx_ops: dict[int, list] = {}  # id(context) -> the ops whose innermost context it is
+        self.level: dict[int, int] = {}  # id(context) -> how deep it is nested (0: outermost)
+        self.root_ops: list = []
+        self._context_tree()
+        self.node_of: dict[str, str] = {op.name: op.name for op in ops}  # op name -> the node drawing it
+        self.collapsed: dict[int, str] = {}  # id(context) -> its node, for contexts drawn as one
+        if depth is not None:
+            self._collapse(depth)
+        self.clusters = 0
+        self.seen_edges: set[tuple[str, str, str]] = set()
+
+    def _context_tree(self) -> None:
+        seen: set[int] = set()
+        for op in self.ops:
+            chain = context_chain(op.ctx)
+            if not chain:
+                self.root_ops.append(op)
+                continue
+            for i, (outer, inner) in enumerate(zip([None] + chain[:-1], chain)):
+                if id(inner) not in seen:
+                    seen.add(id(inner))
+                    self.level[id(inner)] = i
+                    self.children.setdefault(id(outer) if outer is not None else 0, []).append(inner)
+            self.ctx_ops.setdefault(id(chain[-1]), []).append(op)
+
+    def _collapse(self, depth: int) -> None:
+        """Every op inside a context nested `depth` deep is drawn as that context's node; so
+        is a constant (hoisted out of the loop) that only such a node uses."""
+        node_of, collapsed = self.node_of, self.collapsed
+        for op in self.ops:
+            for c in context_chain(op.ctx):
+                if self.level[id(c)] >= depth:
+                    collapsed.setdefault(id(c), f"collapsed_{len(collapsed)}_{c.name}")
+                    node_of[op.name] = collapsed[id(c)]
+                    break
+        users: dict[str, set] = {}
+        for op in self.ops:
+            for t in op.inputs:
+                users.setdefault(t.op.name, set()).add(node_of[op.name])
+        for op in self.ops:
+            if op.type == "Const" and len(users.get(op.name, ())) == 1:
+                (only,) = users[op.name]
+                if only.startswith("collapsed_"):
+                    node_of[op.name] = only
+
+    # -- nodes and clusters ----------------------------------------------------------
+    def draw_nested(self) -> None:
+        for op in self.root_ops:
+            if self.node_of[op.name] == op.name:
+                self._node(self.dot, op)
+        for ctx in self.children.get(0, []):
+            self._cluster(self.dot, ctx)
+
+    def draw_by_device(self) -> None:
+        for device in dict.fromkeys(op.device for op in self.ops):
+            self.clusters += 1
+            with self.dot.subgraph(name=f"cluster_{self.clusters}") as dc:
+                dc.attr(label=_esc(f"device {device or '(default)'}"), **_DEVICE_CLUSTER)
+                for op in self.root_ops:
+                    if op.device == device:
+                        self._node(dc, op)
+                for ctx in self.children.get(0, []):
+                    self._cluster(dc, ctx, device)
+
+    def _node(self, g, op) -> None:
         attrs = dict(NODE_STYLES.get(op.type, _DEFAULT_NODE))
-        if op.name in fetched:
+        if op.name in self.fetched:
             attrs["penwidth"] = "2.5"
-        g.node(op.name, label=_node_label(op, var_names.get(op.name)), tooltip=op_tooltip(op), **attrs)
+        g.node(op.name, label=_node_label(op, self.var_names.get(op.name)), tooltip=op_tooltip(op), **attrs)
 
-    def add_collapsed(g, ctx):
-        inner = [op for op in ops if node_of[op.name] == collapsed[id(ctx)]]
+    def _collapsed_node(self, g, ctx) -> None:
+        inner = [op for op in self.ops if self.node_of[op.name] == self.collapsed[id(ctx)]]
         kinds = Counter(op.type for op in inner)
         summary = ", ".join(f"{n} {t}" for t, n in kinds.most_common())
         label = f"{context_title(ctx)}\n{len(inner)} ops"
-        g.node(collapsed[id(ctx)], label=_esc(label), tooltip=_esc(f"{context_title(ctx)}: {summary}"),
+        g.node(self.collapsed[id(ctx)], label=_esc(label), tooltip=_esc(f"{context_title(ctx)}: {summary}"),
                **_COLLAPSED_STYLE)
 
-    counter = [0]
-
-    def add_cluster(g, ctx, device=None):
+    def _cluster(self, g, ctx, device=None) -> None:
         """One context's cluster; with a device, only that device's ops (a loop spanning
         devices is drawn in each device's cluster)."""
-        if device is not None and not _has_op_on(ctx, device):
+        if device is not None and not self._has_op_on(ctx, device):
             return
-        if device is None and id(ctx) in collapsed:
-            add_collapsed(g, ctx)
+        if device is None and id(ctx) in self.collapsed:
+            self._collapsed_node(g, ctx)
             return
-        counter[0] += 1
+        self.clusters += 1
         kind = "while" if ctx.is_while else ("true" if getattr(ctx, "branch", 1) else "false")
-        with g.subgraph(name=f"cluster_{counter[0]}") as c:
+        with g.subgraph(name=f"cluster_{self.clusters}") as c:
             c.attr(label=_esc(context_title(ctx)), tooltip=_esc(f"{context_title(ctx)}, frame {ctx.name}"),
                    **_CLUSTER_STYLE[kind])
-            for op in ctx_ops.get(id(ctx), []):
-                if op.device == device if device is not None else node_of[op.name] == op.name:
-                    add_node(c, op)
-            for sub in children.get(id(ctx), []):
-                add_cluster(c, sub, device)
+            for op in self.ctx_ops.get(id(ctx), []):
+                if op.device == device if device is not None else self.node_of[op.name] == op.name:
+                    self._node(c, op)
+            for sub in self.children.get(id(ctx), []):
+                self._cluster(c, sub, device)
 
-    def _has_op_on(ctx, device) -> bool:
-        return any(op.device == device for op in ctx_ops.get(id(ctx), [])) or \
-            any(_has_op_on(sub, device) for sub in children.get(id(ctx), []))
+    def _has_op_on(self, ctx, device) -> bool:
+        return any(op.device == device for op in self.ctx_ops.get(id(ctx), [])) or \
+            any(self._has_op_on(sub, device) for sub in self.children.get(id(ctx), []))
 
-    if by_device:
-        for device in dict.fromkeys(op.device for op in ops):
-            counter[0] += 1
-            with dot.subgraph(name=f"cluster_{counter[0]}") as dc:
-                dc.attr(label=_esc(f"device {device or '(default)'}"), **_DEVICE_CLUSTER)
-                for op in root_ops:
-                    if op.device == device:
-                        add_node(dc, op)
-                for ctx in children.get(0, []):
-                    add_cluster(dc, ctx, device)
-    else:
-        for op in root_ops:
-            if node_of[op.name] == op.name:
-                add_node(dot, op)
-        for ctx in children.get(0, []):
-            add_cluster(dot, ctx)
-
-    seen_edges: set[tuple[str, str, str]] = set()
-
-    def edge(tail: str, head: str, key: str = "", **attrs):
-        if tail == head or (tail, head, key) in seen_edges:
+    # -- edges -------------------------------------------------------------------------
+    def _edge(self, tail: str, head: str, key: str = "", **attrs) -> None:
+        if tail == head or (tail, head, key) in self.seen_edges:
             return
-        seen_edges.add((tail, head, key))
-        dot.edge(tail, head, **attrs)
+        self.seen_edges.add((tail, head, key))
+        self.dot.edge(tail, head, **attrs)
 
-    for op in ops:
-        head = node_of[op.name]
-        for t in op.inputs:
-            if t.op.name not in node_of:
-                continue  # a hidden token carrier
-            tail = node_of[t.op.name]
-            if tail != t.op.name or head != op.name:  # an edge into or out of a collapsed node
-                edge(tail, head)
-                continue
-            attrs: dict[str, str] = {}
-            if t.op.type == "Switch":
-                taken = bool(t.value_index)
-                attrs.update(label="T" if taken else "F", fontcolor=_TRUE_COLOR if taken else _FALSE_COLOR,
-                             color=_TRUE_COLOR if taken else _FALSE_COLOR)
-            elif t.value_index:
-                attrs["label"] = str(t.value_index)
-            if t.op.type == "NextIteration" and op.type == "Merge":
-                attrs.update(style="bold", color="#b5179e", constraint="false")
-            edge(tail, head, f"{t.value_index}", **attrs)
-        for c in op.control_inputs:
-            if c.name in node_of:
-                edge(node_of[c.name], head, "^", style="dashed", color="#777777", arrowhead="odot")
-
-    recvs = {(op.attrs["tensor_name"], op.attrs["recv_device"]): op for op in ops if op.type == "_Recv"}
-    for op in ops:
-        if op.type == "_Send":
-            recv = recvs.get((op.attrs["tensor_name"], op.attrs["recv_device"]))
-            if recv is not None:
-                edge(op.name, recv.name, "send", style="dashed", color="#0077b6", penwidth="1.5",
-                     tooltip=_esc(f"{op.attrs['tensor_name']}: {op.attrs['send_device']} -> "
-                                  f"{op.attrs['recv_device']}"))
-
-    for i, t in enumerate(fetches):
-        if t.op.name not in node_of:
-            continue
-        label = "result" if len(fetched) == 1 and i == 0 else f"result {i}"
-        dot.node(f"result_{i}", label=label, shape="cds", style="filled", fillcolor="#ffd166",
-                 tooltip=_esc(f"fetched: {t.name} {tensor_type(t)}"))
-        dot.edge(node_of[t.op.name], f"result_{i}", label=str(t.value_index) if t.value_index else None,
-                 penwidth="2")
-
-    if graph.library:  # Control Flow v2: the functions If/While ops call, as clusters beside them
-        _add_functions(dot, graph, [op for op in ops if node_of[op.name] == op.name], depth, 0)
-
-    used = {op.type for op in ops}
-    if legend and used & {k for k, _ in LEGEND}:
-        with dot.subgraph(name="cluster_legend") as lg:
-            lg.attr(label="legend", style="rounded", color="#999999", fontsize="10")
-            prev = None
-            for kind, text in LEGEND:
-                if kind in _ONLY_IF_USED and kind not in used:
+    def draw_edges(self) -> None:
+        """Data edges (a Switch's labelled T / F, a loop's back edge bold) and control edges."""
+        node_of = self.node_of
+        for op in self.ops:
+            head = node_of[op.name]
+            for t in op.inputs:
+                if t.op.name not in node_of:
+                    continue  # a hidden token carrier
+                tail = node_of[t.op.name]
+                if tail != t.op.name or head != op.name:  # an edge into or out of a collapsed node
+                    self._edge(tail, head)
                     continue
-                key = f"legend_{kind}"
-                lg.node(key, label=kind, tooltip=_esc(text), fontsize="9", **NODE_STYLES[kind])
-                if prev is not None:
-                    lg.edge(prev, key, style="invis")
-                prev = key
-    if note:  # last: a graph attribute set before the clusters would be theirs too
-        dot.attr(label=_esc(note), labelloc="b", labeljust="l", fontsize="12", fontcolor="#444444")
-    return dot
+                self._edge(tail, head, f"{t.value_index}", **_data_edge_style(t, op))
+            for c in op.control_inputs:
+                if c.name in node_of:
+                    self._edge(node_of[c.name], head, "^", style="dashed", color="#777777", arrowhead="odot")
+
+    def draw_send_recv_pairs(self) -> None:
+        recvs = {(op.attrs["tensor_name"], op.attrs["recv_device"]): op for op in self.ops if op.type == "_Recv"}
+        for op in self.ops:
+            if op.type == "_Send":
+                recv = recvs.get((op.attrs["tensor_name"], op.attrs["recv_device"]))
+                if recv is not None:
+                    self._edge(op.name, recv.name, "send", style="dashed", color="#0077b6", penwidth="1.5",
+                               tooltip=_esc(f"{op.attrs['tensor_name']}: {op.attrs['send_device']} -> "
+                                            f"{op.attrs['recv_device']}"))
+
+    def draw_results(self, fetches: list) -> None:
+        for i, t in enumerate(fetches):
+            if t.op.name not in self.node_of:
+                continue
+            label = "result" if len(self.fetched) == 1 and i == 0 else f"result {i}"
+            self.dot.node(f"result_{i}", label=label, shape="cds", style="filled", fillcolor="#ffd166",
+                          tooltip=_esc(f"fetched: {t.name} {tensor_type(t)}"))
+            self.dot.edge(self.node_of[t.op.name], f"result_{i}", label=str(t.value_index) if t.value_index else None,
+                          penwidth="2")
+
+
+def _data_edge_style(t, reader) -> dict[str, str]:
+    """A data edge's look: a Switch output labelled T or F in its colour, another output
+    its index, a loop's back edge (NextIteration -> Merge) bold."""
+    attrs: dict[str, str] = {}
+    if t.op.type == "Switch":
+        taken = bool(t.value_index)
+        attrs.update(label="T" if taken else "F", fontcolor=_TRUE_COLOR if taken else _FALSE_COLOR,
+                     color=_TRUE_COLOR if taken else _FALSE_COLOR)
+    elif t.value_index:
+        attrs["label"] = str(t.value_index)
+    if t.op.type == "NextIteration" and reader.type == "Merge":
+        attrs.update(style="bold", color="#b5179e", constraint="false")
+    return attrs
+
+
+def _draw_legend(dot, used: set) -> None:
+    """The legend of the control-flow primitives the picture uses (none if it uses none)."""
+    if not used & {k for k, _ in LEGEND}:
+        return
+    with dot.subgraph(name="cluster_legend") as lg:
+        lg.attr(label="legend", style="rounded", color="#999999", fontsize="10")
+        prev = None
+        for kind, text in LEGEND:
+            if kind in _ONLY_IF_USED and kind not in used:
+                continue
+            key = f"legend_{kind}"
+            lg.node(key, label=kind, tooltip=_esc(text), fontsize="9", **NODE_STYLES[kind])
+            if prev is not None:
+                lg.edge(prev, key, style="invis")
+            prev = key
 
 
 _FUNCTION_CLUSTER = {"style": "rounded,filled", "fillcolor": "#f4f1fb", "color": "#6a4c93"}
