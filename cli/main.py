@@ -438,7 +438,11 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
                                    help="With --devices: run the devices on threads here (local) or in Ray actors."),
         jit: bool = typer.Option(False, "--jit", help="Compile loops (jit_compile=True)."),
         numba: bool = typer.Option(False, "--numba", help="Compile loops with numba where exact "
-                                   "(jit_compile='numba'; needs numba).")):
+                                   "(jit_compile='numba'; needs numba)."),
+        v2: bool = typer.Option(False, "--v2", help="Control Flow v2: if/while on tensors as If/While ops over "
+                                "function graphs, lowered to the v1 primitives before running."),
+        direct: bool = typer.Option(False, "--direct", help="With --v2: run If/While as ops (no frames, no dead "
+                                    "tokens) instead of lowering them.")):
     """Run the converted function on the arguments and print the result."""
     from executor import deadline  # noqa: PLC0415
 
@@ -453,6 +457,8 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         with deadline(timeout) if timeout is not None else contextlib.nullcontext():
             typer.echo(result_repr(_run_graph_file(spec, args or [], dtype)))
         return
+    if direct and not v2:
+        raise CliError("--direct runs Control Flow v2's If/While ops as ops: give --v2 too")
     if engine is not None and engine not in ENGINES:
         raise CliError(f"--engine {engine}: use one of {', '.join(ENGINES)}")
     if engine is not None and devices is None:
@@ -462,15 +468,20 @@ def run(spec: str = typer.Argument(..., metavar="FILE:FUNC"),
         os.environ["AUTOGRAPH_OPTIMIZE"] = "0"  # this process only: the command runs one function
     target, values = _target_and_args(spec, args, dtype, static)
     fn = target.function
+    options = {}  # (one new function with all of them: each autograph.function(fn, ...) starts afresh)
+    if v2:
+        options.update(control_flow="v2", functional="direct" if direct else "lower")
     if jit or numba:
+        options["jit_compile"] = "numba" if numba else True
+    if devices is not None:
+        options.update(devices=_device_names(devices), engine=engine)
+    if options:
         import autograph  # noqa: PLC0415
 
-        fn = autograph.function(fn, jit_compile="numba" if numba else True)
+        fn = autograph.function(fn, **options)
     if devices is not None:
-        import autograph  # noqa: PLC0415
         from graphcore.placement import spread  # noqa: PLC0415
 
-        fn = autograph.function(fn, devices=_device_names(devices), engine=engine)
         spread(fn.get_concrete_function(*values).graph, _device_names(devices), _place_rule(place))
     t0 = time.perf_counter()
     try:
