@@ -358,8 +358,10 @@ class ConcreteFunction:
                 enabled = force or passes.optimization_enabled(self._optimize)
                 if (enabled or self._jit_compile) and fetches:
                     skip = set(self._skip_passes) | set(passes.manager.skipped_by_environment())
-                    if functional_mode(self._functional) == "direct":
+                    if functional_mode(self._functional) == "direct" and not self._jit_compile:
                         skip.add("lower_functional")  # If/While run as ops: the other passes see them as ops
+                    # (compiled loops are made from a While's lowered frame, the loop v1 builds: with
+                    # jit_compile the Whiles are lowered and compiled, nothing is left to run directly)
                     if passes_to_run is None and self._jit_compile:  # compiled loops: last, after fusion
                         passes_to_run = (passes.DEFAULT_PASSES if enabled else ()) + jit_passes(self._jit_compile)
                     self.optimize_report = passes.optimize(self.graph, fetches, passes=passes_to_run,

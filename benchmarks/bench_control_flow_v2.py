@@ -74,5 +74,29 @@ def main(repeat: int = 5) -> dict:
     return figures
 
 
+def calls(repeat: int = 5) -> dict:
+    """The same loops called as @function runs them (optimized), v1 and v2 lowered and
+    direct, and compiled (jit_compile=True): a v2 While is lowered, then its frame compiled
+    by compile_loops, so the compiled loop is the one v1 gets."""
+    cases = {"fib_loop": (fib_loop, np.int64(300)), "collatz": (collatz_total, np.int64(12)),
+             "nested_loops": (nested_loops, np.int64(15))}
+    modes = {"v1": {"control_flow": "v1"}, "v2 lowered": {"control_flow": "v2"},
+             "v2 direct": {"control_flow": "v2", "functional": "direct"},
+             "v1 jit": {"control_flow": "v1", "jit_compile": True},
+             "v2 jit": {"control_flow": "v2", "jit_compile": True}}
+    figures = {}
+    print("\n@function calls (optimized)\n" + f"{'workload':14s}" + "".join(f"{m:>12s}" for m in modes))
+    for name, (fn, arg) in cases.items():
+        row, want = [], fn(arg)
+        for options in modes.values():
+            f = function(fn, **options)
+            assert f(arg) == want
+            row.append(best(lambda: f(arg), repeat))
+        figures[name] = row
+        print(f"{name:14s}" + "".join(f"{t * 1e3:10.2f}ms" for t in row))
+    return figures
+
+
 if __name__ == "__main__":
     main()
+    calls()
