@@ -916,45 +916,9 @@ class Graph:
         self._check_op(op, "move_out_of_loop")
         ctx = op.ctx
         where = f"cannot move {op.name} ({op.type}) out of its loop"
-        if ctx is None or not ctx.is_while:
-            raise GraphError(f"{where}: it is not in a while loop's body (it is in "
-                             f"{'the root' if ctx is None else ctx.describe()})")
-        if op.op_def.stateful or op.op_def.control_flow:
-            why = "it has side effects" if op.op_def.stateful else "it is loop machinery"
-            raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
-        if not op.outputs:
-            raise GraphError(f"{where}: it has no outputs to bring back into the loop")
-        for t in op.inputs:  # (an invariant is an Enter: asked first, without a call)
-            if t.op.type != "Enter" or not ctx.is_loop_invariant(t):
-                raise GraphError(f"{where}: its input {t.name} is computed in {ctx.describe()}, not a loop "
-                                 "invariant (a constant Enter of the loop)")
-        controls, pivot = [], None
-        for c in op.control_inputs:
-            if c.type == "Enter" and ctx.is_loop_invariant(c.outputs[0]):
-                controls.append(c.inputs[0].op)  # a dependency from outside the loop, carried in
-            elif c.type == "Identity" and c.ctx is ctx and c.inputs[0] is ctx.first_switch_true:
-                pivot = c
-            else:
-                raise GraphError(f"{where}: it waits for {c.name}, which runs in {ctx.describe()}")
-        # (loops rather than generators: a pass moves ops out one by one)
-        users: dict = {}
-        for t in op.outputs:
-            for u in t._consumers:
-                users[u] = None
-        need_pivot = []  # readers left with only loop invariants and nothing else in the loop to wait for
-        for u in users:
-            if u.ctx is not ctx:
-                continue
-            for t in u.inputs:
-                p = t.op
-                if p is not op and (p.type != "Enter" or not ctx.is_loop_invariant(t)):
-                    break
-            else:
-                for c in u.control_inputs:
-                    if c is not op and ctx.contains(c.ctx):
-                        break
-                else:
-                    need_pivot.append(u)
+        _check_movable(op, ctx, where)
+        controls, pivot = _controls_from_outside(op, ctx, where)
+        need_pivot = _readers_left_with_invariants(op, ctx)
         if need_pivot and pivot is None and ctx.first_switch_true is None:
             raise GraphError(f"{where}: it is in the condition of {ctx.name}, where its consumers "
                              f"{', '.join(u.name for u in need_pivot)} would run once too often")
@@ -1184,6 +1148,63 @@ class Graph:
     def from_json(text: str | bytes) -> "Graph":
         """Load a graph file; GraphFileError names the place of the first problem."""
         return _installed["from_json"](text)
+
+
+def _check_movable(op: Operation, ctx, where: str) -> None:
+    """What `move_out_of_loop` refuses: an op outside a loop's body, with side effects, of
+    the loop's machinery, without outputs, or with an input that is not a loop invariant."""
+    if ctx is None or not ctx.is_while:
+        raise GraphError(f"{where}: it is not in a while loop's body (it is in "
+                         f"{'the root' if ctx is None else ctx.describe()})")
+    if op.op_def.stateful or op.op_def.control_flow:
+        why = "it has side effects" if op.op_def.stateful else "it is loop machinery"
+        raise GraphError(f"{where}: {why}, so it must stay in every iteration of {ctx.name}")
+    if not op.outputs:
+        raise GraphError(f"{where}: it has no outputs to bring back into the loop")
+    for t in op.inputs:  # (an invariant is an Enter: asked first, without a call)
+        if t.op.type != "Enter" or not ctx.is_loop_invariant(t):
+            raise GraphError(f"{where}: its input {t.name} is computed in {ctx.describe()}, not a loop "
+                             "invariant (a constant Enter of the loop)")
+
+
+def _controls_from_outside(op: Operation, ctx, where: str) -> tuple[list, Operation | None]:
+    """The control inputs the moved op keeps (each carried into the loop by a constant Enter:
+    the op outside the loop it stands for), and the loop's pivot if op waited for it; any
+    other control input runs in the loop, so the op cannot leave it."""
+    controls, pivot = [], None
+    for c in op.control_inputs:
+        if c.type == "Enter" and ctx.is_loop_invariant(c.outputs[0]):
+            controls.append(c.inputs[0].op)  # a dependency from outside the loop, carried in
+        elif c.type == "Identity" and c.ctx is ctx and c.inputs[0] is ctx.first_switch_true:
+            pivot = c
+        else:
+            raise GraphError(f"{where}: it waits for {c.name}, which runs in {ctx.describe()}")
+    return controls, pivot
+
+
+def _readers_left_with_invariants(op: Operation, ctx) -> list[Operation]:
+    """The readers of op in its loop that, once op is moved out, read only loop invariants
+    and wait for nothing else in the loop: they must wait for the loop's pivot."""
+    # (loops rather than generators: a pass moves ops out one by one)
+    users: dict = {}
+    for t in op.outputs:
+        for u in t._consumers:
+            users[u] = None
+    need_pivot = []
+    for u in users:
+        if u.ctx is not ctx:
+            continue
+        for t in u.inputs:
+            p = t.op
+            if p is not op and (p.type != "Enter" or not ctx.is_loop_invariant(t)):
+                break
+        else:
+            for c in u.control_inputs:
+                if c is not op and ctx.contains(c.ctx):
+                    break
+            else:
+                need_pivot.append(u)
+    return need_pivot
 
 
 class _Insertion:
