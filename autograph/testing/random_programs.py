@@ -828,7 +828,7 @@ class _Generator:
         f = r.choice(floats)
         var = scope[f]
         if kind == INT:
-            return _E(f"{r.choice(['round', 'math.floor', 'math.ceil', 'math.trunc'])}({f})", var.bound + 1,
+            return _E(f"{r.choice(['round', 'math.floor', 'math.ceil'])}({f})", var.bound + 1,
                       var.tainted, var.tensor)
         if kind == BOOL:
             return _E(f"{r.choice(['math.isfinite', 'math.isnan', 'math.isinf'])}({f})", 1, var.tainted, var.tensor)
