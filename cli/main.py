@@ -382,8 +382,9 @@ def _show_compiled_loops(g, plain: bool) -> None:
         typer.echo("\nno loop was compiled (a loop with a cond, a print or a nested loop inside stays interpreted)")
     for op in loops:
         kernel = compiled_loop_kernel(op)
+        refused = getattr(kernel, "numba_refused", None)
         how = "with numba" if getattr(kernel, "backend", None) == "numba" else (
-            "as Python (a step without an exact numba form)" if op.attrs.get("backend") == "numba" else "")
+            f"as Python: not numba, {refused}" if refused else "")
         typer.echo(f"\n# {op.name}: the loop at {op.location()}, compiled {how}".rstrip())
         show_text(kernel.source, plain, "python")
 

@@ -38,14 +38,15 @@ from graphcore.registry import get_op_def
 from .fused_kernel import step_kernel
 from .codegen import Source, args, check_loop, compile_function, ident
 from .interrupt import python_loop
-from .numba_loop import numba_loop_kernel
+from .numba_loop import NumbaRefused, numba_loop_kernel
 from .scalar_kernels import scalar_source
 from .scalar_loop import scalar_loop_kernel
 
 
 def compiled_loop_kernel(op):
     """A fast kernel for the CompiledLoop op `op`: numba's if it asks for it and every step
-    has an exact machine form (executor/numba_loop.py), else generated Python. Its
+    has an exact machine form (executor/numba_loop.py), else generated Python (saying why
+    numba's was refused in its `numba_refused`). Its
     attributes are checked first (codegen.check_loop): a malformed loop is a GraphError
     naming the op, and what the generators write from them is only ints in range."""
     check_loop(op.name, op.attrs, len(op.inputs))
@@ -53,10 +54,14 @@ def compiled_loop_kernel(op):
     shapes = [t.shape for t in op.inputs]
     where = _where(op)
     if op.attrs.get("backend") == "numba":
-        k = numba_loop_kernel(op.attrs, dtypes, shapes, op.name,
-                              fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where=where)
-        if k is not None:
-            return k
+        same = [next(j for j, u in enumerate(op.inputs) if u is t) for t in op.inputs]
+        try:
+            return numba_loop_kernel(op.attrs, dtypes, shapes, op.name, where=where, same=same,
+                                     fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
+        except NumbaRefused as e:
+            kernel = python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where)
+            kernel.numba_refused = str(e)  # (the listing says why)
+            return kernel
     return python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where)
 
 

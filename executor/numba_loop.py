@@ -25,7 +25,7 @@ from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import registered_ops
 
-from .codegen import Source, args, compile_function, ident, literal
+from .codegen import Source, args, compile_function, ident, index, label, literal
 from .interrupt import numba_loop, python_loop
 from .scalar_kernels import _binary_form
 
@@ -40,8 +40,11 @@ _ARITHMETIC = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "arithmet
 _COMPARISONS = {t: sym for t, (d, sym) in _FORMS.items() if d.family == "comparison"}
 
 
-class _Inexact(Exception):
-    """A step without an exact machine form: the loop keeps the Python kernel."""
+class NumbaRefused(Exception):
+    """Why a loop keeps the generated Python kernel (a step without an exact machine form,
+    an array): its message names the step and its line, for the listing
+    (`autograph graph ... --numba`)."""
+
 
 
 def numba_available() -> bool:
@@ -62,7 +65,7 @@ def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
     """The exact expression of one op on scalars named `args` (see the module docstring)."""
     out = np.dtype(out)
     if out not in _TYPES or any(np.dtype(d) not in _TYPES for d in in_dtypes):
-        raise _Inexact
+        raise NumbaRefused(f"values of {out}: numba loops take bool, int32, int64, float32 and float64 scalars")
     T = _TYPES[out]
     same = len({np.dtype(d) for d in in_dtypes}) <= 1
     d0 = np.dtype(in_dtypes[0]) if in_dtypes else None
@@ -88,7 +91,7 @@ def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
         if out == np.dtype(np.bool_):
             return f"({args[0]} != 0)"
         if d0 in _FLOATS and out in _INTS:
-            raise _Inexact  # (out of range or NaN: numpy gives the smallest integer, numba anything)
+            raise NumbaRefused("a cast from float to int: out of range or for NaN numpy's result is its own")
         return f"{T}({args[0]})"
     if kind == "Sign" and d0 in _INTS:
         return f"{T}(1 if {args[0]} > 0 else (-1 if {args[0]} < 0 else 0))"
@@ -115,7 +118,8 @@ def _expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
         return f"{T}({a} if ({a} {cmp} {b}{nan}) else {b})"
     if kind == "Select" and len({np.dtype(d) for d in in_dtypes[1:]}) == 1 and d0 == np.dtype(np.bool_):
         return f"{T}({args[1]} if {args[0]} else {args[2]})"
-    raise _Inexact
+    raise NumbaRefused(f"{kind} on {', '.join(str(np.dtype(d)) for d in in_dtypes)}: no form in numba known to give "
+                   "numpy's very bits (numba's transcendental functions may differ in the last bit)")
 
 
 def _python_expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
@@ -129,83 +133,99 @@ def _python_expr(kind: str, args: list[str], in_dtypes: list, out) -> str:
         return f"{helper}({args[0]}, {args[1]})"
     if d == {np.dtype(np.float64)} and kind == "RealDiv":
         return f"py_float_div({args[0]}, {args[1]})"
-    raise _Inexact  # (int / int, float // and %, powers: Python's rules are kept by the Python kernel)
+    raise NumbaRefused(f"Python's {form[1] if form else kind} on {', '.join(sorted(map(str, d)))}: Python's rules are kept "
+                   "by the Python kernel")  # (int / int, float // and %, powers)
 
 
 # Python's int operators, checked against int64 (by the operator an op type's expr writes)
 _CHECKED_INT = {"+": "py_int_add", "-": "py_int_sub", "*": "py_int_mul", "//": "py_int_floordiv",
                 "%": "py_int_mod"}
-_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
-
-# Overflow is tested before the operation, never on a wrapped result: numba's integer
-# arithmetic is "no signed wrap" to LLVM, which may fold a test of a wrapped value away.
+_INT64_MIN = -2 ** 63
+_LEFT_INT64 = "a Python int left int64"
 
 
-def _py_int_add(a, b):
-    if (b > 0 and a > _INT64_MAX - b) or (b < 0 and a < _INT64_MIN - b):
-        raise OverflowError("a Python int left int64")
-    return a + b
+def _checked_helpers(add_ovf, sub_ovf, mul_ovf) -> dict:
+    """The checked helpers, by name: + - * from LLVM's overflow intrinsics (`add_ovf` etc.:
+    the wrapped result and whether the exact one left int64; one instruction and its flag,
+    never a test of a wrapped value, which LLVM may fold away since numba's integer
+    arithmetic is "no signed wrap"; testing the operands first cost an integer division
+    per product, 20x the time of nested_loops' inner loop); // and % test the divisor."""
+    def py_int_add(a, b):
+        value, over = add_ovf(a, b)
+        if over:
+            raise OverflowError(_LEFT_INT64)
+        return value
+
+    def py_int_sub(a, b):
+        value, over = sub_ovf(a, b)
+        if over:
+            raise OverflowError(_LEFT_INT64)
+        return value
+
+    def py_int_mul(a, b):
+        value, over = mul_ovf(a, b)
+        if over:
+            raise OverflowError(_LEFT_INT64)
+        return value
+
+    def py_int_floordiv(a, b):
+        if b == 0:
+            raise ZeroDivisionError("integer division or modulo by zero")
+        if b == -1:
+            if a == _INT64_MIN:
+                raise OverflowError(_LEFT_INT64)
+            return -a
+        return a // b
+
+    def py_int_mod(a, b):
+        if b == 0:
+            raise ZeroDivisionError("integer division or modulo by zero")
+        if b == -1:
+            return a - a  # (0 of a's type)
+        return a % b
+
+    def py_float_div(a, b):
+        if b == 0.0:
+            raise ZeroDivisionError("float division by zero")
+        return a / b
+    return {f.__name__: f for f in (py_int_add, py_int_sub, py_int_mul, py_int_floordiv, py_int_mod, py_float_div)}
 
 
-def _py_int_sub(a, b):
-    if (b < 0 and a > _INT64_MAX + b) or (b > 0 and a < _INT64_MIN + b):
-        raise OverflowError("a Python int left int64")
-    return a - b
-
-
-def _py_int_mul(a, b):
-    if a > 0 and b > 0:
-        over = a > _INT64_MAX // b
-    elif a > 0 and b < 0:
-        over = b < (_INT64_MIN + a - 1) // a        # b < ceil(MIN / a)
-    elif a < 0 and b > 0:
-        over = a < (_INT64_MIN + b - 1) // b
-    elif a < 0 and b < 0:
-        over = b == _INT64_MIN or a < -(_INT64_MAX // -b)   # a < ceil(MAX / b)
-    else:
-        over = False
-    if over:
-        raise OverflowError("a Python int left int64")
-    return a * b
-
-
-def _py_int_floordiv(a, b):
-    if b == 0:
-        raise ZeroDivisionError("integer division or modulo by zero")
-    if b == -1:
-        if a == _INT64_MIN:
-            raise OverflowError("a Python int left int64")
-        return -a
-    return a // b
-
-
-def _py_int_mod(a, b):
-    if b == 0:
-        raise ZeroDivisionError("integer division or modulo by zero")
-    if b == -1:
-        return a - a  # (0 of a's type)
-    return a % b
-
-
-def _py_float_div(a, b):
-    if b == 0.0:
-        raise ZeroDivisionError("float division by zero")
-    return a / b
-
-
-_CHECKED = {"py_int_add": _py_int_add, "py_int_sub": _py_int_sub, "py_int_mul": _py_int_mul,
-            "py_int_floordiv": _py_int_floordiv, "py_int_mod": _py_int_mod, "py_float_div": _py_float_div}
 _HELPERS: dict = {}
 
 
 def _python_helpers() -> dict:
-    """The checked helpers (by the names _python_expr writes), compiled once per process."""
+    """The checked helpers (by the names _python_expr writes) and read_flag, compiled once
+    per process."""
     if not _HELPERS:
         import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
-        _HELPERS.update({name: numba.njit(error_model="numpy", cache=False)(fn) for name, fn in _CHECKED.items()})
+        ovf = [_overflow_intrinsic(kind) for kind in ("sadd", "ssub", "smul")]
+        _HELPERS.update({name: numba.njit(error_model="numpy", cache=False)(fn)
+                         for name, fn in _checked_helpers(*ovf).items()})
         _HELPERS["read_flag"] = _read_flag_intrinsic()
     return _HELPERS
+
+
+def _overflow_intrinsic(kind: str):
+    """(a, b) -> (a op b modulo 2**64, 1 if the exact result is outside int64) on two int64,
+    by LLVM's llvm.<kind>.with.overflow (sadd, ssub, smul)."""
+    from llvmlite import ir  # noqa: PLC0415 (optional, with numba)
+    from numba.core import types  # noqa: PLC0415
+    from numba.extending import intrinsic  # noqa: PLC0415
+
+    @intrinsic
+    def with_overflow(typingctx, a, b):
+        if a != types.int64 or b != types.int64:
+            return None  # (int64 operands only: _python_expr writes these for int64 steps)
+        signature = types.UniTuple(types.int64, 2)(types.int64, types.int64)
+
+        def codegen(context, builder, sig, args):
+            pair = getattr(builder, f"{kind}_with_overflow")(args[0], args[1])
+            over = builder.zext(builder.extract_value(pair, 1), ir.IntType(64))
+            return context.make_tuple(builder, sig.return_type, [builder.extract_value(pair, 0), over])
+        return signature, codegen
+    return with_overflow
 
 
 def _read_flag_intrinsic():
@@ -229,32 +249,41 @@ def _read_flag_intrinsic():
 def _const(value, dtype) -> str:
     arr = np.asarray(value)
     if arr.shape != () or np.dtype(dtype) not in _TYPES:
-        raise _Inexact
+        raise NumbaRefused(f"a constant of shape {list(arr.shape)} and dtype {np.dtype(dtype)}: scalars only")
     v = arr.item()
     if isinstance(v, float) and not np.isfinite(v) or not isinstance(v, (bool, int, float)):
-        raise _Inexact  # (nan/inf literals: kept simple)
+        raise NumbaRefused("a constant that is not a finite number")  # (nan/inf literals: kept simple)
     return f"{_TYPES[np.dtype(dtype)]}({literal(v)})"
 
 
-def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = ""):
-    """The numba-compiled kernel of a CompiledLoop with these attributes, or None if some
-    step has no exact machine form (or a value is not a scalar). `fallback()` gives the
-    kernel to run instead should a call not fit the compiled signature."""
+def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = "",
+                      same: list | None = None):
+    """The numba-compiled kernel of a CompiledLoop with these attributes; NumbaRefused, saying
+    why, if some step has no exact machine form or a value is not a scalar. `fallback()` gives the
+    kernel to run instead should a call not fit the compiled signature. `same[i]`: the
+    input that input i repeats (the same tensor: LICM gives a loop one constant several
+    times), passed once; its value is numbered twice in the loop."""
     require_numba()
-    if any(s.dims is None or tuple(s.dims) != () for s in input_shapes):
-        return None
-    try:
-        fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name)
-    except _Inexact:
-        return None
-    in_types = [np.dtype(d).type for d in input_dtypes]
+    for k, (d, s) in enumerate(zip(input_dtypes, input_shapes)):
+        if d is None or s.dims is None or tuple(s.dims) != ():
+            what = "a tensor list" if d is None else f"an array of shape {s}"
+            raise NumbaRefused(f"its input {k} is {what}: numba loops take numeric scalars only (arrays keep "
+                               "numpy's kernels: numba's matmul and tanh are not numpy's to the last bit)")
+    n_vars = attrs["n_vars"]
+    # a loop variable is its own parameter (its value changes; a stopped loop resumes from them)
+    same = [i if i < n_vars or same is None or same[i] < n_vars else same[i] for i in range(len(input_dtypes))]
+    fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name, same)
+    # the compiled signature's own entry: numba's dispatcher would check each argument's type again
+    entry = fn.overloads[fn.signatures[0]].entry_point
+    keep = [i for i in range(len(input_dtypes)) if same[i] == i]
+    types = [np.dtype(input_dtypes[i]).type for i in keep]  # (a numpy scalar's constructor costs microseconds)
     out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
     other: list = []
-    stoppable = numba_loop(fn, attrs["n_vars"], len(attrs["exits"]), where)
+    stoppable = numba_loop(entry, n_vars, len(attrs["exits"]), where)
 
     def loop(*inputs):
-        try:  # (a 0-d array or a Python number becomes the scalar type compiled for)
-            result = stoppable(*[T(x) for T, x in zip(in_types, inputs)])
+        try:  # (exactly the scalar type compiled for: a 0-d array or a Python number converted)
+            result = stoppable(*[x if type(x) is T else T(x) for x, T in zip(map(inputs.__getitem__, keep), types)])
         except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
             if not other:
                 other.append(python_loop(fallback(), where))
@@ -267,7 +296,7 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     return loop
 
 
-def _compile(a: dict, input_dtypes: list, name: str):
+def _compile(a: dict, input_dtypes: list, name: str, same: list | None = None):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
     variables...). Each iteration ends reading the flag (executor/interrupt.py): one
     load, about 0.2 ns, where counting iterations to read it every few thousand cost
@@ -276,7 +305,8 @@ def _compile(a: dict, input_dtypes: list, name: str):
     wrap-arounds numpy has (tests/autograph/test_numba_loops.py). Set, it returns stopped
     with the variables the next iteration would start from (exits zero), so that the loop
     can go on from there; an inner loop that stopped makes its outer loop stop at the
-    start of its iteration."""
+    start of its iteration. `same[i]`: the parameter that value i is (an input repeated
+    is one parameter)."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
@@ -287,11 +317,13 @@ def _compile(a: dict, input_dtypes: list, name: str):
     state = [ident("v", k) for k in range(n_vars)]
     stopped = "return (True, " + "".join(f"{_zero(d)}, " for d in exit_dtypes) + "".join(f"{v}, " for v in state) + ")"
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
-    params = args("x", range(n_in))
+    same = list(range(n_in)) if same is None else [index(j, i + 1, "an input's first occurrence") for i, j in
+                                                   enumerate(same)]
+    params = args("x", sorted(set(same)))
     out = [ident("v", k) for k in a["exits"]]
     src = Source()
     with src.block(f"def loop({params}{', ' if params else ''}stop_flag)"):
-        src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {params}")
+        src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {args('x', same)}")
         with src.block("while True"):
             src.extend(x.replace(_STOPPED, stopped) for x in cond_lines)
             with src.block(f"if not {ident('v', a['pred'])}"):
@@ -305,10 +337,10 @@ def _compile(a: dict, input_dtypes: list, name: str):
     loop = compile_function(source, "loop", env, "numba loop", name)
     try:
         fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
-        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64))
+        fn.compile((*(numba.from_dtype(input_dtypes[i]) for i in sorted(set(same))), numba.int64))
         fn.disable_compile()  # one signature: other argument types go to the fallback
-    except numba.core.errors.NumbaError:
-        raise _Inexact from None
+    except numba.core.errors.NumbaError as e:
+        raise NumbaRefused(f"numba could not compile it: {str(e).strip().splitlines()[0][:200]}") from None
     return fn, source
 
 
@@ -316,7 +348,20 @@ _STOPPED = "#STOPPED"  # (a line the loop's stopped return replaces: an inner lo
 
 
 def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
-    """The lines of one loop step; its values are numbered from len(dtypes), which grows."""
+    """The lines of one loop step; its values are numbered from len(dtypes), which grows.
+    A refusal names the step (the innermost one, in an inner loop) and its line."""
+    try:
+        return _step_code(step, dtypes, env, name)
+    except NumbaRefused as e:
+        if getattr(e, "step", None) is None:
+            e.step = step
+            e.args = (f"{label(step[3])} ({step[TYPE]}, at {label(step[4])}): {e.args[0] if e.args else ''}",)
+        raise
+
+
+def _step_code(step, dtypes: list, env: dict, name: str) -> list[str]:
+    if any(d.np_dtype is None for d in (step[DTYPE] if isinstance(step[DTYPE], tuple) else (step[DTYPE],))):
+        raise NumbaRefused("a tensor list: numba loops take numeric scalars only")
     i = len(dtypes)
     k = outputs_of(step)
     out_dtypes = [np.dtype(d.np_dtype) for d in step[DTYPE]] if k > 1 else [np.dtype(step[DTYPE].np_dtype)]
@@ -339,7 +384,7 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
     elif kind == "PythonArith":
         code = [f"{v} = {_python_expr(step[ATTRS].get('op'), values, [dtypes[x] for x in ins], out_dtypes[0])}"]
     elif step[ATTRS] and kind != "Cast":
-        raise _Inexact
+        raise NumbaRefused(f"{kind} with attributes: no numba form written for it")
     else:
         code = [f"{v} = {_expr(kind, values, [dtypes[x] for x in ins], out_dtypes[0])}"]
     if step[GUARD]:  # in a cond's branch: only when its predicates say so
@@ -364,7 +409,7 @@ def _fused_lines(step, args: list[str], in_dtypes: list, target: str) -> list[st
         if s[TYPE] == "Const":
             code.append(f"{name} = {_const(s[ATTRS]['value'], d)}")
         elif s[ATTRS] and s[TYPE] != "Cast":
-            raise _Inexact
+            raise NumbaRefused(f"{s[TYPE]} with attributes: no numba form written for it")
         else:
             code.append(f"{name} = {_expr(s[TYPE], [names[x] for x in s[INPUTS]], [dtypes[x] for x in s[INPUTS]], d)}")
         names.append(name)

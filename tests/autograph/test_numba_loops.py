@@ -128,6 +128,64 @@ def test_a_loop_with_an_inexact_step_keeps_the_python_kernel():
     x, n = np.float64(0.3), np.int64(5)
     assert jit(x, n) == function(transcendental)(x, n)
     assert backends(jit, x, n) == ["python"]
+    (kernel,) = [compiled_loop_kernel(op) for op in compiled_ops(jit, x, n)]
+    assert "Tanh" in kernel.numba_refused and "test_numba_loops.py:" in kernel.numba_refused  # the step, its line
+
+
+def rnn_steps(h, xs, w, u, n):
+    t = 0
+    while t < n:
+        h = np.tanh(h @ w + xs[t] @ u)
+        t += 1
+    return h
+
+
+def test_an_rnn_step_on_float32_arrays_keeps_numpys_kernels_and_says_why():
+    """matmul, add and tanh on float32 arrays: numba's matmul and tanh are not numpy's to the
+    last bit, so the loop keeps the generated Python (numpy's kernels), and the listing says
+    why; its values are the frame executor's and plain numpy's, bit for bit."""
+    rng = np.random.default_rng(0)
+    args = tuple(a.astype(np.float32) for a in (rng.normal(size=(4, 8)), rng.normal(size=(6, 4, 8)),
+                                                 rng.normal(size=(8, 8)) / 3, rng.normal(size=(8, 8)) / 3))
+    args += (np.int64(6),)
+    jit = function(rnn_steps, jit_compile="numba")
+    got = jit(*args)
+    np.testing.assert_array_equal(got, function(rnn_steps)(*args))
+    np.testing.assert_array_equal(got, rnn_steps(*args))
+    (kernel,) = [compiled_loop_kernel(op) for op in compiled_ops(jit, *args)]
+    assert getattr(kernel, "backend", "python") != "numba"
+    assert "array of shape" in kernel.numba_refused and "numpy's kernels" in kernel.numba_refused
+
+
+def test_the_cli_listing_says_why_a_loop_is_not_numba(tmp_path):
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    path = tmp_path / "loops.py"
+    path.write_text("import numpy as np\n\ndef f(x, n):\n    i = 0\n    while i < n:\n"
+                    "        x = np.tanh(x) + 0.5\n        i += 1\n    return x\n")
+    r = CliRunner().invoke(app, ["graph", f"{path}:f", "0.5", "3", "--numba"])
+    assert r.exit_code == 0, r.output
+    assert "compiled as Python: not numba" in r.output and "Tanh" in r.output and "loops.py:6" in r.output
+
+
+def same_constant_twice(n):
+    """LICM gives the compiled loop one constant several times (passed once to numba)."""
+    s = np.int64(0)
+    for i in range(n):
+        for j in range(n):
+            s += i * j - (i + 1) * (j + 1) + 1
+    return s
+
+
+def test_an_input_given_several_times_is_passed_once_and_the_values_hold():
+    jit = function(same_constant_twice, jit_compile="numba")
+    (op,) = compiled_ops(jit, np.int64(5))
+    assert len({id(t) for t in op.inputs}) < len(op.inputs)  # (the case this is about)
+    for n in (0, 1, 7, 40):
+        assert jit(np.int64(n)) == same_constant_twice(np.int64(n)) == function(same_constant_twice)(np.int64(n))
+    assert backends(jit, np.int64(5)) == ["numba"]
+    assert "stop_flag" in compiled_loop_kernel(op).source
 
 
 def test_nested_loops_become_one_numba_function():
