@@ -6,8 +6,8 @@ a system that is not installed shows '-' in its column):
 
 The workloads of issue 10: fib_loop, collatz (a while in a while with an if/else),
 nested_loops (`for` in `for`), call overhead (`x + 1`), rnn_forward and rnn_grad (T=100,
-hidden 256, batch 32, float32: the forward loop, and the gradient of its sum with respect to
-both weight matrices), parallel_branches (two chains of 8 matmuls 512x512, numpy's BLAS on
+hidden 256, batch 32, float32: the forward loop, a graph loop over xs, and the gradient of
+its sum with respect to both weight matrices), parallel_branches (two chains of 8 matmuls 512x512, numpy's BLAS on
 one thread) and the first call of a function with three nested constructs (`nested`).
 Each row is one workload; each column the best of a few samples after a warm-up (so compile
 time is left out), as a ratio to the same program in plain numpy; a sample is as many calls
@@ -52,10 +52,11 @@ def rnn_numpy(h, xs, w, u):
 
 
 def rnn_graph(h, xs, w, u):
-    t = 0
-    while t < xs.shape[0]:
-        h = np.tanh(h @ w + xs[t] @ u)
-        t += 1
+    """The loop over xs's rows: a graph loop (a `for` over a tensor), not unrolled while
+    tracing as a loop to a static bound is; under jit_compile it is one compiled loop, and
+    rnn_grad's forward and backward loops are two."""
+    for x in xs:
+        h = np.tanh(h @ w + x @ u)
     return h
 
 

@@ -1,6 +1,6 @@
 """The workloads of issue 10, each timed beside the same program in plain numpy in the same
 run (not a test): control-flow-bound ones (collatz, nested_loops), call overhead, the first
-call, and numpy-bound ones (rnn_forward, parallel_branches).
+call, and numpy-bound ones (rnn_forward, rnn_grad, parallel_branches).
 
     python benchmarks/bench_workloads.py [--quick] [--only NAME ...] [--repeat N] [--clock cpu]
 
@@ -243,6 +243,47 @@ def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_o
     return out
 
 
+def rnn_grad_numpy(W, U, h, xs):
+    """d sum(h_T) / d(W, U) by hand: backpropagation through time, the hidden states kept."""
+    hs = [h]
+    for t in range(xs.shape[0]):
+        hs.append(np.tanh(hs[-1] @ W + xs[t] @ U))
+    dh, dW, dU = np.ones_like(h), np.zeros_like(W), np.zeros_like(U)
+    for t in reversed(range(xs.shape[0])):
+        dz = dh * (1 - hs[t + 1] * hs[t + 1])
+        dW += hs[t].T @ dz
+        dU += xs[t].T @ dz
+        dh = dz @ W.T
+    return dW, dU
+
+
+def rnn_grad(T: int, H: int, B: int, repeat: int, threads: int | None) -> dict:
+    """rnn_graph's loop and its gradient (gc.gradients: a forward loop pushing the values the
+    backward loop pops), optimized as @function runs it and compiled (jit_compile=True: both
+    loops one CompiledLoop op each), beside the same gradient written out in numpy; BLAS as is."""
+    g, (W, U, h0, xs), h = rnn_graph(T, H, B, H)
+    with g.as_default():
+        grads = gc.gradients(gc.reduce_sum(h), [W, U])
+    rng = np.random.default_rng(0)
+    values = [(rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
+              (rng.normal(size=(H, H)) / np.sqrt(H)).astype(np.float32),
+              rng.normal(size=(B, H)).astype(np.float32), rng.normal(size=(T, B, H)).astype(np.float32)]
+    feeds = dict(zip((W, U, h0, xs), values))
+    so = Session(g, num_threads=threads, optimize=True)
+    sj = Session(g, num_threads=threads, jit_compile=True)
+    want = rnn_grad_numpy(*values)
+    for session in (so, sj):
+        for got, w in zip(session.run(grads, feeds), want):
+            np.testing.assert_allclose(got, w, rtol=1e-3, atol=1e-3)
+    compiled = {p.name: p.rewritten for p in sj.last_optimize_report.passes}["compile_loops"]
+    t_opt, t_jit, t_numpy = best_of_each([lambda: so.run(grads, feeds), lambda: sj.run(grads, feeds),
+                                          lambda: rnn_grad_numpy(*values)], repeat)
+    out = _report("rnn_grad (opt)", t_opt, t_numpy, note=f"(T={T}, hidden {H}, batch {B}, float32; BLAS as is)")
+    jit = _report("rnn_grad (jit)", t_jit, t_numpy, note=f"({compiled} compiled loops: forward and backward)")
+    out.update(jit_s=t_jit, jit_ratio=jit["ratio"], compiled_loops=compiled)
+    return out
+
+
 def branches_graph(n: int, depth: int):
     """Two independent chains of `depth` matmuls (n x n, float64), summed at the end."""
     g = gc.Graph()
@@ -309,7 +350,8 @@ def parallel_branches(n: int, depth: int, repeat: int, threads: int | None) -> d
     return figures
 
 
-WORKLOADS = ("fib_loop", "collatz", "nested_loops", "call", "first_call", "rnn_forward", "parallel_branches")
+WORKLOADS = ("fib_loop", "collatz", "nested_loops", "call", "first_call", "rnn_forward", "rnn_grad",
+             "parallel_branches")
 
 
 def main(argv=None) -> dict:
@@ -346,6 +388,8 @@ def main(argv=None) -> dict:
         size = (5, 16, 4) if quick else (100, 256, 32)
         figures["rnn_forward"] = rnn_forward(*size, repeat, args.threads, blas_one=False)
         figures["rnn_forward_blas1"] = rnn_forward(*size, repeat, args.threads, blas_one=True)
+    if "rnn_grad" in todo:
+        figures["rnn_grad"] = rnn_grad(*((5, 16, 4) if quick else (100, 256, 32)), repeat, args.threads)
     if "parallel_branches" in todo:
         figures["parallel_branches"] = parallel_branches(*((32, 2) if quick else (512, 8)), repeat, args.threads)
     return figures
