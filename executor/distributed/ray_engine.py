@@ -141,17 +141,21 @@ class _StampedText(io.TextIOBase):
             self.chunks.append((self.clock.tick(), self.device, text))
         return len(text)
 
-_BATCH_LIMIT = 64  # values kept for one peer at most before they go (a long run of sends still streams)
+_BATCH_LIMIT = 64     # values kept for one peer at most before they go (a long run of sends still streams)
+_KEPT_SECONDS = 0.002  # a value kept longer goes anyway (the part works on without waiting: the peer need not)
 
 
 class _ActorTransport:
     """What a part's executor sends and receives through, inside an actor: values for this
     device go to its own rendezvous, others down the channel to the peer actor, kept per
-    peer (with `batch`) until flush(). Used by the one thread that runs the part."""
+    peer (with `batch`) until flush(): by the part's thread when it waits, or by the
+    actor's flusher once the first has been kept _KEPT_SECONDS."""
 
     def __init__(self, actor: "DeviceActor", run_id: int, rendezvous: Rendezvous, batch: bool):
         self.actor, self.run_id, self.rendezvous, self.batch = actor, run_id, rendezvous, batch
-        self.kept: dict[str, list] = {}  # peer device -> [(key, tag, value, dead)] not sent yet
+        self.lock = threading.Lock()     # (the part's thread and the actor's flusher)
+        self.kept: list = []             # [(peer device, (key, tag, value, dead))] not sent yet
+        self.kept_since = 0.0            # when the first of them was kept (monotonic)
         self.batches = 0                 # messages that went down channels
 
     def send(self, key, tag, value, dead) -> None:
@@ -159,22 +163,33 @@ class _ActorTransport:
         if peer == self.actor.device:
             self.rendezvous.send(key, tag, value, dead)
             return
-        kept = self.kept.get(peer)
-        if kept is None:
-            kept = self.kept[peer] = []
-        kept.append((key, tag, value, dead))
-        if not self.batch or len(kept) >= _BATCH_LIMIT:
-            self._send_kept(peer, kept)
+        if not self.batch:
+            self._send(peer, [(key, tag, value, dead)])
+            return
+        with self.lock:
+            kept = self.kept
+            if not kept:
+                self.kept_since = time.monotonic()
+            kept.append((peer, (key, tag, value, dead)))
+            if len(kept) >= _BATCH_LIMIT:
+                self._send_kept()
 
-    def flush(self) -> None:
-        """Send what is kept, one message per peer."""
-        for peer, kept in self.kept.items():
-            if kept:
-                self._send_kept(peer, kept)
+    def flush(self, kept_before: float | None = None) -> None:
+        """Send what is kept, one message per peer (only if the first was kept before
+        `kept_before`, when given)."""
+        with self.lock:
+            if self.kept and (kept_before is None or self.kept_since < kept_before):
+                self._send_kept()
 
-    def _send_kept(self, peer: str, kept: list) -> None:
-        values = kept[:]
-        kept.clear()
+    def _send_kept(self) -> None:
+        by_peer: dict[str, list] = {}
+        for peer, value in self.kept:
+            by_peer.setdefault(peer, []).append(value)
+        self.kept = []
+        for peer, values in by_peer.items():
+            self._send(peer, values)
+
+    def _send(self, peer: str, values: list) -> None:
         self.batches += 1
         self.actor.send_to(peer, (self.run_id, self.actor.clock.tick(), values))
 
@@ -213,6 +228,9 @@ class DeviceActor:
         self.peers: dict[str, tuple] = {}        # device -> its channel's address
         self.channels: dict[str, tuple] = {}     # device -> (connection, its send lock)
         self.clock = _LogicalClock()  # orders the parts' prints across machines
+        self.sending: set = set()     # transports of the parts running now (the flusher looks at them)
+        self.sending_changed = threading.Condition(self.lock)
+        self.flusher: threading.Thread | None = None
         self.listener = Listener((_node_address(), 0), authkey=authkey)
         threading.Thread(target=self._accept, name="channels", daemon=True).start()
 
@@ -302,6 +320,8 @@ class DeviceActor:
         transport = _ActorTransport(self, run_id, rendezvous, batch=batch and not part.heavy)
         state = part.state(feed_values, transport, deadline)
         state.wakeups = _FlushingWakeups(state.wakeups, transport)
+        if transport.batch:
+            self._flushed(transport)
         rendezvous.on_abort.append(state.cancel)  # (abort() from the driver stops a compiled loop too)
         printed = _StampedText(self.clock, self.device)  # what Print ops write goes back with the results
         with self.lock:
@@ -318,6 +338,33 @@ class DeviceActor:
             self._end(run_id)
             with self.lock:
                 self.running -= 1
+                self.sending.discard(transport)
+
+    def _flushed(self, transport: _ActorTransport) -> None:
+        """Have the flusher send what `transport` keeps too long (started with the first)."""
+        with self.lock:
+            self.sending.add(transport)
+            self.sending_changed.notify()
+            if self.flusher is None:
+                self.flusher = threading.Thread(target=self._flush_loop, name="flusher", daemon=True)
+                self.flusher.start()
+
+    def _flush_loop(self) -> None:
+        """Every _KEPT_SECONDS, send the values a running part has kept that long (it has
+        worked on since, without waiting); a peer that cannot be reached ends that run."""
+        while True:
+            with self.lock:
+                while not self.sending:  # (no part runs: nothing to look at until one does)
+                    self.sending_changed.wait()
+            time.sleep(_KEPT_SECONDS)
+            with self.lock:
+                transports = list(self.sending)
+            old = time.monotonic() - _KEPT_SECONDS
+            for transport in transports:
+                try:
+                    transport.flush(kept_before=old)
+                except CancelledError as e:
+                    transport.rendezvous.abort(e)
 
     def busy(self) -> int:
         """Parts this actor runs now (0 once every run has ended: none left running)."""
