@@ -16,8 +16,9 @@ engine_options["address"] or RAY_ADDRESS, else starts one on this machine.
 
 Messages: the values a part sends another device while it has work are kept, and go as
 one message when the part has nothing left to run until a value comes (or its run
-ends, or 64 are waiting): the values crossing in one loop iteration travel together. A
-part with heavy kernels sends each value at once, so the peer's work overlaps its own.
+ends, or 64 are waiting, or the first has waited 2 ms): the values crossing in one loop
+iteration travel together. A part with heavy kernels sends each value at once, so the
+peer's work overlaps its own.
 
 Ray is an optional extra (pip install -e '.[distributed]'); only this module imports it.
 Graphs with variables run with engine="local" (variable values live in this process).
