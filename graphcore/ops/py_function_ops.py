@@ -8,7 +8,6 @@ object (a str, list, dict) that only other PyFunctions, Print and the fetch look
 is stateful so that no pass folds, merges, moves or prunes a call: Python runs each call."""
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import weakref
@@ -16,7 +15,7 @@ import weakref
 import numpy as np
 
 from .. import dtypes as dt
-from ..attr_schema import BOOL, DTYPE, INT, SHAPE, STR, AttrError, opt, tuple_of
+from ..attr_schema import BOOL, DTYPE, SHAPE, STR, AttrError, opt, tuple_of
 from ..eager import ordered_state_access
 from ..errors import GraphError
 from ..graph import Tensor, get_default_graph, graph_of
@@ -101,34 +100,12 @@ def _kernel(*values, key, Tout, shapes, stateful=True, func=""):  # noqa: N803
     return call_entry(entry, values, Tout, shapes) if Tout else (entry.func(*values), ())[1]
 
 
-_copying = threading.local()
-
-
-@contextlib.contextmanager
-def in_process_copy():
-    """Inside, this thread writes and reads graph files as copies of a graph within this
-    process (Session's optimized copy, the partitioner's working copy): an op that calls
-    Python (PyFunction) goes through, naming a function that only this process holds."""
-    before = getattr(_copying, "on", False)
-    _copying.on = True
-    try:
-        yield
-    finally:
-        _copying.on = before
-
-
-def copying_in_process() -> bool:
-    return getattr(_copying, "on", False)
-
-
 def _function_key(v, where):
-    """A graph file never names a Python call (it is data): only an in-process copy
-    (graphcore.serialization.in_process_copy) reads a PyFunction back."""
-    if not copying_in_process():
-        raise AttrError(where, "a PyFunction calls a Python function of the process that built the graph, and a "
-                               "graph file is data: it cannot name one. Build the graph with its py_function in "
-                               "the process that runs it")
-    INT(v, where)
+    """A graph file never names a Python call (it is data), so a PyFunction read from one is
+    refused, whatever its key (copies within the process are made by Graph.copy, not files)."""
+    raise AttrError(where, "a PyFunction calls a Python function of the process that built the graph, and a "
+                           "graph file is data: it cannot name one. Build the graph with its py_function in "
+                           "the process that runs it")
 
 
 py_function_op = define_op("PyFunction", shape=_rule, kernel=_kernel, num_outputs=None, cost=CHEAP, stateful=True,

@@ -20,9 +20,9 @@ from ..errors import GraphFileError
 from ..validate import find_problems
 from .builder import build_graph, restore_while_contexts
 from .document import FORMAT, VERSION, parse, read_document
-from .writer import in_process_copy, to_json
+from .writer import to_json
 
-__all__ = ["FORMAT", "VERSION", "from_json", "in_process_copy", "to_json"]
+__all__ = ["FORMAT", "VERSION", "from_json", "to_json"]
 
 
 def from_json(text: str | bytes):

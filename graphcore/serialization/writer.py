@@ -8,7 +8,6 @@ from typing import Any
 from ..errors import GraphError
 from ..frames import topological_order
 from ..library import reachable_functions
-from ..ops.py_function_ops import copying_in_process, in_process_copy  # noqa: F401 (in_process_copy: re-exported)
 from .attr_values import encode_attr
 from .document import FORMAT, VERSION
 
@@ -44,8 +43,6 @@ def to_json(graph, indent: int | None = 1, signature: dict | None = None) -> str
 def _refuse_python_calls(ops) -> None:
     """A graph file is data: a Python call (py_function, a staged str() or clock reading) has
     no text that a loader could run without running arbitrary code, so it is refused here."""
-    if copying_in_process():
-        return
     for op in ops:
         if op.type == "PyFunction" or any(t.dtype.name == "pyobject" for t in op.outputs):
             raise GraphError(

@@ -149,13 +149,7 @@ def test_a_graph_file_never_holds_a_python_call():
                                             r"test_py_function.py:\d+ calls Python .* a graph file holds data.*"
                                             r"engine='ray' .* engine='local'"):
         g.to_json()
-    # a file that names one (written by an in-process copy, which may) does not load
-    from graphcore.serialization import in_process_copy
-    with in_process_copy():
-        text = g.to_json()
-    with pytest.raises(gc.GraphFileError, match=r"ops\[\d+\]\.attrs\.key: a PyFunction calls a Python function"):
-        gc.Graph.from_json(text)
-    # nor does a hand-made one naming a function this process holds
+    # nor does a file that names one load (hand-made, naming a function this process holds)
     plain = gc.Graph()
     with plain.as_default():
         x = gc.placeholder(gc.int64, shape=[], name="x")
