@@ -287,7 +287,7 @@ def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
     """A new graph: `graph` with its If/While ops lowered, the original left as it is (the
     lowering reads the library's functions and writes only the new graph, so nothing is
     copied first); with the fetches, targets and feeds in it. None when `graph` holds v1
-    loops or variables (their copy needs the graph file's round trip: back edges, contexts)."""
+    loops or variables (then the caller lowers a Graph.copy in place: back edges, contexts)."""
     ops = graph.get_operations()
     if graph.variables or any(op.op_def.control_flow or op.ctx is not None for op in ops):
         return None
