@@ -246,3 +246,33 @@ def test_checked_python_int_helpers_are_exact_on_edges():
             except (OverflowError, ZeroDivisionError) as e:
                 got = type(e)
             assert got == want, (name, a, b)
+
+
+def test_a_signal_whose_handler_returns_resumes_the_loop_where_it_stopped():
+    """A signal on the main thread stops a numba loop (its flag), its Python handler runs,
+    and the loop resumes from the state it returned (its loop variables, the repeated
+    input passed once): the value is the uninterrupted one."""
+    import os
+    import signal
+    import threading
+
+    jit = function(same_constant_twice, jit_compile="numba")
+    assert jit(np.int64(3)) == same_constant_twice(np.int64(3))
+    handled = []
+    previous = signal.signal(signal.SIGUSR1, lambda *a: handled.append(1))
+    done = threading.Event()
+
+    def poke():
+        while not done.wait(0.01):
+            os.kill(os.getpid(), signal.SIGUSR1)
+    poker = threading.Thread(target=poke)
+    poker.start()
+    try:
+        n = 20_000  # 4e8 inner iterations: long enough for many signals to arrive mid-loop
+        got = jit(np.int64(n))
+    finally:
+        done.set()
+        poker.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert handled
+    assert got == -n * n * (n - 1)  # sum over i, j of (i * j - (i + 1) * (j + 1) + 1) = -(i + j)
