@@ -255,6 +255,43 @@ def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
     return after, chain.effects
 
 
+def _dry_run_plan(body, get_state, set_state, names, init, can_chain, line):
+    """The state view, plan, whether to chain effects, and the Python types the body gives
+    each variable, learnt from a dry run of the body."""
+    after, n_effects = _dry_run(body, get_state, set_state, init)
+    state = _open_containers(get_state, set_state, names, init, after, line)
+    plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
+    kinds = {i: k for i, k in enumerate(map(path_types.kinds_of, state.flatten(after)))
+             if plan[i][0] == "t" and isinstance(k, frozenset)}  # what the dry run's body gives them
+    return state, plan, can_chain and n_effects > 0, kinds
+
+
+# Python numbers (and numpy scalars) of these types become loop variables of their natural dtype
+_GUESSABLE_NUMBERS = (bool, int, float, np.bool_, np.int32, np.int64, np.float32, np.float64)
+
+
+def _guessed_plan(names, init) -> list | None:
+    """The plan a dry run would most likely give when every variable is a tensor or a Python
+    or numpy number (a loop variable of its own dtype each), or None for anything else.
+    The body is then traced once, as the loop's body, instead of twice (a dry run, then
+    the body), and a loop nested d deep no longer has its body traced 2**d times. The
+    guess is checked by that trace (_Loop with `guessed`): a body that changes a
+    variable's dtype, strength, Python type or defined flag, leaves a tensor as it is,
+    has effects to chain or fails in any way makes the loop plan from a dry run after
+    all, so the graph is the one the dry run's plan gives."""
+    plan = []
+    for name, v in zip(names, init):
+        if is_special(name):
+            return None
+        if is_tensor(v):
+            plan.append(("t", v.dtype, None, maybe_defined.needs_flag(v)))
+        elif type(v) in _GUESSABLE_NUMBERS and not (type(v) is int and not -2**63 <= v < 2**63):
+            plan.append(("t", natural_dtype(v), None, False))
+        else:
+            return None
+    return plan
+
+
 def _open_containers(get_state, set_state, names, init, after, line) -> FlatState:
     """Containers are carried item by item, except lists the body appends to."""
     templates = []
@@ -344,6 +381,7 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
     summary = None
     reused = None if all(is_tensor(v) for v in init) else _reused(site, get_state, set_state, names, init,
                                                                     can_chain, line)
+    guessed = False  # the plan is guessed from the values before the loop (see _guessed_plan)
     if all(is_tensor(v) for v in init):
         state = FlatState(get_state, set_state, names, len(names), [None] * len(init), "loop", line)
         plan = [("t", v.dtype, None, maybe_defined.needs_flag(v)) for v in init]
@@ -352,12 +390,13 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
         state, plan, strong_learnt, kinds, use_token, summary = reused
     else:
         check_item_targets(names, init, "loop", line)
-        after, n_effects = _dry_run(body, get_state, set_state, init)
-        state = _open_containers(get_state, set_state, names, init, after, line)
-        plan = _loop_plan(state.names, state.flatten(init), state.flatten(after), line)
-        use_token = can_chain and n_effects > 0
-        kinds = {i: k for i, k in enumerate(map(path_types.kinds_of, state.flatten(after)))
-                 if plan[i][0] == "t" and isinstance(k, frozenset)}  # what the dry run's body gives them
+        plan = _guessed_plan(names, init)
+        if plan is not None:
+            guessed = True
+            state = FlatState(get_state, set_state, names, len(names), [None] * len(init), "loop", line)
+            kinds = {}
+        else:
+            state, plan, use_token, kinds = _dry_run_plan(body, get_state, set_state, names, init, can_chain, line)
     strong: set[int] = set()  # variables weak before the loop that the body makes strongly typed
     if all(is_tensor(v) for v in init):
         kinds = {}
@@ -369,11 +408,17 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
     summary = summary if reused is not None and in_dry_run() else None
     for _ in range(3 + 5 * len(plan)):
         mark = checkpoint()
-        loop = _Loop(test, body, state, plan, use_token, line, strong, kinds, summary)
+        loop = _Loop(test, body, state, plan, use_token, line, strong, kinds, summary, guessed)
         try:
             loop.build()
         except BaseException as e:
             rollback(mark)  # no half-built loop left behind, nor variables bound to its tensors
+            if guessed and isinstance(e, Exception):  # the guess did not hold: plan as for any other loop
+                guessed = False
+                set_state(init)
+                state, plan, use_token, kinds = _dry_run_plan(body, get_state, set_state, names, init, can_chain,
+                                                              line)
+                continue
             if summary is not None:  # (it did not fit here: build it)
                 summary = None
                 set_state(init)
@@ -422,8 +467,10 @@ class _Loop:
     the defined flags, then the effect token (if any)."""
 
     def __init__(self, test, body, state: FlatState, plan, use_token: bool, line: int, strong: set[int],
-                 kinds: dict, summary=None):
+                 kinds: dict, summary=None, guessed: bool = False):
         self.test, self.body, self.state, self.plan = test, body, state, plan
+        self.guessed = guessed  # a plan guessed without a dry run (_guessed_plan): checked strictly
+        self.entered: tuple = ()  # the state the body started from (set by build)
         self.summary = summary  # (loop variable shapes, body effects): build without tracing test or body
         self.out_shapes: list = []
         self.strong = strong
@@ -520,6 +567,9 @@ class _Loop:
                 if not entry[3] and is_special(name) and maybe_defined.needs_flag(v):
                     # the real body returns None on a path the dry run did not take
                     raise Replan(("retype", i, entry[1], True, entry[2]))
+                if self.guessed and (is_tensor(self.init[i]) and v is self.entered[i] or not is_value(v)
+                                     or natural_dtype(v) != entry[1] or not entry[3] and maybe_defined.needs_flag(v)):
+                    raise Replan(("guess", i))  # a tensor left as it is, retyped or flagged: a dry run plans it
                 if is_value(v) and natural_dtype(v) != entry[1]:
                     self._check_kind(i, name, entry, v)
                 if i in self.weak and not is_weak(v):
@@ -626,7 +676,8 @@ class _Loop:
             return c
 
         def body_fn(*vals):
-            state.set(self._assemble(vals))
+            self.entered = self._assemble(vals)
+            state.set(self.entered)
             # an Identity, so effects that depend on the token hang on its live output, not on
             # the whole Switch (whose control edge also fires on the iteration that exits); the
             # body's effects come after the test's

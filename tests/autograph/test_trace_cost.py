@@ -137,3 +137,80 @@ def test_fuzz_seed_13000308_traces_in_bounded_work(tmp_path, counted):
     converted = autograph.function(f)
     for n, x in [(-1, -1.75), (3, 3.0), (4, 4.0), (2, 2.0), (5, 5.0), (1, 1.0)]:
         assert converted(np.int64(n), np.float64(x)) == f(n, x), (n, x)
+
+
+NESTED_CONSTRUCTS = '''
+def f(n):
+    s = 0
+    for i in range(n):
+        j = 0
+        while j < i:
+            if (i + j) % 3 == 0:
+                s += j
+            else:
+                s -= 1
+            j += 1
+    return s
+'''
+
+
+def test_loops_over_numbers_and_tensors_trace_each_body_once(tmp_path, counted):
+    # every loop variable is a tensor or a number that keeps its dtype: the plan guessed from the
+    # values before each loop holds, so no dry run (which traced the innermost body 2**depth times)
+    f = _load(tmp_path, "nested_constructs", NESTED_CONSTRUCTS)
+    c = _cost(counted, f, (np.int64(5),))
+    assert c["loops"] == 2 and c["body traces"] == 2 and c["if builds"] == 1 and c["branch traces"] == 2, c
+    converted = autograph.function(f)
+    for n in [0, 1, 2, 5, 10]:
+        assert converted(np.int64(n)) == f(n), n
+
+
+RETYPED = '''
+def f(n):
+    x = 0
+    i = 0
+    while i < n:
+        x = x + 0.5
+        i += 1
+    return x, i
+'''
+
+LEFT_AS_IT_IS = '''
+def f(n, y):
+    i = 0
+    while i < n:
+        i += 1
+        if n is None:
+            y = y + 1
+    return i, y
+'''
+
+PRINTS = '''
+def f(n):
+    i = 0
+    while i < n:
+        print("step", i)
+        i += 1
+    return i
+'''
+
+
+@pytest.mark.parametrize("name, source, args", [
+    ("retyped", RETYPED, [(0,), (1,), (4,)]),                       # an int that becomes a float
+    ("left_as_it_is", LEFT_AS_IT_IS, [(0, 2.5), (3, -1.0)]),        # a tensor the body does not change
+    ("prints", PRINTS, [(0,), (3,)]),                               # effects chained through a token
+])
+def test_a_guess_that_does_not_hold_plans_from_a_dry_run(tmp_path, counted, capsys, name, source, args):
+    f = _load(tmp_path, f"guess_{name}", source)
+    converted = autograph.function(f)
+    for a in args:
+        want = f(*a)
+        want_out = capsys.readouterr().out
+        counted.clear()
+        got = converted(*map(np.asarray, a))
+        assert capsys.readouterr().out == want_out, a
+        assert np.asarray(got).tolist() == np.asarray(want).tolist() and type(got) is type(want), (a, got, want)
+    converted = autograph.function(f)
+    counted.clear()
+    converted.get_concrete_function(*map(np.asarray, args[-1]))
+    assert counted["body traces"] >= 3, counted  # the guessed trace, the dry run, the loop's body
