@@ -35,7 +35,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.side_tables import SideTable
 
-from . import effects, exceptions, maybe_defined, path_types
+from . import closure_cells, effects, exceptions, maybe_defined, path_types
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_python_number, is_special,
                       is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
                       runtime_object_pair, same_python_value, to_tensor, truth, zeros)
@@ -65,18 +65,24 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
         return true_fn() if cond else false_fn()
     cond = truth(cond)
     box = [Undefined("<if expression>", line)]
+    # names a call in a branch assigns through `nonlocal`: carried through the cond as an if
+    # statement carries them (closure_cells), not changed once per trace of each branch
+    cells = closure_cells.assigned_cells(true_fn, false_fn)
+    names = ("<if expression>",) + tuple(name for name, _ in cells)
 
     def get_state():
-        return (box[0],)
+        return (box[0],) + tuple(closure_cells.read(cell) for _, cell in cells)
 
     def set_state(v):
         box[0] = v[0]
+        for (_, cell), value in zip(cells, v[1:]):
+            closure_cells.write(cell, value)
 
     def run(fn):
-        return lambda: set_state((fn(),))
+        return lambda: set_state((fn(),) + get_state()[1:])
 
     _graph_if(cond, run(true_fn), run(false_fn),
-              FlatState.of_values(get_state, set_state, ("<if expression>",), 1, "if", line), line,
+              FlatState.of_values(get_state, set_state, names, len(names), "if", line), line,
               site=(_code_of(true_fn), _code_of(false_fn), line))
     return box[0]
 

@@ -539,6 +539,50 @@ def test_a_list_whose_items_types_depend_on_the_run_is_refused_naming_the_functi
         function(two_loops_append_two_kinds)(np.float64(2.0), np.int64(2))
 
 
+def counted_in_a_conditional_expression(x, n):
+    c = 0
+
+    def g(v):
+        nonlocal c
+        c += 1
+        return v * 2
+    r = (g(x) if x > 0 else 1.0) if n > 1 else (g(-x) if n > 0 else 0.0)
+    return r, c
+
+
+def nonlocal_read_in_a_nested_conditional_expression(x, n):
+    c = 0.0
+
+    def g(v):
+        nonlocal c
+        c = c + v
+        return c
+    r = 0.0
+    if n > 0:
+        r = g(x) if x > 1 else (c if x > 0 else g(1.0))
+    return r + c
+
+
+def counted_in_a_loop_of_conditional_expressions(x, n):
+    cnt = 0
+
+    def g(v):
+        nonlocal cnt
+        cnt += 1
+        return v + 1
+    for i in range(n):
+        x = (g(x) if x > 0 else -x) if i > 0 else (cnt if x > 1 else x)
+    return x, cnt
+
+
+def test_names_changed_through_nonlocal_in_conditional_expressions_are_pythons(engine):
+    # the cell took every trace's change (c was 2 for 1), or a branch's tensor was read in the other
+    for fn in (counted_in_a_conditional_expression, nonlocal_read_in_a_nested_conditional_expression,
+               counted_in_a_loop_of_conditional_expressions):
+        for x, n in ((2.0, 3), (0.5, 1), (-1.0, 0), (1.5, 2)):
+            agree_exactly(fn, np.float64(x), np.int64(n), engine=engine)
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
