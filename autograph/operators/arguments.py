@@ -104,20 +104,15 @@ class Tracker:
         if key in memo:
             return memo[key], False
         root = self.root_of(t)
-        op = t.op
-        if root is None and op.type == "Placeholder" and isinstance(op.graph, FuncGraph):
-            source = op.graph.source_of(t)  # an input of a v2 branch or body: the tensor it stands for
-            if source is not None:
-                return self._lineage(source, memo, visiting)
-        if root is not None or is_copy(t) or not (_passes_through(op) or op.type == "NextIteration") or \
-                (op.type == "Merge" and t.value_index != 0):  # (a Merge's second output: which input)
+        earlier = None if root is not None or is_copy(t) else _earlier(t)
+        if earlier is None:
             memo[key] = root
             return root, False
         if key in visiting:
             return _CYCLE, True
         visiting.add(key)
         found, cyclic = [], False
-        for x in (op.inputs if op.type == "Merge" else op.inputs[:1]):
+        for x in earlier:
             r, c = self._lineage(x, memo, visiting)
             found.append(r)
             cyclic = cyclic or c
@@ -139,10 +134,11 @@ class Tracker:
         g = self.graph
         memo: dict = {}
         for root in self.roots:
-            changes = [c for c in root.changes if c[1].op in g]  # (not rolled back)
+            changes = [c for c in root.changes if _still_built(c[1], g)]
             final, reached = self._final(root, changes, memo)
             for old, new, line, ctx in changes:
-                late = [op for op in old.consumers() if op.serial > new.op.serial and _inside(op.ctx, ctx)]
+                late = [op for op in old.consumers() if op.graph is new.graph and op.serial > new.op.serial
+                        and (op.graph is ctx or _inside(op.ctx, ctx))]
                 if not late and id(new) not in reached:
                     if ctx is None:
                         late = [new.op]  # (a helper's change another change of the old value replaced)
@@ -190,7 +186,8 @@ class Tracker:
             values.append(t)
             for op in t.consumers():
                 todo.extend(op.outputs)
-        top = [t for t in values if t.op.ctx is None and t.op.type not in ("Switch", "Enter", "NextIteration")]
+        top = [t for t in values if t.graph is self.graph and t.op.ctx is None
+               and t.op.type not in ("Switch", "Enter", "NextIteration")]
         final = max(top, key=lambda t: t.op.serial)
         # the values an end value grew from: a change must be one of them
         reached, todo = set(), [final]
@@ -200,7 +197,7 @@ class Tracker:
                 continue
             reached.add(id(t))
             hit = next((old for old, new, _, _ in changes if new is t), None)
-            todo.extend([hit] if hit is not None else t.op.inputs if t.op.type == "Merge" else t.op.inputs[:1])
+            todo.extend([hit] if hit is not None else _earlier(t) or t.op.inputs[:1])
         return final, reached
 
     def _item_specs(self, path, copy, items, index) -> list:
@@ -329,6 +326,41 @@ def _tracker() -> "Tracker | None":
     return _trackers.get(root_graph(g)) if g is not None else None  # (a v2 branch or body: its trace's)
 
 
+def _earlier(t):
+    """The values `t` is one of, a step back, when it carries an array on unchanged: a
+    pass-through op's input, a Merge's inputs, an input of a v2 function the tensor it stands
+    for, an If's output the branches' outputs, a While's loop variable its value entering
+    and the body's result; None when `t` is a value of its own."""
+    op = t.op
+    if _passes_through(op) or op.type == "NextIteration":
+        if op.type == "Merge":
+            return list(op.inputs) if t.value_index == 0 else None  # (a Merge's second output: which input)
+        return op.inputs[:1]
+    if op.type == "Placeholder" and isinstance(op.graph, FuncGraph):
+        source = op.graph.source_of(t)
+        return [source] if source is not None else None
+    if op.type == "If":
+        return [op.graph.get_function(op.attrs[a]).outputs[t.value_index] for a in ("then_branch", "else_branch")]
+    if op.type == "While" and t.value_index > 0:  # (0: the iteration counter)
+        return [op.inputs[t.value_index], op.graph.get_function(op.attrs["body"]).outputs[t.value_index]]
+    return None
+
+
+def _still_built(t, g) -> bool:
+    """`t` (a change's result) was not rolled back, nor made in a v2 function whose If or
+    While a retrace removed (or never made)."""
+    op, fn = t.op, t.graph
+    while True:
+        if op not in fn:
+            return False
+        if fn is g:
+            return True
+        op = getattr(fn, "caller", None)
+        if op is None:
+            return False
+        fn = op.graph
+
+
 def _inside(ctx, outer) -> bool:
     """Whether control-flow context `ctx` is `outer` or nested in it (None: the top level)."""
     while ctx is not None and ctx is not outer:
@@ -355,17 +387,10 @@ def changed_in_place(current, result, what: str, line: int) -> "bool | None":
         return None
     if not isinstance(current, gc.Tensor):
         return False
-    g = tracker.graph
-    ctx = g.control_flow_context
+    ctx = control_flow_scope(gc.get_default_graph())  # (a v2 branch or body: its function graph)
     root = tracker.root_of(current) or tracker.lineage(current, {})
     if root is None:
         return False
-    if isinstance(control_flow_scope(gc.get_default_graph()), FuncGraph):
-        raise StagingError(
-            f"{location(line)}: {what} changes the caller's array '{root.name}' in place inside a loop or `if` on a "
-            "tensor built as Control Flow v2 (If/While over function graphs), which does not write such a change back "
-            f"to the caller yet. Run it with control_flow='v1', or change a copy (`{root.name} = {root.name}.copy()` "
-            "before the loop or if) and return it.")
     if isinstance(result, gc.Tensor):
         root.changes.append((current, result, line, ctx))
         tracker.values[id(result)] = (result, root)

@@ -12,8 +12,7 @@ give the same results as one another, not only each close to Python's.
     wrong-all     every mode differs from Python in the same way (a converter bug, not a
                   difference between the control flows)
     refused-v2    v1 agrees with Python and both v2 modes refuse the program with the same
-                  StagingError (what v2 does not build yet: an argument array changed in
-                  place inside a loop or if); never a wrong value
+                  StagingError (something v2 does not build); never a wrong value
     disagree      the modes differ from one another (the detail says how)
 
 The kinds: "values" (random_programs), "arrays" (random_array_programs), "grads"
