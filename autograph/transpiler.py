@@ -3,7 +3,6 @@ source from the tree -> load it with a source map -> rebind to the user's global
 closure. `PASSES` is the one ordered list of converters."""
 from __future__ import annotations
 
-import ast
 import functools
 import threading
 import types
@@ -78,16 +77,30 @@ _lock = threading.RLock()
 def transform_node(node: gast.AST, ctx: Context) -> gast.AST:
     passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
     for p in passes:
-        if _requires_analysis(p):
-            analysis.analyze(node)
+        needed = _requires_analysis(p)
+        if needed:
+            analysis.analyze(node, None if needed is True else needed)
         node = p.transform(node, ctx)
     return node
 
 
 @functools.cache
-def _requires_analysis(module) -> bool:
-    return any(getattr(v, "requires_analysis", False) for v in vars(module).values() if isinstance(v, type)
-               and v.__module__ == module.__name__)
+def _requires_analysis(module) -> "bool | frozenset":
+    """The analyses a converter module's classes read: True for all, a set of their names,
+    or False for none (`requires_analysis` on each class)."""
+    needed: set = set()
+    for v in vars(module).values():
+        if not (isinstance(v, type) and v.__module__ == module.__name__):
+            continue
+        wanted = getattr(v, "requires_analysis", False)
+        if wanted is True:
+            return True
+        if wanted:
+            unknown = set(wanted) - set(analysis.ANALYSES)
+            if unknown:
+                raise ValueError(f"{module.__name__}: no analysis named {', '.join(sorted(unknown))}")
+            needed |= set(wanted)
+    return frozenset(needed) or False
 
 
 def _transform(fn: types.FunctionType) -> _Converted:
@@ -112,10 +125,8 @@ def _transform(fn: types.FunctionType) -> _Converted:
     factory[0].args.args = [gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
                             for n in ["ag__"] + freevars]
     module = gast.Module(body=factory, type_ignores=[])
-    source = parser.unparse(module)
-    tree = ast.parse(source)  # (parsed once: for the line map, and compiled)
-    line_map = origin_info.line_map(module, parser.to_gast(tree))
-    namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map, tree)
+    source, line_map = origin_info.generate(module)
+    namespace, filename = loader.load_source(source, fn.__name__.strip("<>"), line_map)
     inner = namespace["ag__factory"](runtime, *[None] * len(freevars))
     return _Converted(inner.__code__, filename, [node] if not isinstance(node, gast.Lambda) else body)
 

@@ -13,16 +13,14 @@ _counter = itertools.count()
 _lock = threading.Lock()
 
 
-def load_source(source: str, name: str, line_map: dict[int, tuple[str, int]], tree=None) -> tuple[dict, str]:
-    """Execute `source` as a fresh module namespace; returns (namespace, file name).
-    `tree`: the standard ast of `source`, if the caller parsed it (compiled as it is: the
-    same code as from the text, without parsing it again)."""
+def load_source(source: str, name: str, line_map: dict[int, tuple[str, int]]) -> tuple[dict, str]:
+    """Execute `source` as a fresh module namespace; returns (namespace, file name)."""
     with _lock:
         filename = f"<autograph {name} #{next(_counter)}>"
     lines = source.splitlines(keepends=True)
     linecache.cache[filename] = (len(source), None, lines, filename)
     source_info.register_source_map(filename, line_map)
     namespace: dict = {"__name__": f"autograph_generated_{name}"}
-    code = compile(source if tree is None else tree, filename, "exec")
+    code = compile(source, filename, "exec")
     exec(code, namespace)  # noqa: S102 (our own generated code)
     return namespace, filename

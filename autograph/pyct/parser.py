@@ -61,13 +61,23 @@ def _code_lines(code: types.CodeType, filename: str, module_globals: dict) -> tu
     return inspect.getblock(lines[lnum:]), lnum + 1
 
 
+def _source_file(code: types.CodeType) -> str | None:
+    """inspect.getsourcefile(code). For a `<...>` file Python keeps in linecache (a notebook
+    cell, a program registered there) that is the name itself, found without inspect's search
+    of every loaded module for one with a loader for it (whose answer it would not change)."""
+    filename = code.co_filename
+    if filename.startswith("<") and filename in linecache.cache:
+        return filename
+    return inspect.getsourcefile(code)
+
+
 def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
     # Read the source of the code object, not of `fn`: inspect follows `__wrapped__`
     # from a function, so a `functools.wraps` wrapper would be replaced by the function
     # it wraps and the wrapper's own code would never run.
     code = fn.__code__
     try:
-        filename = inspect.getsourcefile(code)
+        filename = _source_file(code)
         if filename:
             linecache.checkcache(filename)
         else:
@@ -139,11 +149,6 @@ def parse(source: str) -> gast.Module:
     return _ToGast().visit(ast.parse(source))
 
 
-def to_gast(tree: ast.AST) -> gast.AST:
-    """A standard ast tree as gast (a new tree; `tree` is left as it is)."""
-    return _ToGast().visit(tree)
-
-
 def unparse(node: gast.AST) -> str:
     """Source text of a gast tree (via the standard ast and astunparse)."""
     if isinstance(node, list):
@@ -151,6 +156,17 @@ def unparse(node: gast.AST) -> str:
     out = io.StringIO()  # (no positions needed: astunparse writes the text from the tree alone)
     _unparser()(_ToAst().visit(node), file=out)
     return out.getvalue().strip() + "\n"
+
+
+def unparser_class() -> type:
+    """The Unparser `unparse` writes with (astunparse's, corrected), to build on."""
+    return _unparser()
+
+
+def translator_to_ast() -> type:
+    """The class translating a gast tree to the standard ast that `unparse` uses (each
+    node through its `visit`), to build on."""
+    return _ToAst
 
 
 _OLD_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
