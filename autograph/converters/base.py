@@ -26,7 +26,8 @@ class Context:
 
 class Converter(Transformer):
     """Base transformer (pyct.transformer's faster NodeTransformer). Subclasses set
-    `requires_analysis` when they read annotations."""
+    `requires_analysis` when they read annotations: True for all analyses, or a tuple of
+    the names of those they read (autograph.analysis.ANALYSES)."""
 
     requires_analysis = False
 

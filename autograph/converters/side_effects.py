@@ -44,7 +44,7 @@ def _declared_nonlocal(fn: gast.FunctionDef) -> set[str]:
 
 
 class SideEffectTransformer(Converter):
-    requires_analysis = True
+    requires_analysis = ("activity",)
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -51,7 +51,7 @@ def _declared(fn: gast.FunctionDef) -> dict[str, gast.stmt]:
 
 
 class UnsupportedChecker(Converter):
-    requires_analysis = True
+    requires_analysis = ("activity",)
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -12,7 +12,7 @@ from .base import Converter
 
 
 class VariableTransformer(Converter):
-    requires_analysis = True
+    requires_analysis = ("reaching_definitions",)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and anno.getanno(node, anno.MAYBE_UNDEFINED):
