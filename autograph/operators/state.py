@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from graphcore.errors import StagingError
 
+from .staged_lists import StagedList
 from .staging import describe, is_special, is_value, location
 from .variables import Undefined, is_undefined, returned_none
 
@@ -49,6 +50,43 @@ def _shape_of(value) -> str:
     if isinstance(value, (list, tuple)):
         return f"a {type(value).__name__} of {len(value)} elements"
     return describe(value)
+
+
+def _grown_list(name: str, before, after) -> "str | None":
+    """The path (`res['a']`, `retval_`) of a list that graph control flow appends to (a list
+    of run-time length after it) in a variable whose structure otherwise stays, if any."""
+    if isinstance(after, StagedList) and isinstance(before, (list, StagedList)):
+        return name
+    if "[" in name and isinstance(before, list) and isinstance(after, list) and len(after) > len(before):
+        return name  # (appended to inside a container: the traced branch made it longer)
+    if isinstance(before, dict) and isinstance(after, dict) and list(before) == list(after):
+        for k in before:
+            found = _grown_list(f"{name}[{k!r}]", before[k], after[k])
+            if found is not None:
+                return found
+    if isinstance(before, (list, tuple)) and type(before) is type(after) and len(before) == len(after):
+        for i, (a, b) in enumerate(zip(before, after)):
+            found = _grown_list(f"{name}[{i}]", a, b)
+            if found is not None:
+                return found
+    return None
+
+
+def _grown_list_message(path: str, what: str, line: int) -> str:
+    """Why a list appended to in graph control flow cannot be where it is, and what to write."""
+    if is_special(path):  # (the converter's return slot: `return acc` inside the loop)
+        return (f"{location(line)}: the returned value is a list that {_a(what)} on a tensor appends to, returned from "
+                f"inside the {what}: the graph cannot return a list of run-time length from there. Leave the {what} "
+                f"with `break` (or a flag in its condition) and `return` the list after it.")
+    root = path.split("[", 1)[0]
+    if root == path:
+        return (f"{location(line)}: '{path}' is a list that {_a(what)} on a tensor appends to, in a way the graph "
+                f"cannot carry (its length is known only when the graph runs). Append to it in every iteration's "
+                f"same place, or collect the items in a new list and add them after the {what}.")
+    return (f"{location(line)}: '{path}' is a list inside '{root}' that {_a(what)} on a tensor appends to: a list "
+            f"held in another container cannot grow inside graph control flow (its length is known only when the "
+            f"graph runs). Keep it in a variable of its own: `items = {path}` before the {what}, `items.append(...)` "
+            f"inside, `{path} = items` after it.")
 
 
 def _leaf_names(name: str, template) -> list[str]:
@@ -185,6 +223,9 @@ class FlatState:
                 continue
             if not same_structure(t, v):
                 _refuse_unstageable_items(name, t, v, self.what, self.line)
+                grown = _grown_list(name, t, v)
+                if grown is not None:
+                    raise ShapeChanged(_grown_list_message(grown, self.what, self.line), i, v)
                 raise ShapeChanged(
                     f"{location(self.line)}: '{name}' is {_shape_of(t)} before the {self.what} but {_shape_of(v)} "
                     f"after it; a Python container must keep its length and keys inside {_a(self.what)} on a "

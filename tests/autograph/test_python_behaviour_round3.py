@@ -583,6 +583,47 @@ def test_names_changed_through_nonlocal_in_conditional_expressions_are_pythons(e
             agree_exactly(fn, np.float64(x), np.int64(n), engine=engine)
 
 
+def returns_a_list_appended_in_the_loop(x, n):
+    acc = [1.0]
+    for i in range(n):
+        if x > i:
+            acc.append(x)
+        else:
+            return acc
+    return acc
+
+
+def appends_to_a_list_in_a_dict(x, n):
+    res = {"a": [1.0]}
+    for i in range(n):
+        if x > i:
+            res["a"].append(x)
+    return res
+
+
+def appends_to_its_own_variable_then_stores_it(x, n):
+    res = {"a": [1.0]}
+    items = res["a"]
+    for i in range(n):
+        if x > i:
+            items.append(x)
+        else:
+            break
+    res["a"] = items
+    return res
+
+
+def test_lists_appended_in_graph_control_flow_where_the_graph_cannot_carry_them_are_refused_clearly(engine):
+    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: the returned value is a list that a "
+                                           r"loop on a tensor appends to, returned from inside the loop.*`break`"):
+        function(returns_a_list_appended_in_the_loop, **engine)(np.float64(2.0), np.int64(3))
+    with pytest.raises(StagingError, match=r"test_python_behaviour_round3.py:\d+: 'res\['a'\]' is a list inside 'res' "
+                                           r"that an if on a tensor appends to.*`items = res\['a'\]` before"):
+        function(appends_to_a_list_in_a_dict, **engine)(np.float64(2.0), np.int64(3))
+    for x in (2.0, -1.0):  # what the message says to write
+        agree_exactly(appends_to_its_own_variable_then_stores_it, np.float64(x), np.int64(3), engine=engine)
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
