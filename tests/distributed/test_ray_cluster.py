@@ -103,6 +103,34 @@ def test_ray_joins_the_cluster_at_the_address_in_engine_options(cluster):
     assert_runs_on(s, {TASKS[0]: node_with("task:0"), TASKS[1]: node_with("task:1")})
 
 
+def test_a_gradient_through_a_loop_across_two_nodes_is_the_central_difference(cluster):
+    """d/dw of x after n steps of x = tanh(x * w) + w, the body on task 1's node."""
+    g = gc.Graph()
+    with g.as_default():
+        w = gc.placeholder(gc.float64, [], name="w")
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(i, x):
+            with gc.device(TASKS[1]):
+                return i + 1, gc.tanh(x * w) + w
+        _, x = gc.while_loop(lambda i, x: i < n, body, [gc.constant(np.int64(0)), gc.constant(0.5)])
+        dx_dw = gc.gradients(x, [w])[0]
+    s = Session(g, devices=TASKS, engine="ray")
+
+    def python(wv: float, steps: int) -> float:
+        v = 0.5
+        for _ in range(steps):
+            v = np.tanh(v * wv) + wv
+        return v
+    for wv in (0.3, -1.2):
+        value, grad = s.run([x, dx_dw], {w: wv, n: 4}, timeout=60)
+        eps = 1e-6
+        assert value == python(wv, 4)
+        np.testing.assert_allclose(grad, (python(wv + eps, 4) - python(wv - eps, 4)) / (2 * eps), rtol=1e-6)
+        assert [value, grad] == Session(g).run([x, dx_dw], {w: wv, n: 4})
+    assert_runs_on(s, {TASKS[0]: node_with("task:0"), TASKS[1]: node_with("task:1")})
+
+
 def test_the_options_map_tasks_to_nodes(cluster):
     g, n, steps = collatz_across_tasks()
     head, other = node_with("task:0"), node_with("task:1")
