@@ -37,6 +37,13 @@ def _captures_intact(ctx, graph: Graph) -> bool:
     return True
 
 
+def _is_a_predicate(op) -> bool:
+    """An output of `op` is the predicate of a cond in the loop: its context names that
+    tensor (compiled loops guard the branches' steps by it), which a move would leave
+    naming an erased op (random programs under Control Flow v2, seed 1009, jit_compile)."""
+    return any(u.type == "Switch" and u.inputs[1] is t for t in op.outputs for u in t.readers)
+
+
 def run(graph: Graph, state: PassState) -> int:
     left = []  # the ops moved out, unused in the loop now
     protected = None
@@ -68,6 +75,8 @@ def run(graph: Graph, state: PassState) -> int:
         if not all(t.shape.is_fully_defined() for t in op.inputs):
             continue
         if not any(t.readers for t in op.outputs):
+            continue
+        if _is_a_predicate(op):
             continue
         if not _captures_intact(ctx, graph):
             continue
