@@ -162,6 +162,9 @@ def main(argv=None) -> int:
         except Exception as e:  # noqa: BLE001 (the tester's own failure is a finding too)
             verdict, detail = "disagree", f"the check raised {type(e).__name__}: {e}"
         counts[verdict] += 1
+        if (seed - a.seed + 1) % 100 == 0:  # (a run cut short still says how far it got)
+            print(f"after {seed - a.seed + 1} programs: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())),
+                  flush=True)
         if verdict != "agreed":
             line = json.dumps({"seed": seed, "verdict": verdict, "detail": detail[:500]})
             print(line, flush=True)
