@@ -54,9 +54,8 @@ def compiled_loop_kernel(op):
     shapes = [t.shape for t in op.inputs]
     where = _where(op)
     if op.attrs.get("backend") == "numba":
-        same = [next(j for j, u in enumerate(op.inputs) if u is t) for t in op.inputs]
         try:
-            return numba_loop_kernel(op.attrs, dtypes, shapes, op.name, where=where, same=same,
+            return numba_loop_kernel(op.attrs, dtypes, shapes, op.name, where=where,
                                      fallback=lambda: compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes))
         except NumbaRefused as e:
             kernel = python_loop(compiled_loop_kernel_for(op.attrs, dtypes, op.name, shapes), where)

@@ -25,7 +25,7 @@ from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
 from graphcore.registry import registered_ops
 
-from .codegen import Source, args, compile_function, ident, index, label, literal
+from .codegen import Source, args, compile_function, ident, label, literal
 from .interrupt import numba_loop, python_loop
 from .scalar_kernels import _binary_form
 
@@ -256,34 +256,28 @@ def _const(value, dtype) -> str:
     return f"{_TYPES[np.dtype(dtype)]}({literal(v)})"
 
 
-def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = "",
-                      same: list | None = None):
+def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = ""):
     """The numba-compiled kernel of a CompiledLoop with these attributes; NumbaRefused, saying
     why, if some step has no exact machine form or a value is not a scalar. `fallback()` gives the
-    kernel to run instead should a call not fit the compiled signature. `same[i]`: the
-    input that input i repeats (the same tensor: LICM gives a loop one constant several
-    times), passed once; its value is numbered twice in the loop."""
+    kernel to run instead should a call not fit the compiled signature."""
     require_numba()
     for k, (d, s) in enumerate(zip(input_dtypes, input_shapes)):
         if d is None or s.dims is None or tuple(s.dims) != ():
             what = "a tensor list" if d is None else f"an array of shape {s}"
             raise NumbaRefused(f"its input {k} is {what}: numba loops take numeric scalars only (arrays keep "
                                "numpy's kernels: numba's matmul and tanh are not numpy's to the last bit)")
-    n_vars = attrs["n_vars"]
-    # a loop variable is its own parameter (its value changes; a stopped loop resumes from them)
-    same = [i if i < n_vars or same is None or same[i] < n_vars else same[i] for i in range(len(input_dtypes))]
-    fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name, same)
+    fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name)
     # the compiled signature's own entry: numba's dispatcher would check each argument's type again
     entry = fn.overloads[fn.signatures[0]].entry_point
-    keep = [i for i in range(len(input_dtypes)) if same[i] == i]
-    types = [np.dtype(input_dtypes[i]).type for i in keep]  # (a numpy scalar's constructor costs microseconds)
+    types = [np.dtype(d).type for d in input_dtypes]
     out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
     other: list = []
-    stoppable = numba_loop(entry, n_vars, len(attrs["exits"]), where)
+    stoppable = numba_loop(entry, attrs["n_vars"], len(attrs["exits"]), where)
 
     def loop(*inputs):
-        try:  # (exactly the scalar type compiled for: a 0-d array or a Python number converted)
-            result = stoppable(*[x if type(x) is T else T(x) for x, T in zip(map(inputs.__getitem__, keep), types)])
+        try:  # (exactly the scalar type compiled for: a 0-d array or a Python number converted; a numpy
+            # scalar's constructor costs a microsecond, so not called on one of that type already)
+            result = stoppable(*[x if type(x) is T else T(x) for x, T in zip(inputs, types)])
         except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
             if not other:
                 other.append(python_loop(fallback(), where))
@@ -296,7 +290,7 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     return loop
 
 
-def _compile(a: dict, input_dtypes: list, name: str, same: list | None = None):
+def _compile(a: dict, input_dtypes: list, name: str):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
     variables...). Each iteration ends reading the flag (executor/interrupt.py): one
     load, about 0.2 ns, where counting iterations to read it every few thousand cost
@@ -305,8 +299,7 @@ def _compile(a: dict, input_dtypes: list, name: str, same: list | None = None):
     wrap-arounds numpy has (tests/autograph/test_numba_loops.py). Set, it returns stopped
     with the variables the next iteration would start from (exits zero), so that the loop
     can go on from there; an inner loop that stopped makes its outer loop stop at the
-    start of its iteration. `same[i]`: the parameter that value i is (an input repeated
-    is one parameter)."""
+    start of its iteration."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
@@ -317,13 +310,11 @@ def _compile(a: dict, input_dtypes: list, name: str, same: list | None = None):
     state = [ident("v", k) for k in range(n_vars)]
     stopped = "return (True, " + "".join(f"{_zero(d)}, " for d in exit_dtypes) + "".join(f"{v}, " for v in state) + ")"
     body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
-    same = list(range(n_in)) if same is None else [index(j, i + 1, "an input's first occurrence") for i, j in
-                                                   enumerate(same)]
-    params = args("x", sorted(set(same)))
+    params = args("x", range(n_in))
     out = [ident("v", k) for k in a["exits"]]
     src = Source()
     with src.block(f"def loop({params}{', ' if params else ''}stop_flag)"):
-        src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {args('x', same)}")
+        src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {params}")
         with src.block("while True"):
             src.extend(x.replace(_STOPPED, stopped) for x in cond_lines)
             with src.block(f"if not {ident('v', a['pred'])}"):
@@ -337,7 +328,7 @@ def _compile(a: dict, input_dtypes: list, name: str, same: list | None = None):
     loop = compile_function(source, "loop", env, "numba loop", name)
     try:
         fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
-        fn.compile((*(numba.from_dtype(input_dtypes[i]) for i in sorted(set(same))), numba.int64))
+        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError as e:
         raise NumbaRefused(f"numba could not compile it: {str(e).strip().splitlines()[0][:200]}") from None

@@ -91,9 +91,10 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
         raise _NotCompilable
     var_enters = [m.inputs[0].op for m in loop.loop_merges]
     invariants = [op for op in members if op.type == "Enter" and op.attrs.get("is_constant")]
-    value, body, cond_ops, body_ops = _regions(loop, members, var_enters, invariants)
-    attrs = _loop_attrs(loop, len(var_enters), len(invariants), value, body, cond_ops, body_ops, exits)
-    inputs = [e.inputs[0] for e in var_enters] + [e.inputs[0] for e in invariants]
+    entered = _distinct([e.inputs[0] for e in invariants])  # (LICM enters one constant in several places)
+    value, body, cond_ops, body_ops = _regions(loop, members, var_enters, invariants, entered)
+    attrs = _loop_attrs(loop, len(var_enters), len(entered), value, body, cond_ops, body_ops, exits)
+    inputs = [e.inputs[0] for e in var_enters] + entered
     anchor = min(exits, key=ops.index)
     with graph.inserting_before(anchor, context=loop.outer):
         new = graph.create_op(compiled_loop_op, inputs, attrs, name=f"{loop.name.rpartition('/')[2]}_compiled",
@@ -115,7 +116,16 @@ def _compile(graph: Graph, state: PassState, loop, members: list[Operation], ops
     graph.erase_ops(members + exits)
 
 
-def _regions(loop, members: list[Operation], var_enters: list, invariants: list) -> tuple:
+def _distinct(tensors: list) -> list:
+    """The tensors, each once, in order of first appearance."""
+    out: list = []
+    for t in tensors:
+        if not any(t is u for u in out):
+            out.append(t)
+    return out
+
+
+def _regions(loop, members: list[Operation], var_enters: list, invariants: list, entered: list) -> tuple:
     """(value, body, cond_ops, body_ops): what each tensor of the loop is (id -> ("var", k),
     ("inv", j) or ("step", the tensor)), the ids of the tensors that exist only when the
     test held, and the steps of the loop test's region and of the body's, in order."""
@@ -127,8 +137,8 @@ def _regions(loop, members: list[Operation], var_enters: list, invariants: list)
             raise _NotCompilable
         for t in (m.outputs[0], *switches[k].outputs):
             value[id(t)] = ("var", k)
-    for j, e in enumerate(invariants):
-        value[id(e.outputs[0])] = ("inv", j)
+    for e in invariants:  # an invariant is numbered by the tensor it enters: one input each
+        value[id(e.outputs[0])] = ("inv", next(j for j, t in enumerate(entered) if t is e.inputs[0]))
     body = {id(s.outputs[1]) for s in switches}  # tensors that exist only when the test held
     machinery = {id(o) for o in (*merges, *switches, *nexts, loop.loop_cond, *invariants, *var_enters)}
     cond_ops, body_ops = [], []
