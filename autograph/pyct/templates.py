@@ -18,7 +18,6 @@ from typing import Any
 
 import gast
 
-from .transformer import Transformer
 
 
 def _set_ctx(node: gast.AST, ctx: gast.AST) -> gast.AST:
@@ -41,52 +40,91 @@ def _as_expr(value: Any, ctx: gast.AST) -> gast.AST:
     raise TypeError(f"cannot put {type(value).__name__} into a template expression")
 
 
-class _Replacer(Transformer):
-    def __init__(self, replacements: dict[str, Any]):
-        self.r = replacements
+def _renamed(name: str, r: dict) -> str:
+    v = r.get(name, name)
+    return v if isinstance(v, str) else name
 
-    def visit_Name(self, node):
-        if node.id in self.r:
-            return _as_expr(self.r[node.id], node.ctx)
-        return node
 
-    def visit_Expr(self, node):
-        if isinstance(node.value, gast.Name) and node.value.id in self.r:
-            v = self.r[node.value.id]
-            if isinstance(v, list):
-                return list(v) or [gast.Pass()]
-            if isinstance(v, gast.stmt):
-                return v
-        self.generic_visit(node)
-        return node
+def _instantiate(node, r: dict, names: dict):
+    """A copy of template node `node` with the placeholders of `r` replaced: a name by a
+    new name or an expression, a statement that is only a name by statements, a def's,
+    global's, nonlocal's or attribute's name by a new one. `names`: per template node, the
+    names in it (a part naming no placeholder is copied as it is, without looking in)."""
+    if not (names[id(node)] & r.keys()):
+        return _copy(node)
+    cls = node.__class__
+    if cls is gast.Name:
+        if node.id in r:
+            return _as_expr(r[node.id], _copy(node.ctx))
+        return _copy(node)
+    if cls is gast.Expr and node.value.__class__ is gast.Name and node.value.id in r:
+        v = r[node.value.id]
+        if isinstance(v, list):
+            return list(v) or [gast.Pass()]
+        if isinstance(v, gast.stmt):
+            return v
+    if cls is gast.Global or cls is gast.Nonlocal:
+        new = _copy(node)
+        new.names = [_renamed(n, r) for n in node.names]
+        return new
+    new = cls.__new__(cls)
+    d = node.__dict__.copy()
+    for f in cls._fields:
+        v = d.get(f)
+        if isinstance(v, list):
+            items = []
+            for x in v:
+                if isinstance(x, gast.AST):
+                    x = _instantiate(x, r, names)
+                    if isinstance(x, list):
+                        items.extend(x)
+                        continue
+                items.append(x)
+            d[f] = items
+        elif isinstance(v, gast.AST):
+            d[f] = _instantiate(v, r, names)
+    new.__dict__.update(d)
+    if cls is gast.FunctionDef:
+        new.name = _renamed(node.name, r)
+    elif cls is gast.Attribute:
+        new.attr = _renamed(node.attr, r)
+    return new
 
-    def _rename(self, name: str) -> str:
-        v = self.r.get(name, name)
-        return v if isinstance(v, str) else name
 
-    def visit_FunctionDef(self, node):
-        node.name = self._rename(node.name)
-        self.generic_visit(node)
-        return node
+def _names_within(tree) -> dict:
+    """Per node of a template (by id), the names that could be placeholders in it."""
+    out: dict = {}
 
-    def visit_Nonlocal(self, node):
-        node.names = [self._rename(n) for n in node.names]
-        return node
+    def visit(node) -> frozenset:
+        found = set()
+        cls = node.__class__
+        if cls is gast.Name:
+            found.add(node.id)
+        elif cls is gast.FunctionDef:
+            found.add(node.name)
+        elif cls is gast.Attribute:
+            found.add(node.attr)
+        elif cls is gast.Global or cls is gast.Nonlocal:
+            found.update(node.names)
+        for f in cls._fields:
+            v = getattr(node, f, None)
+            for x in v if isinstance(v, list) else [v]:
+                if isinstance(x, gast.AST):
+                    found |= visit(x)
+        out[id(node)] = frozenset(found)
+        return out[id(node)]
 
-    visit_Global = visit_Nonlocal
-
-    def visit_Attribute(self, node):
-        self.generic_visit(node)
-        if node.attr in self.r and isinstance(self.r[node.attr], str):
-            node.attr = self.r[node.attr]
-        return node
+    visit(tree)
+    return out
 
 
 @functools.lru_cache(maxsize=1024)
-def _parsed(template: str) -> gast.Module:
+def _parsed(template: str) -> tuple[gast.Module, dict]:
     """The template's tree, parsed once (converters use a few dozen templates, each many
-    times): `replace` works on a copy, this one is never changed."""
-    return gast.parse(textwrap.dedent(template))
+    times), and the names in each of its nodes: `replace` makes a new tree from it, this
+    one is never changed."""
+    tree = gast.parse(textwrap.dedent(template))
+    return tree, _names_within(tree)
 
 
 def _copy(node):
@@ -107,10 +145,10 @@ def _copy(node):
 
 def replace(template: str, **replacements: Any) -> list[gast.stmt]:
     """Parse `template` and replace placeholder names; returns the list of statements."""
-    tree = _copy(_parsed(template))
-    tree = _Replacer(replacements).visit(tree)
+    tree, names = _parsed(template)
     out: list[gast.stmt] = []
     for s in tree.body:
+        s = _instantiate(s, replacements, names)
         out.extend(s if isinstance(s, list) else [s])
     return out
 
