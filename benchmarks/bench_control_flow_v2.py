@@ -47,7 +47,7 @@ def _rnn(T: int, H: int, B: int, v2: bool, grad: bool):
     return g, out, {W: rng.normal(size=(H, H)) * 0.1, xs: rng.normal(size=(T, B, H))}
 
 
-def main(repeat: int = 5) -> dict:
+def main(repeat: int = 20) -> dict:
     cases = {
         "fib_loop": lambda v2: _traced(fib_loop, np.int64(300), v2),
         "collatz": lambda v2: _traced(collatz_total, np.int64(12), v2),
@@ -60,8 +60,10 @@ def main(repeat: int = 5) -> dict:
     for name, make in cases.items():
         g1, f1, feeds1 = make(False)
         g2, f2, feeds2 = make(True)
+        # (all on one thread: a Session with a worker pool starts its threads when made, which
+        # slowed the timings right after it several times over)
         s1, lowered, direct = Session(g1, num_threads=1), Session(g2, num_threads=1), \
-            Session(g2, functional="direct")
+            Session(g2, functional="direct", num_threads=1)
         a, b, c = s1.run(f1, feeds1), lowered.run(f2, feeds2), direct.run(f2, feeds2)
         for x, y, z in zip(a, b, c):
             np.testing.assert_allclose(np.asarray(y, dtype=float), np.asarray(x, dtype=float), rtol=1e-12)
@@ -74,7 +76,7 @@ def main(repeat: int = 5) -> dict:
     return figures
 
 
-def calls(repeat: int = 5) -> dict:
+def calls(repeat: int = 20) -> dict:
     """The same loops called as @function runs them (optimized), v1 and v2 lowered and
     direct, and compiled (jit_compile=True): a v2 While is lowered, then its frame compiled
     by compile_loops, so the compiled loop is the one v1 gets."""
