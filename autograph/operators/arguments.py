@@ -29,6 +29,7 @@ from graphcore.errors import StagingError
 from graphcore.function_graph import FuncGraph, control_flow_scope, root_graph
 from graphcore.side_tables import SideTable
 
+from . import path_types
 from .staging import is_copy, location
 
 
@@ -139,6 +140,7 @@ class Tracker:
             for old, new, line, ctx in changes:
                 late = [op for op in old.consumers() if op.graph is new.graph and op.serial > new.op.serial
                         and (op.graph is ctx or _inside(op.ctx, ctx))]
+                late = [op for op in late if not _control_anchor(op)]
                 if not late and id(new) not in reached:
                     if ctx is None:
                         late = [new.op]  # (a helper's change another change of the old value replaced)
@@ -212,6 +214,13 @@ class Tracker:
                     raise StagingError(
                         f"argument '{path[0]}' gets an item computed inside a loop or `if` on a tensor ({v.op.location()}) "
                         "that is not a variable of it; assign it in the loop or branch first.")
+                if v.weak and v.shape.rank == 0:  # a Python number (ys.append(math.ceil(x))): given as one
+                    if path_types.depends(v):
+                        raise StagingError(
+                            f"argument '{path[0]}' (a {type(copy).__name__} the caller passed) is given a value whose "
+                            f"Python type depends on the path the run takes ({v.op.location()}: an int on one path and "
+                            "a float on another, say). Give it int(...) or float(...) of the value.")
+                    return ("fetch_python", v)
                 return ("fetch", v)
             if isinstance(copy, list):
                 same = next((i for i, old in enumerate(items) if old is v), None)
@@ -228,6 +237,12 @@ class Tracker:
         if isinstance(copy, list):
             return [spec(v, i) for i, v in enumerate(copy)]
         return {k: spec(v, k) for k, v in copy.items()}
+
+
+def _control_anchor(op) -> bool:
+    """A control-flow context's pivot (an Identity of a loop's first Switch that input-less
+    ops of the body wait on): it passes no value on, so it reads no array."""
+    return op.type == "Identity" and bool(op.waiters) and not any(o.consumers() for o in op.outputs)
 
 
 def _holds_tensor(v) -> bool:
@@ -254,7 +269,7 @@ class WriteBack:
         out = [t for _, t in self.arrays]
         for _, _, specs in self.containers:
             items = specs if isinstance(specs, list) else specs.values()
-            out += [s[1] for s in items if s[0] == "fetch"]
+            out += [s[1] for s in items if s[0] in ("fetch", "fetch_python")]
         return out
 
     def follow(self, new) -> "WriteBack":
@@ -263,7 +278,7 @@ class WriteBack:
         containers = []
         for path, copy, specs in self.containers:
             def f(s):
-                return ("fetch", new(s[1])) if s[0] == "fetch" else s
+                return (s[0], new(s[1])) if s[0] in ("fetch", "fetch_python") else s
             containers.append((path, copy, [f(s) for s in specs] if isinstance(specs, list) else
                                {k: f(s) for k, s in specs.items()}))
         return WriteBack(arrays, containers)
@@ -296,6 +311,8 @@ class WriteBack:
                     return input_values[v]
                 if kind == "fetch":
                     return next(it)
+                if kind == "fetch_python":
+                    return next(it).item()
                 if kind == "same":
                     return old[v]
                 return v

@@ -252,6 +252,12 @@ class _Generator:
         self.fall_off = r.random() < 0.12
         if r.random() < 0.25:
             scope = self.closure(scope)
+        if self.list_params and self.more.random() < 0.5:  # (class 5: most list arguments are changed)
+            main, self.rng = self.rng, self.more
+            try:
+                self.list_argument_change(scope, 1)
+            finally:
+                self.rng = main
         end = self.block(scope, _Ctx(), 1, min_stmts=max(3, self.budget // 2))
         if end is not None and not self.fall_off:
             self.emit(1, self.return_stmt(end, _Ctx()))
@@ -738,18 +744,7 @@ class _Generator:
                 self.emit(indent, f"print('T{self.labels}:', {shown})")
                 return scope
             if form == "list_arg":
-                name = r.choice(sorted(self.list_params))
-                e = self.expr(INT, scope, r.choice([0, 1]))
-                if e.bound > STRAIGHT_LIMIT:
-                    e = _E(f"({e.text}) % 97", 97, e.tainted, e.tensor)
-                size = self.list_params[name]
-                how = r.choice(["append", "append", "extend", "iadd", "insert"] + (["item", "pop"] if size else []))
-                text = {"append": f"{name}.append({e.text})", "extend": f"{name}.extend([{e.text}, 1])",
-                        "iadd": f"{name} += [{e.text}]", "insert": f"{name}.insert(0, {e.text})",
-                        "item": f"{name}[{r.randrange(-size, size) if size else 0}] = {e.text}",
-                        "pop": f"{name}.pop()"}[how]
-                self.list_params[name] = size + {"extend": 2, "pop": -1, "item": 0}.get(how, 1)
-                self.emit(indent, text)
+                self.list_argument_change(scope, indent)
                 return scope
             name = r.choice(sorted(a for a in self.arrays if a not in self.iterating))
             elem, size = self.arrays[name], self.array_sizes[name]
@@ -764,6 +759,22 @@ class _Generator:
             return scope
         finally:
             self.rng = main
+
+    def list_argument_change(self, scope: dict, indent: int) -> None:
+        """`ys.append(e)`, `ys += [e]`, `ys[i] = e`, `ys.pop()`... on the list argument (class 5)."""
+        r = self.rng
+        name = r.choice(sorted(self.list_params))
+        e = self.expr(INT, scope, r.choice([0, 1]))
+        if e.bound > STRAIGHT_LIMIT:
+            e = _E(f"({e.text}) % 97", 97, e.tainted, e.tensor)
+        size = self.list_params[name]
+        how = r.choice(["append", "append", "extend", "iadd", "insert"] + (["item", "pop"] if size else []))
+        text = {"append": f"{name}.append({e.text})", "extend": f"{name}.extend([{e.text}, 1])",
+                "iadd": f"{name} += [{e.text}]", "insert": f"{name}.insert(0, {e.text})",
+                "item": f"{name}[{r.randrange(-size, size) if size else 0}] = {e.text}",
+                "pop": f"{name}.pop()"}[how]
+        self.list_params[name] = size + {"extend": 2, "pop": -1, "item": 0}.get(how, 1)
+        self.emit(indent, text)
 
     def number_name(self, scope: dict, kinds=(INT, FLOAT)) -> str | None:
         """A number variable (a tensor, most often) whose text a program may look at."""

@@ -624,6 +624,34 @@ def test_lists_appended_in_graph_control_flow_where_the_graph_cannot_carry_them_
         agree_exactly(appends_to_its_own_variable_then_stores_it, np.float64(x), np.int64(3), engine=engine)
 
 
+def appends_python_numbers_made_from_tensors(lst, x):
+    lst.append(math.ceil(x))
+    lst.append(len(str(x)))
+    lst += [int(x), x]
+    return len(lst)
+
+
+def changed_in_a_loop_that_breaks(x, n):
+    for i in range(1, n - 1, 3):
+        x[1] = 2.0
+        if not n >= 5:
+            break
+    return n
+
+
+def test_arguments_get_pythons_types_and_loops_that_break_write_back(engine):
+    f = function(appends_python_numbers_made_from_tensors, **engine)
+    for _ in range(2):
+        plain_lst, lst = [1], [1]
+        same_exactly(appends_python_numbers_made_from_tensors(plain_lst, np.float64(3.25)), f(lst, np.float64(3.25)))
+        same_exactly(plain_lst, lst)  # [1, 4, 4, 3, np.float64(3.25)]: ints where Python puts ints
+    g = function(changed_in_a_loop_that_breaks, **engine)
+    for n in (1, 3, 8):
+        plain_x, x = np.array([1.0, 0.0, 3.0]), np.array([1.0, 0.0, 3.0])
+        same_exactly(changed_in_a_loop_that_breaks(plain_x, np.int64(n)), g(x, np.int64(n)))
+        same_exactly(plain_x, x)
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
