@@ -3,6 +3,7 @@ line of generated code maps back to a user file and line."""
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import io
 
@@ -25,14 +26,23 @@ def generate(transformed: gast.AST) -> tuple[str, dict[int, tuple[str, int]]]:
     """The source text of a transformed tree (what parser.unparse writes) and its line map:
     each generated line maps to the origin of the first statement or expression that
     starts on it, its own or that of the nearest enclosing node that has one (the first in
-    the order of the tree: a statement before the expressions in it). Written in one pass,
-    as the text is written, rather than by parsing the text back and walking both trees."""
+    the order of the tree: a statement before the expressions in it). Noted as the text is
+    written, rather than by parsing the text back and walking both trees."""
     out = io.StringIO()
     writer = _mapping_unparser()(_translator()().visit(transformed), file=out)
     text = out.getvalue()
     body = text.lstrip()
-    skipped = text[:len(text) - len(body)].count("\n")  # (unparse strips the leading newlines)
-    line_map = {line - skipped: (origin[0], origin[1]) for line, origin in writer.line_map.items()}
+    skipped = len(text) - len(body)  # (unparse strips the leading newlines)
+    line_starts = [0]  # the offset in `body` each of its lines starts at
+    at = body.find("\n")
+    while at >= 0:
+        line_starts.append(at + 1)
+        at = body.find("\n", at + 1)
+    line_map: dict = {}
+    for offset, origin in writer.starts:  # (in the order written: the first on a line is the first noted)
+        line = bisect.bisect_right(line_starts, offset - skipped)
+        if line not in line_map:
+            line_map[line] = (origin[0], origin[1])
     return body.rstrip() + "\n", line_map
 
 
@@ -45,8 +55,8 @@ def _translator() -> type:
         def visit(self, node):
             new = base.visit(self, node)
             origin = anno.getanno(node, anno.ORIGIN)
-            if origin is not None and isinstance(new, ast.AST):
-                setattr(new, _ORIGIN_ATTRIBUTE, origin)
+            if origin is not None:
+                new.__dict__[_ORIGIN_ATTRIBUTE] = origin
             return new
 
     return KeepingOrigins
@@ -54,52 +64,46 @@ def _translator() -> type:
 
 @functools.cache
 def _mapping_unparser() -> type:
-    """parser's Unparser, noting the line each statement and expression starts on. Every
-    statement starts with a `fill` (a new line; a def's decorators come first, each on a
-    fill of its own); expressions never start with a new line; an `elif` is a nested If
-    that astunparse writes without dispatching it, so _If is written here to dispatch it."""
+    """parser's Unparser, noting where each statement and expression that has an origin
+    (its own or inherited) starts, as offsets in the text: every statement starts with a
+    `fill` (a new line; a def's decorators come first, each on a fill of its own), an
+    expression where it is dispatched; an `elif` is a nested If that astunparse writes
+    without dispatching it, so _If is written here to note it."""
     base = parser.unparser_class()
+    kinds: dict = {}  # node class -> 1 statement, 2 expression, 0 other
 
     class MappingUnparser(base):
         def __init__(self, tree, file):
-            self.line_map: dict = {}
-            self._line = 1  # the line being written (1: the first)
+            self.starts: list = []  # (offset, origin) in the order written
             self._origin = None  # the origin of the innermost node that has one
-            self._statement = None  # a statement whose first line is the next fill: (origin,)
+            self._statement = None  # the origin of a statement whose first line is the next fill
             super().__init__(tree, file)
 
-        def write(self, text):
-            if "\n" in text:
-                self._line += text.count("\n")
-            super().write(text)
-
         def fill(self, text=""):
-            super().fill(text)  # (a new line, then the text: written to the file directly)
-            self._line += 1
+            super().fill(text)
             if self._statement is not None and not text.startswith("@"):
-                origin = self._statement[0]
+                self.starts.append((self.f.tell() - len(text), self._statement))
                 self._statement = None
-                if origin is not None:
-                    self.line_map.setdefault(self._line, origin)
 
         def dispatch(self, tree):
-            if isinstance(tree, list):
+            cls = tree.__class__
+            if cls is list:
                 for t in tree:
                     self.dispatch(t)
                 return
             outer = self._origin
-            self._origin = getattr(tree, _ORIGIN_ATTRIBUTE, None) or outer
-            statement = isinstance(tree, ast.stmt)
-            if statement:
-                self._statement = (self._origin,)
-            elif isinstance(tree, ast.expr) and self._origin is not None:
-                self.line_map.setdefault(self._line, self._origin)
-            try:
-                super().dispatch(tree)
-            finally:
-                self._origin = outer
-                if statement:
-                    self._statement = None
+            origin = self._origin = tree.__dict__.get(_ORIGIN_ATTRIBUTE) or outer
+            kind = kinds.get(cls)
+            if kind is None:
+                kind = kinds[cls] = 1 if issubclass(cls, ast.stmt) else 2 if issubclass(cls, ast.expr) else 0
+            if kind == 1:
+                self._statement = origin
+            elif kind == 2 and origin is not None:
+                self.starts.append((self.f.tell(), origin))
+            getattr(self, "_" + cls.__name__)(tree)
+            self._origin = outer
+            if kind == 1:
+                self._statement = None
 
         def _If(self, t):
             self.fill("if ")
@@ -114,13 +118,10 @@ def _mapping_unparser() -> type:
             if len(t.orelse) == 1 and isinstance(t.orelse[0], ast.If):
                 nested = t.orelse[0]
                 outer = self._origin
-                self._origin = getattr(nested, _ORIGIN_ATTRIBUTE, None) or outer
-                self._statement = (self._origin,)
-                try:
-                    self.fill("elif ")
-                    self._conditional(nested)
-                finally:
-                    self._origin = outer
+                self._origin = self._statement = nested.__dict__.get(_ORIGIN_ATTRIBUTE) or outer
+                self.fill("elif ")
+                self._conditional(nested)
+                self._origin = outer
             elif t.orelse:
                 self.fill("else")
                 self.enter()

@@ -172,15 +172,18 @@ def translator_to_ast() -> type:
 _OLD_CONSTANT_VISITORS = ("visit_Num", "visit_Str", "visit_Bytes", "visit_NameConstant", "visit_Ellipsis")
 
 
-def _faster(translator: type, target) -> type:
+def _faster(translator: type, target, positions: bool = True) -> type:
     """gast's translator between the standard ast and gast (`translator`, making nodes of
     module `target`), making the same nodes, but with NodeVisitor.visit's method lookup
     done once per node class and its generic_visit's fields read once each: translating
-    was a quarter of a conversion's time (a function's tree, then the generated one)."""
+    was a quarter of a conversion's time (a function's tree, then the generated one).
+    Without `positions` (a tree only written as text) no node gets a line or column, and
+    one instance of each context and operator (field-less nodes) serves all."""
 
     class Faster(translator):
         _methods: dict = {}  # node class -> the function translating it
         _targets: dict = {}  # node class -> the class of `target` it becomes (None: dropped)
+        _leaves: dict = {}  # field-less node class -> its one instance (without positions)
 
         def visit(self, node):
             cls = node.__class__
@@ -210,6 +213,11 @@ def _faster(translator: type, target) -> type:
                 new_cls = self._targets[cls] = getattr(target, cls.__name__, None)
             if new_cls is None:  # (a node that is not part of the target's tree)
                 return None
+            if not positions and not node._fields:
+                leaf = self._leaves.get(cls)
+                if leaf is None:
+                    leaf = self._leaves[cls] = new_cls()
+                return leaf
             fields = {}
             for field in node._fields:
                 try:
@@ -221,6 +229,10 @@ def _faster(translator: type, target) -> type:
                 elif isinstance(value, list):
                     value = [self.visit(n) if isinstance(n, ast.AST) else self._visit(n) for n in value]
                 fields[field] = value
+            if not positions:
+                new_node = new_cls.__new__(new_cls)
+                new_node.__dict__.update(fields)
+                return new_node
             new_node = new_cls(**fields)
             for attr in node._attributes:
                 try:
@@ -229,12 +241,20 @@ def _faster(translator: type, target) -> type:
                     pass
             return new_node
 
+        if not positions:  # (gast's own translations of these copy positions)
+            def visit_Name(self, node):
+                new_node = target.Name.__new__(target.Name)
+                new_node.__dict__.update(id=node.id, ctx=self.visit(node.ctx))
+                return new_node
+
+            visit_Assign = generic_visit
+
     Faster.__name__ = Faster.__qualname__ = "Faster" + translator.__name__
     return Faster
 
 
 _ToGast = _faster(gast_ast3.Ast3ToGAst, gast)
-_ToAst = _faster(gast_ast3.GAstToAst3, ast)
+_ToAst = _faster(gast_ast3.GAstToAst3, ast, positions=False)  # (for unparse only)
 
 
 @functools.cache
