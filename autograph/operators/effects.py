@@ -45,6 +45,14 @@ def chain_scope(token):
         _stack().pop()
 
 
+def graph_for(t):
+    """The graph to build an effect reading tensor `t` in: the one being built when it is
+    `t`'s or a function nested in it (a Control Flow v2 branch or body, which captures `t`),
+    else `t`'s own."""
+    g = gc.get_default_graph()
+    return g if g is not None and g.within(t.graph) else t.graph
+
+
 def dependencies() -> list:
     c = current()
     return [c.token] if c is not None and c.token is not None else []

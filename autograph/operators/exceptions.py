@@ -27,7 +27,7 @@ _NO_CAUSE = object()
 
 
 def _stage_failure(test, message: str, exc: BaseException) -> gc.Operation:
-    g = test.graph if is_tensor(test) else gc.get_default_graph()
+    g = effects.graph_for(test) if is_tensor(test) else gc.get_default_graph()
     if exc.args and isinstance(exc.args[0], FormattedString):  # raise ValueError(f"... {x}"): x's value
         message = exc.args[0]
     elif exc.args and is_tensor(exc.args[0]) and exc.args[0].dtype is gc.pyobject:  # ("bad " + str(x)): its text

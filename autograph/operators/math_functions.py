@@ -28,7 +28,7 @@ _TOTAL = frozenset({"fabs", "tanh", "atan", "atan2", "isnan", "isinf", "isfinite
 def kept(build, *inputs):
     """Build an op that may fail the run as an effect: after the effects before it, and run
     even when its value is never read."""
-    g = next(a.graph for a in inputs if is_tensor(a))
+    g = effects.graph_for(next(a for a in inputs if is_tensor(a)))
     with g.control_dependencies(effects.dependencies()):
         out = build()
     effects.record(out.op)

@@ -106,7 +106,7 @@ def guard(value):
     message = (f"{MESSAGE_PREFIX}'{info.name}' is used at {where} but has no value in this run: the statement at "
                f"line {info.line} (a loop on a tensor that ran zero times, or an if on a tensor whose taken branch "
                f"does not assign it) left it undefined. Assign '{info.name}' before that statement.")
-    g = value.graph
+    g = effects.graph_for(value)
     with g.control_dependencies(effects.dependencies()):
         check = gc.Assert(info.flag, [], message=message, name="undefined_check")
     effects.record(check)

@@ -2,11 +2,14 @@
 directly (and compiled, and on two devices): the converter's operators that build ops
 inside a loop's test or body (int(), float(), bool(), len(), comparison chains, and/or,
 print, staged lists, assert) build them in the function they belong to."""
+import math
+
 import numpy as np
 import pytest
 
 from autograph import StagingError, function
 from autograph.testing import differential
+from graphcore.library import reachable_functions
 
 V2_MODES = [
     pytest.param({"control_flow": "v2"}, id="v2-lowered"),
@@ -266,3 +269,35 @@ def test_compiled_loops_take_a_while_through_its_lowered_frame(functional):
     assert v2(n) == v1(n) == countdown_sum(n)
     types = v2.get_concrete_function(n).graph.op_types()
     assert "CompiledLoop" in types and "While" not in types
+
+
+def prints_then_a_math_error(x, xs):
+    if x >= 7:
+        for v in xs[::-1]:
+            print("v:", v)
+            if not v == 1:
+                if not math.floor(x):
+                    return 4 <= x < 3
+        return x < 2
+    return x <= -1
+
+
+@pytest.mark.parametrize("options", [{"control_flow": "v1"}] + [p.values[0] for p in V2_MODES])
+def test_a_failing_math_call_in_a_v2_branch_comes_after_the_prints_before_it(options):
+    """math.floor(inf) fails the run where Python raises, after the print before it: the
+    check is built in the branch function under the effects before it (it was built with
+    the waits of the graph its input came from, the enclosing one: no wait, so it ran first;
+    random programs seed 1594)."""
+    args = (np.float64(np.inf), np.array([2, 4]))
+    plain = differential.call(prints_then_a_math_error, args)
+    converted = differential.call(function(prints_then_a_math_error, **options), args)
+    assert plain.error == "OverflowError" and plain.stdout == "v: 4\n"
+    kind, detail = differential.compare(plain, converted)
+    assert kind == differential.AGREE, detail
+
+
+def test_a_failing_math_call_in_a_v2_branch_waits_for_the_effects_before_it():
+    traced = function(prints_then_a_math_error, control_flow="v2", optimize=False).get_concrete_function(
+        np.float64(np.inf), np.array([2, 4]))
+    floors = [op for fn in reachable_functions(traced.graph) for op in fn.get_operations() if op.type == "PythonMath"]
+    assert floors and all(op.control_inputs and all(c.graph is op.graph for c in op.control_inputs) for op in floors)
