@@ -211,11 +211,15 @@ def _with_kinds(plan, kinds, weak, tags, outer, slots) -> list:
 
 
 def _outside(tag, outer) -> bool:
-    """Whether a side's tag is known outside the cond: a code, or a tensor of an enclosing context."""
+    """Whether a side's tag is known outside the cond: a code, or a tensor of an enclosing
+    context; `outer`: (the graph the cond is built in, its control-flow context there)."""
     if not is_tensor(tag):
         return True
+    graph, outer_ctx = outer
+    if not graph.within(tag.graph):
+        return False  # made in a branch function of a Control Flow v2 cond (its ctx is None)
     ctx = tag.op.ctx
-    return ctx is None or ctx.contains(outer)
+    return ctx is None or ctx.contains(outer_ctx)
 
 
 def _partly_returned(a, b) -> bool:
@@ -360,7 +364,8 @@ class _Branches:
         self.kinds: list = []  # per branch traced: the outputs' kinds there (path_types; None: unassigned)
         self.tags: dict = {}  # taken (True / False) -> the outputs' tags there (a code or a tensor; None: unset)
         self.slots: frozenset = frozenset()  # outputs the provisional true branch gave a tag for
-        self.outer_ctx = gc.get_default_graph().control_flow_context
+        g = gc.get_default_graph()
+        self.outer_ctx = (g, g.control_flow_context)  # (where the cond is built: see _outside)
 
     def trace(self, fn: Callable, taken: bool) -> Callable:
         def run():

@@ -222,7 +222,8 @@ def _entry(t) -> "tuple[bool, Typed | None]":
 
 def info(t) -> "Typed | None":
     """What is known of tensor `t`: its Typed if its kind depends on the path, else None."""
-    if not isinstance(t, gc.Tensor) or not _registry.get(t.graph):
+    # (a Control Flow v2 function's captures stand for tensors of the graphs around it)
+    if not isinstance(t, gc.Tensor) or not (_registry.get(t.graph) or getattr(t.graph, "captures", None)):
         return None
     known, found = _entry(t)
     if known:
@@ -236,6 +237,11 @@ def info(t) -> "Typed | None":
             continue
         op = u.op
         d = op.op_def
+        outer = _captured(u) if op.type == "Placeholder" else None
+        if outer is not None:  # what it stands for is known outside
+            memo[id(u)] = (u, info(outer))
+            stack.pop()
+            continue
         if _boundary(d):
             memo[id(u)] = (u, None)
             stack.pop()
@@ -259,6 +265,11 @@ def info(t) -> "Typed | None":
             reason = f"{op.type} (at {op.location()})"
             memo[id(u)] = (u, Typed(Untracked(reason, source.name, source.line), None, source.name, source.line))
     return _entry(t)[1]
+
+
+def _captured(t) -> "gc.Tensor | None":
+    """The tensor of an enclosing graph that placeholder `t` of a v2 function captures."""
+    return next((o for o, i in getattr(t.graph, "captures", ()) if i is t), None)
 
 
 def _mixed_dtypes(found: Typed, t) -> bool:

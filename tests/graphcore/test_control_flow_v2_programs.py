@@ -301,3 +301,31 @@ def test_a_failing_math_call_in_a_v2_branch_waits_for_the_effects_before_it():
         np.float64(np.inf), np.array([2, 4]))
     floors = [op for fn in reachable_functions(traced.graph) for op in fn.get_operations() if op.type == "PythonMath"]
     assert floors and all(op.control_inputs and all(c.graph is op.graph for c in op.control_inputs) for op in floors)
+
+
+def _scaled(a, b=0.0, *, scale=0.1):
+    if a > b:
+        return (a - b) * scale
+    return a + scale
+
+
+def path_typed_after_an_early_return(n, m, x):
+    if m > 7:
+        return
+    else:
+        total = _scaled(x if n <= 5 else 3.0, b=-1.25, scale=3.0)
+    return (1.1, total)
+
+
+@pytest.mark.parametrize("options", V2_MODES[:2])
+@pytest.mark.parametrize("n", [np.int64(6), np.int64(2)])
+def test_a_value_whose_python_type_depends_on_the_path_keeps_it_through_v2_functions(n, options):
+    """A float on one path and np.float64 on another, read in a branch function that
+    captures it: its kind is the captured tensor's (random programs seed 2670 returned
+    np.float64(12.75) for Python's 12.75)."""
+    args = (n, np.int64(5), np.float64(1.75))
+    want = path_typed_after_an_early_return(*args)
+    got = function(path_typed_after_an_early_return, **options)(*args)
+    assert got == want
+    exact_types = [type(v) for v in want]
+    assert [type(v) for v in got] == exact_types
