@@ -259,17 +259,19 @@ def test_direct_errors_name_the_op():
 
 @pytest.mark.parametrize("options", [{"jit_compile": True}, {"devices": ["cpu:0", "cpu:1"]}],
                          ids=["compiled", "two-devices"])
-def test_samples_agree_under_v2_compiled_and_on_two_devices(options):
+@pytest.mark.parametrize("sample", _samples(), ids=lambda s: s.name)
+def test_samples_agree_under_v2_compiled_and_on_two_devices(sample, options):
+    """Every sample, v2 compiled or on two devices, against Python and v1 with the same options."""
     from cli.demo import values_agree
-    from samples import find_sample
 
-    for name in ("collatz", "print_loop", "nested_search", "running_stats"):
-        s = find_sample(name)
-        f2 = autograph.function(s.python_function, control_flow="v2", **options)
-        for args in s.examples:
-            got, printed = _run(f2, args)
-            want, printed_py = _run(s.python_function, args)
-            assert values_agree(got, want, s.tolerance) and printed == printed_py, name
+    f2 = autograph.function(sample.python_function, control_flow="v2", **options)
+    f1 = autograph.function(sample.python_function, control_flow="v1", **options)
+    for args in sample.examples:
+        got, printed = _run(f2, args)
+        want, printed_py = _run(sample.python_function, args)
+        v1, printed_v1 = _run(f1, args)
+        assert values_agree(got, want, sample.tolerance) and values_agree(got, v1, sample.tolerance)
+        assert printed == printed_py == printed_v1
 
 
 def test_cli_graph_v2_shows_the_functional_and_the_lowered_graph():
