@@ -65,3 +65,15 @@ def test_random_programs_under_every_mode(kind, seeds):
     # tests catch; here only a difference between the modes fails)
     bad = [f for f in found if f[1] in ("disagree", "refused-v2")]
     assert not bad, bad[:3]
+
+
+@pytest.mark.parametrize("options", [{"jit_compile": True}, {"devices": ["cpu:0", "cpu:1"]}],
+                         ids=["compiled", "two-devices"])
+@pytest.mark.parametrize("f,args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_conformance_programs_under_v2_compiled_and_on_two_devices(f, args, options):
+    py_value, py_error, py_out = _run(f, args)
+    value, error, out = _run(function(f, control_flow="v2", **options), args)
+    assert error == py_error or (py_error is not None and error is not None and issubclass(error, py_error))
+    assert out == py_out
+    if py_error is None:
+        assert_same(py_value, value)
