@@ -7,13 +7,18 @@ function its own copy, calling and called by the copy's ops) and side tables.
 """
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
 
+import autograph
 import graphcore as gc
 from executor import Session
 from graphcore import passes
 from graphcore.side_tables import SideTable
+from samples import available_samples
 from tests.graphcore.gradcheck import numeric_grad
 
 STEPS = 6
@@ -160,3 +165,17 @@ def test_session_and_partitioner_leave_the_users_graph_as_traced():
         out = session.run([y, dx], feed_dict={x: np.float64(1.1)})
         assert out[0] == pytest.approx(expected[0], rel=1e-12) and out[1] == pytest.approx(expected[1], rel=1e-6)
     assert str(g) == listing
+
+
+def test_every_samples_trace_copies_to_the_same_listing_and_graph_file():
+    """The copy keeps what the graph file records too (contexts, loop lists, devices, source
+    lines), for every sample's trace: it writes the same file."""
+    for sample in available_samples():
+        with contextlib.redirect_stdout(io.StringIO()):
+            g = autograph.function(sample.python_function, optimize=False).get_concrete_function(
+                *sample.examples[0]).graph
+        c = g.copy()
+        c.validate()
+        assert str(c) == str(g), sample.name
+        if not any(op.type == "PyFunction" for op in g.get_operations()):  # (a graph file refuses those)
+            assert c.to_json() == g.to_json(), sample.name
