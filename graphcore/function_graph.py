@@ -41,6 +41,7 @@ class FuncGraph(Graph):
         self.inputs: list[Tensor] = []
         self.outputs: list[Tensor] = []
         self.captures: list[tuple[Tensor, Tensor]] = []
+        self._captured: dict[int, Tensor] = {}  # id(outer tensor) -> its placeholder (the list, by key)
         self.control_captures: list[Operation] = []
         self.initial_values: dict[int, Tensor] = {}  # id(a While function's loop variable) -> its value entering
         self.caller: Operation | None = None  # the If/While op of the enclosing graph that calls it
@@ -54,14 +55,16 @@ class FuncGraph(Graph):
     def _forget(self, gone) -> None:
         """A rollback inside the function removed some of its placeholders: forget them."""
         self.captures = [(o, i) for o, i in self.captures if i.op not in gone]
+        self._captured = {id(o): i for o, i in self.captures}
         self.inputs = [t for t in self.inputs if t.op not in gone]
 
     # -- inputs ----------------------------------------------------------------------
-    def add_argument(self, dtype, shape, name: str = "arg") -> Tensor:
-        """A new Placeholder input of the function (an argument, before any capture)."""
+    def add_argument(self, dtype, shape, name: str = "arg", source=None) -> Tensor:
+        """A new Placeholder input of the function (an argument, before any capture);
+        `source`: its line (default: the user's line being traced)."""
         with self.as_default(), self.at_top_level():
             t = self.create_op(placeholder_op, [], {"dtype": dt.as_dtype(dtype), "shape": as_shape(shape)},
-                               name=name).outputs[0]
+                               name=name, source=source).outputs[0]
         self.inputs.append(t)
         return t
 
@@ -78,11 +81,12 @@ class FuncGraph(Graph):
         # (a tensor of a graph further out is first captured by the graph around this one:
         # captures are keyed by the tensor of that graph)
         outer = t if t.graph is self.outer_graph else self.outer_graph.capture(t)
-        for o, inner in self.captures:
-            if o is outer:
-                return inner
-        inner = self.add_argument(t.dtype, t.shape, name="capture")
+        inner = self._captured.get(id(outer))
+        if inner is not None:
+            return inner
+        inner = self.add_argument(t.dtype, t.shape, name="capture", source=t.op.source)  # (where t was made)
         self.captures.append((outer, inner))
+        self._captured[id(outer)] = inner
         return inner
 
     def _as_graph_tensor(self, value, dtype=None) -> Tensor:
