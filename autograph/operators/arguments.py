@@ -27,6 +27,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.function_graph import FuncGraph, control_flow_scope, root_graph
+from graphcore.ops.python_type_ops import as_type
 from graphcore.side_tables import SideTable
 
 from . import path_types
@@ -204,7 +205,8 @@ class Tracker:
 
     def _item_specs(self, path, copy, items, index) -> list:
         """Per item of a changed container: ('input', i) the caller's own graph input,
-        ('fetch', t) a value the run computes, ('same', key) the caller's own item, ('py', v)
+        ('fetch', t) a value the run computes (('fetch_as', t, kind): as the Python type of path_types'
+        kind), ('same', key) the caller's own item, ('py', v)
         a Python value the trace put there."""
         def spec(v, key):
             if isinstance(v, gc.Tensor):
@@ -214,13 +216,9 @@ class Tracker:
                     raise StagingError(
                         f"argument '{path[0]}' gets an item computed inside a loop or `if` on a tensor ({v.op.location()}) "
                         "that is not a variable of it; assign it in the loop or branch first.")
-                if v.weak and v.shape.rank == 0:  # a Python number (ys.append(math.ceil(x))): given as one
-                    if path_types.depends(v):
-                        raise StagingError(
-                            f"argument '{path[0]}' (a {type(copy).__name__} the caller passed) is given a value whose "
-                            f"Python type depends on the path the run takes ({v.op.location()}: an int on one path and "
-                            "a float on another, say). Give it int(...) or float(...) of the value.")
-                    return ("fetch_python", v)
+                kind = path_types.returned_kind(v)  # a Python number (ys.append(math.ceil(x))) given as one,
+                if kind is not None:                # of the type the run's path gives it (-2 if c else n)
+                    return ("fetch_as", v, kind)
                 return ("fetch", v)
             if isinstance(copy, list):
                 same = next((i for i, old in enumerate(items) if old is v), None)
@@ -269,7 +267,11 @@ class WriteBack:
         out = [t for _, t in self.arrays]
         for _, _, specs in self.containers:
             items = specs if isinstance(specs, list) else specs.values()
-            out += [s[1] for s in items if s[0] in ("fetch", "fetch_python")]
+            for s in items:
+                if s[0] == "fetch":
+                    out.append(s[1])
+                elif s[0] == "fetch_as":
+                    out += [s[1]] + ([s[2]] if isinstance(s[2], gc.Tensor) else [])
         return out
 
     def follow(self, new) -> "WriteBack":
@@ -278,7 +280,9 @@ class WriteBack:
         containers = []
         for path, copy, specs in self.containers:
             def f(s):
-                return (s[0], new(s[1])) if s[0] in ("fetch", "fetch_python") else s
+                if s[0] == "fetch_as":
+                    return ("fetch_as", new(s[1]), new(s[2]) if isinstance(s[2], gc.Tensor) else s[2])
+                return ("fetch", new(s[1])) if s[0] == "fetch" else s
             containers.append((path, copy, [f(s) for s in specs] if isinstance(specs, list) else
                                {k: f(s) for k, s in specs.items()}))
         return WriteBack(arrays, containers)
@@ -306,13 +310,14 @@ class WriteBack:
             old = list(target) if isinstance(target, list) else dict(target)
 
             def item(s):
-                kind, v = s
+                kind, v = s[:2]
                 if kind == "input":
                     return input_values[v]
                 if kind == "fetch":
                     return next(it)
-                if kind == "fetch_python":
-                    return next(it).item()
+                if kind == "fetch_as":
+                    value = next(it)
+                    return as_type(value, next(it) if isinstance(s[2], gc.Tensor) else s[2], f"an item of '{path[0]}'")
                 if kind == "same":
                     return old[v]
                 return v

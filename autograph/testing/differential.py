@@ -136,14 +136,14 @@ def call(fn, args, timeout: float | None = None) -> RunResult:
     return result
 
 
-def run_program(program: Program, timeout: float | None = None) -> Outcome:
-    """Run `program` plain and converted and compare the two runs."""
+def run_program(program: Program, timeout: float | None = None, engine: dict | None = None) -> Outcome:
+    """Run `program` plain and converted (`@autograph.function(**engine)`) and compare the two runs."""
     import autograph  # noqa: PLC0415 (autograph imports this package lazily, not the other way)
 
     fn, filename = load_function(program)
     try:
         plain = call(fn, program.args, timeout)
-        converted_fn = autograph.function(fn)
+        converted_fn = autograph.function(fn, **(engine or {}))
         converted = call(converted_fn, program.args, timeout)
         staged = _staged_constructs(converted_fn, program.args) if converted.error is None else frozenset()
     finally:

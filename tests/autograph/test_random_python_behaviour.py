@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 
 import pytest
+from _engines import ENGINES
 
 from autograph.testing import differential as diff
 from autograph.testing.random_programs import generate
@@ -65,14 +66,24 @@ def test_without_the_option_the_programs_are_as_before():
         assert "ys" not in source and "str(" not in source and ".item()" not in source, source
 
 
+ENGINE_CONFIGS = [(p.id, p.values[0]) for p in ENGINES if not p.marks]  # (numba: when installed, below)
+try:
+    import numba  # noqa: F401
+    ENGINE_CONFIGS.append(("numba", {"jit_compile": "numba"}))
+except ImportError:  # the numba backend is optional
+    pass
+
+
 def test_programs_of_the_classes_agree_with_python(sources):
+    """Each program under one engine, in turn (default, unoptimized, compiled, two devices, numba)."""
     chosen = [seed for seed, source in sources.items()
               if any(p.search(source) for p in CLASSES.values()) or _array_changed_inside_a_block(source)][:100]
     assert len(chosen) >= 80
     failing = defaultdict(list)
-    for seed in chosen:
-        outcome = diff.run_program(generate(seed))
+    for k, seed in enumerate(chosen):
+        name, engine = ENGINE_CONFIGS[k % len(ENGINE_CONFIGS)]
+        outcome = diff.run_program(generate(seed), engine=engine)
         if not outcome.ok:
-            failing[outcome.signature].append((seed, outcome.detail))
+            failing[f"{name}: {outcome.signature}"].append((seed, outcome.detail))
     assert not failing, "\n".join(f"{len(v)} {k}: seeds {[s for s, _ in v][:10]}\n    {v[0][1][:300]}"
                                   for k, v in failing.items())

@@ -11,7 +11,15 @@ import random
 import numpy as np
 import pytest
 
-from _engines import agree
+from _engines import ENGINES, agree
+
+# each seed under one engine, in turn: default, unoptimized, compiled, two devices, numba
+ENGINE_CYCLE = [p.values[0] for p in ENGINES if not p.marks]
+try:
+    import numba  # noqa: F401
+    ENGINE_CYCLE.append({"jit_compile": "numba"})
+except ImportError:  # the numba backend is optional
+    pass
 
 _STEPS = [
     "s = s.upper()", "s = s.lower()", "s = s.strip('-')", "s = s.replace('.', ',')", "s = s.zfill({k})",
@@ -53,7 +61,7 @@ def test_random_string_programs(block):
         xs = np.random.default_rng(seed).choice([2.5, -13.75, 0.1, 1e21, -0.0, 7.0, np.nan])
         for args in ((np.float64(xs), np.int64(seed * 7 - 100)), (np.float64(-xs), np.int64(seed))):
             try:
-                agree(fn, args, {})
+                agree(fn, args, ENGINE_CYCLE[seed % len(ENGINE_CYCLE)])
             except AssertionError as e:
                 failures.append(f"seed {seed} {args}:\n{source}{str(e)[:400]}")
     assert not failures, "\n\n".join(failures[:3]) + f"\n({len(failures)} failures)"
