@@ -206,10 +206,16 @@ def tensor_list_from_tensor(t, name=None):
 
 # -- the gradients' list ops: zeros, sums, one-hot lists ---------------------------------
 
+def _zeros_like_item(item):
+    """Zeros like a list's item; an item that is a list itself (an inner loop's accumulator,
+    pushed by an outer loop) gives a list of zeros like it, not numpy's 0-d object array."""
+    return _list_zeros_like_kernel(item) if isinstance(item, ListValue) else np.zeros_like(item)
+
+
 def _list_zeros_like_kernel(l):
     out = EMPTY
     for item in l.items():
-        out = out.push(np.zeros_like(item))
+        out = out.push(_zeros_like_item(item))
     return out
 
 
@@ -225,7 +231,8 @@ def _list_add_kernel(*lists):
         acc = None
         for l in lists:
             if len(l) == n:
-                acc = l.get(i) if acc is None else acc + l.get(i)
+                item = l.get(i)
+                acc = item if acc is None else _list_add_kernel(acc, item) if isinstance(acc, ListValue) else acc + item
         out = out.push(acc)
     return out
 
@@ -244,7 +251,7 @@ def _get_item_grad_kernel(l, i, dy):
     i = int(i) % n if n else 0
     out = EMPTY
     for k, item in enumerate(l.items()):
-        out = out.push(np.asarray(dy) if k == i else np.zeros_like(item))
+        out = out.push(np.asarray(dy) if k == i else _zeros_like_item(item))
     return out
 
 

@@ -142,3 +142,40 @@ def test_a_session_runs_again_after_the_graph_gained_outputs(functional):
     h = 1e-6
     fd = (s.run(z, {x: 0.8 + h}) - s.run(z, {x: 0.8 - h})) / (2 * h)
     assert d == pytest.approx(fd, rel=1e-6)
+
+
+def _loops_in_a_loop(x, y, n):  # random grad programs, seed 215
+    v0 = 1.18 * x + (x) ** 2
+    v1 = 0.63 * x + (x - y)
+    i1 = 0
+    while i1 < n:
+        for k2 in range(n):
+            v0 = np.tanh(v0 + np.tanh((v0 - -0.66)))
+        v1 = v1 * (1.0 + 0.24 * np.tanh((np.square(v1) * x / (2.27 + (v1) ** 2))))
+        i1 += 1
+    return gc.reduce_sum(-0.77 * v0 + -0.46 * v1)
+
+
+def _second_order(control_flow, functional, args):
+    import autograph
+
+    concrete = autograph.function(_loops_in_a_loop, control_flow=control_flow).get_concrete_function(*args)
+    x, y, _ = concrete.inputs
+    with concrete.graph.as_default():
+        d1 = gc.gradients(concrete.structured_outputs, [x, y])
+        d2 = [gc.gradients(gc.reduce_sum(d), [x])[0] for d in d1]
+    return Session(concrete.graph, functional=functional).run(d1 + d2, dict(zip(concrete.inputs, args)))
+
+
+def test_direct_second_order_through_loops_in_a_loop_equals_v1():
+    """The inner loop's accumulators are loop variables of the outer loop, so the outer
+    gradient pushes and pops lists of lists; run directly, the zeros like such a list were
+    numpy 0-d object arrays and popping one failed ('ndarray has no attribute pop')."""
+    args = (np.array([-0.611, -1.406, -1.156]), np.float64(0.679), np.int64(3))
+    want = _second_order("v1", "lower", args)
+    h = 1e-6
+    dy = (float(_loops_in_a_loop(args[0], args[1] + h, 3)) - float(_loops_in_a_loop(args[0], args[1] - h, 3))) / (2 * h)
+    np.testing.assert_allclose(want[1], dy, rtol=1e-6)  # (v1 itself against central differences)
+    for functional in ("direct", "lower"):
+        for a, b in zip(_second_order("v2", functional, args), want):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
