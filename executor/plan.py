@@ -201,10 +201,10 @@ class ExecutionPlan:
             fetched = it.fetch_slots or ((),) * len(it.out_edges)
             it.out_edges = tuple(
                 tuple(_data_edge(dst, slot) for dst, slot in edges)
-                + tuple(tuple(OutEdge(None, -1, -1, TO_FETCH, pos)) for pos in fetched[k])
+                + tuple((None, -1, -1, TO_FETCH, pos) for pos in fetched[k])
                 for k, edges in enumerate(it.out_edges))
             it.control_edges = tuple(
-                tuple(OutEdge(dst, dst.local_id, -1, CONTROL_TO_MERGE if dst.kind == MERGE else CONTROL_TO_OP, -1))
+                (dst, dst.local_id, -1, CONTROL_TO_MERGE if dst.kind == MERGE else CONTROL_TO_OP, -1)
                 for dst in it.control_edges)
         self.target_items = [by_op[id(op)] for op in self.targets]
         for op in needed:
@@ -308,9 +308,10 @@ _GENERATED = {"Fused": fused_kernel, "CompiledLoop": compiled_loop_kernel}
 
 
 def _data_edge(dst: NodeItem, index: int) -> tuple:
+    """An OutEdge's fields as a plain tuple (see OutEdge)."""
     if dst.kind == MERGE:  # every input of a Merge lands in the same two slots
-        return tuple(OutEdge(dst, dst.local_id, dst.input_start, TO_MERGE, index))
-    return tuple(OutEdge(dst, dst.local_id, dst.input_start + index, TO_OP, index))
+        return (dst, dst.local_id, dst.input_start, TO_MERGE, index)
+    return (dst, dst.local_id, dst.input_start + index, TO_OP, index)
 
 
 def _small_blas(op) -> bool:

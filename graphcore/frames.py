@@ -100,7 +100,13 @@ def assign_frames(ops, fed: Iterable = ()) -> Frames:
     """
     ops = list(ops)
     fed_ids = frozenset(id(t) for t in fed)
-    cycle = find_cycle(ops, fed) if ops else None
+    order, cycle = [], None
+    for kind, found in _walk(ops, fed_ids):  # (one walk: find_cycle's answer and topological_order's)
+        if kind == "cycle":
+            cycle = list(reversed(found))
+            cycle.append(cycle[0])
+            break
+        order.append(found)
     if cycle:
         path = " -> ".join(o.name for o in cycle)
         return Frames(problems=(f"{cycle[0].describe()}: is on a cycle ({path}) that does not go through a "
@@ -112,7 +118,7 @@ def assign_frames(ops, fed: Iterable = ()) -> Frames:
     parent: dict[str, str] = {}
     parallel: dict[str, int] = {}
     problems: list[str] = []
-    for op in topological_order(ops, fed):
+    for op in order:
         sources = [(t.op, output_frame_of[id(t.op)]) for t in op.inputs
                    if id(t) not in fed_ids and id(t.op) in member and not _is_back_edge(op, t)]
         sources += [(c, output_frame_of[id(c)]) for c in op.control_inputs if id(c) in member]
