@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import gast
 
+from .transformer import walk
+
 
 def all_names(node: gast.AST) -> set[str]:
     """Every identifier used in `node` (names, args, function names)."""
     names: set[str] = set()
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.Name):
             names.add(n.id)
         elif isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):

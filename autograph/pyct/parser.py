@@ -40,12 +40,14 @@ class ParsedEntity:
 _DEFINITION_LINE = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
 
 
-def _code_lines(code: types.CodeType, filename: str, module_globals: dict) -> tuple[list[str], int]:
+def _code_lines(code: types.CodeType, filename: str, module_globals: dict,
+                tokenized: bool = False) -> tuple[list[str], int]:
     """inspect.getsourcelines(code), its lines read with the function's own module globals
     instead of the module inspect.getmodule finds: for a file no module was loaded from (a
     notebook cell, a linecache entry) that search reads every loaded module's file on each
     call, most of the time it takes to find a function's source. (The globals matter only
-    to a module's loader, for a file not on disk.)"""
+    to a module's loader, for a file not on disk.) A def's block ends where its code does
+    (_definition_block), or where inspect's tokenizer says with `tokenized`."""
     lines = linecache.getlines(filename, module_globals)
     if not lines:
         raise OSError("could not get source code")
@@ -58,7 +60,38 @@ def _code_lines(code: types.CodeType, filename: str, module_globals: dict) -> tu
         if _DEFINITION_LINE.match(line):
             break
         lnum -= 1
+    if not tokenized and code.co_name != "<lambda>" and lnum < len(lines) and \
+            lines[lnum].lstrip().startswith(("def ", "async ", "@")):
+        return _definition_block(code, lines, lnum), lnum + 1
     return inspect.getblock(lines[lnum:]), lnum + 1
+
+
+def _definition_block(code: types.CodeType, lines: list[str], lnum: int) -> list[str]:
+    """The lines of the def starting at lines[lnum] without tokenizing them (inspect.getblock
+    does, a third of the time to find a function's source): up to the last line its
+    instructions span (nested bodies included), then the lines indented deeper than the def
+    (a trailing `pass` has no instruction); blank and comment lines after the last of those
+    are left out, as getblock leaves them. A block that ends early (inside a string or
+    brackets past the last instruction) does not parse: parse_entity then asks getblock."""
+    last = lnum
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        for _, end, _, _ in c.co_positions():
+            if end is not None and end > last:
+                last = end
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    head = lines[lnum]
+    indent = len(head) - len(head.lstrip())
+    end = max(last, lnum + 1)  # (positions count lines from 1: `last` is the index after the last line)
+    for i in range(end, len(lines)):
+        text = lines[i]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            if len(text) - len(text.lstrip()) <= indent:
+                break
+            end = i + 1
+    return lines[lnum:end]
 
 
 def _source_file(code: types.CodeType) -> str | None:
@@ -71,7 +104,7 @@ def _source_file(code: types.CodeType) -> str | None:
     return inspect.getsourcefile(code)
 
 
-def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
+def _source_lines(fn: types.FunctionType, tokenized: bool = False) -> tuple[list[str], int, str]:
     # Read the source of the code object, not of `fn`: inspect follows `__wrapped__`
     # from a function, so a `functools.wraps` wrapper would be replaced by the function
     # it wraps and the wrapper's own code would never run.
@@ -84,7 +117,7 @@ def _source_lines(fn: types.FunctionType) -> tuple[list[str], int, str]:
             filename = inspect.getfile(code)
             if not (filename.startswith("<") and filename.endswith(">")):
                 raise OSError("source code not available")
-        lines, start = _code_lines(code, filename, fn.__globals__)
+        lines, start = _code_lines(code, filename, fn.__globals__, tokenized)
     except (OSError, TypeError) as e:
         raise SourceNotFoundError(
             f"cannot find the source code of {getattr(fn, '__qualname__', fn)!r} ({e}); AutoGraph "
@@ -107,7 +140,12 @@ def parse_entity(fn: types.FunctionType) -> ParsedEntity:
     source = textwrap.dedent("".join(lines))
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn, source, filename, start, indent)
-    module = parse(source)
+    try:
+        module = parse(source)
+    except SyntaxError:  # (the block ended early: see _definition_block)
+        lines, start, filename = _source_lines(fn, tokenized=True)
+        source = textwrap.dedent("".join(lines))
+        module = parse(source)
     node = module.body[0]
     if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) or node.name != fn.__code__.co_name:
         raise ConversionError(f"expected the definition of {fn.__code__.co_name} for {fn.__qualname__}",

@@ -27,7 +27,20 @@ _lambda = lambda x: x * 2  # noqa: E731
 def test_lines_are_inspects(fn):
     code = fn.__code__
     filename = inspect.getsourcefile(code) or inspect.getfile(code)
-    assert parser._code_lines(code, filename, fn.__globals__) == inspect.getsourcelines(code)
+    assert parser._code_lines(code, filename, fn.__globals__, tokenized=True) == inspect.getsourcelines(code)
+    # found from where the code ends (no tokenizing): the same lines, but for blank ones at the end
+    lines, start = parser._code_lines(code, filename, fn.__globals__)
+    want, want_start = inspect.getsourcelines(code)
+    assert start == want_start and "".join(lines).rstrip() == "".join(want).rstrip()
+
+
+def test_a_block_that_does_not_parse_is_found_again_by_tokenizing(monkeypatch):
+    # a block found from where the code ends that stops inside a string or brackets (text past the
+    # last instruction at the def's indentation) does not parse: parse_entity asks inspect's tokenizer
+    quick = parser._definition_block
+    monkeypatch.setattr(parser, "_definition_block", lambda code, lines, lnum: quick(code, lines, lnum)[:3])
+    parsed = parser.parse_entity(nested)
+    assert parsed.node.name == "nested" and len(parsed.node.body) == len(parser.parse_entity(fresh_nested()).node.body)
 
 
 def test_a_function_without_source_is_refused_as_before():
