@@ -20,8 +20,9 @@ from autograph.testing.random_programs import generate
 from executor import Session
 from samples import available_samples
 from test_conformance import CASES
+from tests import scale
 
-RANDOM_SEEDS = range(1000, 1250)
+RANDOM_SEEDS = scale.seeds(1000, 100, 1000)
 GRAD_SEEDS = range(0, 12)
 
 

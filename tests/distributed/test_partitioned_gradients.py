@@ -13,8 +13,9 @@ import graphcore as gc
 from autograph.testing import random_grad_programs as rgp
 from executor import Session
 from placements import DEVICES, PLACEMENTS
+from tests import scale
 
-GRAD_SEEDS = range(0, 16)
+GRAD_SEEDS = scale.seeds(0, 10, 40)
 
 
 def _derivative_graph(program):

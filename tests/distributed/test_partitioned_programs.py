@@ -14,8 +14,9 @@ from placements import DEVICES, PLACEMENTS
 from samples import available_samples
 from test_conformance import CASES
 from test_optimizer_differential import _outcome, _same, disagreements
+from tests import scale
 
-RANDOM_SEEDS = range(3000, 3060)
+RANDOM_SEEDS = scale.seeds(3000, 25, 200)
 
 
 def across_devices(python_fn, args, place, engine="local"):

@@ -12,6 +12,7 @@ import autograph
 import graphcore as gc
 from autograph.testing import differential as diff
 from autograph.testing.random_programs import generate
+from tests import scale
 from executor import Session
 from graphcore.passes import manager, optimize
 from samples import available_samples
@@ -149,7 +150,7 @@ def test_samples_optimize_to_the_same_graph_with_and_without_worklists(monkeypat
 
 def test_random_programs_optimize_to_the_same_graph_with_and_without_worklists(monkeypatch):
     different = []
-    for seed in range(2000, 2150):
+    for seed in scale.seeds(2000, 60, 600):
         program = generate(seed)
         fn, filename = diff.load_function(program)
         try:
