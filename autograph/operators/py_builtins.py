@@ -244,16 +244,18 @@ def int_(x=0, *args):
         return builtins.int(x, *args)
     x = _scalar(x, "int")
     if x.dtype.is_floating:
-        _raises_unread(x)
-        return python_value(int_of_float(x))
+        check = _raises_unread(x)
+        with check.graph.control_dependencies([check.op]):  # (NaN: the check raises, in program order)
+            return python_value(int_of_float(x))
     return python_value(gc.cast(x, gc.int64))
 
 
 def _raises_unread(x):
     """Python's int() of NaN or an infinity raises whether or not its value is read, so an
-    effect (IntCheck, run in program order on every run) raises it. The value op stays lazy:
-    a float beyond int64 fails only where it is read (Python's int holds it; a graph's does not)."""
-    math_functions.kept(lambda: int_check(x), x)
+    effect (IntCheck, run in program order on every run) raises it; the value op waits for it
+    (else it failed first, before prints that come earlier in the program). The value op stays
+    lazy: a float beyond int64 fails only where it is read (Python's int holds it; a graph's does not)."""
+    return math_functions.kept(lambda: int_check(x), x)
 
 
 def float_(x=0.0):

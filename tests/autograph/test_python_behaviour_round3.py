@@ -652,6 +652,27 @@ def test_arguments_get_pythons_types_and_loops_that_break_write_back(engine):
         same_exactly(plain_x, x)
 
 
+def prints_in_a_loop_then_int_of_nan(x, y):
+    k = 0
+    while k < 2:
+        k += 1
+        print("T1:", str(y).split("."))
+    if y >= -1.25 != k:
+        return int(x)
+    return 0
+
+
+def test_int_of_nan_fails_after_the_prints_before_it(engine, capsys):
+    # the int's own op failed first (its NaN check is in program order): a print was missing
+    for _ in range(3):
+        with pytest.raises(ValueError):
+            prints_in_a_loop_then_int_of_nan(np.float64("nan"), np.float64(-0.75))
+        plain = capsys.readouterr().out
+        with pytest.raises(ValueError):
+            function(prints_in_a_loop_then_int_of_nan, **engine)(np.float64("nan"), np.float64(-0.75))
+        assert capsys.readouterr().out == plain
+
+
 # -- 9: errors that were raw or confusing ------------------------------------------------------
 
 def appends_lambdas(n):
