@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import dataclasses
 import io
 import random
@@ -1324,7 +1325,8 @@ def _within_limits(program: Program, max_lines: int = 200_000) -> bool:
             sys.settrace(check)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    result = raised_by_program(fn, program.args)
+                    # (on copies: a program changes its list and array arguments in place)
+                    result = raised_by_program(fn, copy.deepcopy(program.args))
             finally:
                 sys.settrace(old)
         _check_value(result)
