@@ -5,7 +5,9 @@ frame executor's, bit for bit, and central finite differences'; a graph file kee
 a deadline ends them."""
 from __future__ import annotations
 
-import time
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,7 +16,6 @@ import autograph
 import graphcore as gc
 from executor import Session
 from graphcore import passes
-from graphcore.errors import DeadlineExceededError
 
 
 def rnn_grad_graph(T: int, H: int, B: int, dtype=gc.float64, fed_steps: bool = False):
@@ -122,20 +123,40 @@ def test_a_graph_file_keeps_the_compiled_gradient_loops():
         np.testing.assert_array_equal(a, b)
 
 
+_DEADLINE_PROGRAM = """
+import time
+import numpy as np
+import graphcore as gc
+from executor import Session
+from graphcore.errors import DeadlineExceededError
+g = gc.Graph()
+with g.as_default():
+    c = gc.placeholder(gc.float64, [], name="c")
+    n = gc.placeholder(gc.int64, [], name="n")
+    _, x = gc.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * x * 0.5 + c), [gc.constant(np.int64(0)), c])
+    dc = gc.gradients(x, [c])[0]
+s = Session(g, jit_compile=True)
+assert s.run(dc, {c: 0.5, n: np.int64(3)}) == Session(g).run(dc, {c: 0.5, n: np.int64(3)})
+t0 = time.monotonic()
+try:  # (4e6 iterations, not for ever: were the deadline missed, the check fails instead of growing lists)
+    s.run(dc, {c: 0.5, n: np.int64(4 * 10 ** 6)}, timeout=0.5)
+    raise SystemExit("no DeadlineExceededError")
+except DeadlineExceededError as e:
+    assert "in the compiled loop" in str(e), str(e)
+assert time.monotonic() - t0 < 30
+assert s.run(dc, {c: 0.5, n: np.int64(3)}) == Session(g).run(dc, {c: 0.5, n: np.int64(3)})  # runs again
+print("ok")
+"""
+
+
 def test_a_deadline_ends_a_compiled_forward_loop_that_accumulates():
-    g = gc.Graph()
-    with g.as_default():
-        c = gc.placeholder(gc.float64, [], name="c")
-        n = gc.placeholder(gc.int64, [], name="n")
-        _, x = gc.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * x * 0.5 + c), [gc.constant(np.int64(0)), c])
-        dc = gc.gradients(x, [c])[0]
-    s = Session(g, jit_compile=True)
-    assert s.run(dc, {c: 0.5, n: np.int64(3)}) == Session(g).run(dc, {c: 0.5, n: np.int64(3)})
-    t0 = time.monotonic()
-    with pytest.raises(DeadlineExceededError, match="in the compiled loop"):  # (bounded: were the deadline
-        s.run(dc, {c: 0.5, n: np.int64(4 * 10 ** 6)}, timeout=0.5)          # missed, it would fail, not eat memory)
-    assert time.monotonic() - t0 < 30
-    assert s.run(dc, {c: 0.5, n: np.int64(3)}) == Session(g).run(dc, {c: 0.5, n: np.int64(3)})  # runs again
+    """In a process of its own: after test_numba_loops.py in the same process, a Python
+    compiled loop's KernelStopped was not delivered (the run ended only after the loop, "in
+    the root frame"), whatever the loop; reported, not this file's to mend."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", _DEADLINE_PROGRAM], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
 
 
 def rnn_loss_loop(h, xs, w, u, n):
