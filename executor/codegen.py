@@ -22,6 +22,7 @@ import itertools
 import linecache
 import math
 import re
+import types
 
 import numpy as np
 
@@ -29,6 +30,10 @@ from graphcore.dtypes import DType, variant
 from graphcore.errors import GraphError
 
 _counter = itertools.count(1)
+# source text -> its code object compiled once (under the first file name): the same text
+# (kernels of the same structure, plan after plan) is not compiled again, only renamed
+_compiled: dict[str, types.CodeType] = {}
+_MAX_COMPILED = 512
 _PREFIX = re.compile(r"[A-Za-z_][A-Za-z_0-9]*\Z")
 _INT_TYPES = (int, np.integer)
 
@@ -118,9 +123,22 @@ def compile_code(source: str, kind: str, name="") -> object:
     show its generated lines."""
     title = f"{label(kind)} {label(name)}" if name else label(kind)
     filename = f"<{title}#{next(_counter)}>"
-    code = compile(source, filename, "exec")
+    code = _compiled.get(source)
+    if code is None:
+        code = compile(source, filename, "exec")
+        if len(_compiled) >= _MAX_COMPILED:
+            _compiled.clear()
+        _compiled[source] = code
+    else:
+        code = _renamed(code, filename)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return code
+
+
+def _renamed(code: types.CodeType, filename: str) -> types.CodeType:
+    """`code` as compiling its source under `filename` would make it (nested code included)."""
+    consts = tuple(_renamed(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
 
 
 def define(code, env: dict, fn_name: str):
