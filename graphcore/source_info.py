@@ -47,42 +47,37 @@ def is_generated(filename: str) -> bool:
     return filename in _source_maps
 
 
-# Caches keyed by id(code object) (code objects that differ only in their file name compare
-# equal, so they cannot be keys), each entry holding its code object so that the id stays its own:
-# id -> (code, whether its frames are this project's or the library's: user_location skips them)
-_not_user_code: dict = {}
-# (id, line) -> (code, the SourceLocation user_location gives for a frame there): every op records
-# one, so the file-name tests and the source-map lookup run once per line, not once per op
+# file name -> whether its frames are this project's or the library's (user_location skips them)
+_not_user_file: dict[str, bool] = {}
+# (file name, line, function name) -> the SourceLocation user_location gives for a frame there:
+# every op records one, so the source-map lookup runs once per line, not once per op
 _locations: dict = {}
-_MAX_ENTRIES = 20000  # (the caches hold code objects: cleared when this large, not grown for ever)
+_MAX_ENTRIES = 20000  # (cleared when this large, not grown for ever)
 
 
 def user_location(skip: int = 1) -> SourceLocation | None:
     """The innermost stack frame that belongs to the user's code (not to this project's
     packages), with generated autograph lines mapped back to the user's own."""
     f = sys._getframe(skip)
-    not_user = _not_user_code
+    not_user = _not_user_file
     while f is not None:
         code = f.f_code
-        entry = not_user.get(id(code))
-        if entry is None or entry[0] is not code:
-            fn = code.co_filename
+        fn = code.co_filename
+        skipped = not_user.get(fn)
+        if skipped is None:
             if len(not_user) > _MAX_ENTRIES:
                 not_user.clear()
-            entry = not_user[id(code)] = (code, fn.startswith(_PACKAGE_DIRS) or fn.endswith(_LIB_MARKERS))
-        if not entry[1]:
-            lineno = f.f_lineno
-            key = (id(code), lineno)
-            cached = _locations.get(key)
-            if cached is not None and cached[0] is code:
-                return cached[1]
-            fn = code.co_filename
-            hit = map_location(fn, lineno)
-            loc = (SourceLocation(hit[0], hit[1], code.co_name) if hit is not None
-                   else SourceLocation(fn, lineno, code.co_name))
-            if len(_locations) > _MAX_ENTRIES:
-                _locations.clear()
-            _locations[key] = (code, loc)
+            skipped = not_user[fn] = fn.startswith(_PACKAGE_DIRS) or fn.endswith(_LIB_MARKERS)
+        if not skipped:
+            key = (fn, f.f_lineno, code.co_name)
+            loc = _locations.get(key)
+            if loc is None:
+                hit = map_location(fn, key[1])
+                loc = (SourceLocation(hit[0], hit[1], key[2]) if hit is not None
+                       else SourceLocation(fn, key[1], key[2]))
+                if len(_locations) > _MAX_ENTRIES:
+                    _locations.clear()
+                _locations[key] = loc
             return loc
         f = f.f_back
     return None
