@@ -1040,6 +1040,8 @@ class _Generator:
             return _join(f"{self.helper(kind)}({a.text})", 2 * a.bound + 20, a)
         if form == "boolnum":  # a bool counts as 0 or 1 next to a number, as in Python and numpy
             a, c = sub(), self.bool_expr(scope, max(depth - 1, 0))
+            if self.float_dtype is np.float32 and kind == FLOAT:  # (a Python float + np.bool_ is an np.float64:
+                c = _join(f"float({c.text})", 1, c)               # float64 on one path, float32 on another)
             text = f"({a.text} + {c.text})" if r.random() < 0.5 else f"({a.text} * {c.text})"
             return _join(text, a.bound + 1, a, c)
         if form == "bits":
