@@ -7,7 +7,10 @@ node that may never end, so it is told:
 
 - Python code (jit_compile=True) gets KernelStopped raised in its thread
   (PyThreadState_SetAsyncExc), which costs the loop nothing per iteration; Ctrl-C reaches it
-  as KeyboardInterrupt like any Python code on the main thread.
+  as KeyboardInterrupt like any Python code on the main thread. It is sent again every
+  RESEND_S while the loop runs: CPython raises it in whatever Python code the thread runs
+  next, which may be a finalizer or weakref callback the garbage collector calls in the
+  middle of the loop (numba's, for one), where it is printed and dropped.
 - numba code (jit_compile="numba") cannot be: it releases the GIL (nogil) and reads a flag
   (an int64 array of one) at the end of each iteration, returning its loop state when set.
   Its wrapper then raises KernelStopped if the run ended, or lets a signal's Python handler
@@ -27,10 +30,14 @@ import ctypes
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 
+from .deadline import WATCHDOG
+
 DEADLINE, CANCELLED = "deadline", "cancelled"
+RESEND_S = 0.05  # how often a stop is sent again to a Python loop still running
 
 
 class KernelStopped(BaseException):  # (not an Exception: the loops' fallbacks must not catch it)
@@ -88,9 +95,17 @@ class RunStop:
             self.reason = reason
             for flag in self.flags:
                 flag[0] = 1
-            for tid, n in self.threads.items():
-                if n:
-                    _set_async_exc(tid, KernelStopped)
+        self._send()
+
+    def _send(self) -> None:
+        """Raise KernelStopped in the threads still running Python loops of this run, and
+        again in RESEND_S while any does (a delivery may be dropped: the module docstring)."""
+        with self.lock:
+            running = [tid for tid, n in self.threads.items() if n]
+            for tid in running:
+                _set_async_exc(tid, KernelStopped)
+        if running:
+            WATCHDOG.arm(time.monotonic() + RESEND_S, self._send)
 
     def run_python(self, fn, args, where: str = ""):
         """fn(*args), a Python loop, raising KernelStopped in it if the run ends meanwhile
