@@ -16,8 +16,11 @@ OpenBLAS's threads spin between calls: on a loaded machine they take the core th
 executor's own Python work needs (rnn_forward under load: 1.44x numpy with BLAS as is,
 0.94x with BLAS on one thread, numpy itself 24.5 ms against 14.8). A run whose every matmul
 is small (plan.small_blas) therefore runs with BLAS on one thread (`one_thread`), and
-gives the count back when it ends. (OpenBLAS takes a new count only from the main
-thread: a run on another thread keeps the count as it is.)
+gives the count back when it ends. Only runs on the main thread do: OpenBLAS lowers its
+count from any thread but raises it again only from the main one, so a run on another
+thread that ended last could not give the threads back, and BLAS stayed on one thread for
+the rest of the process (the user's own numpy calls included). A run on another thread
+keeps the count as it is.
 """
 from __future__ import annotations
 
@@ -56,29 +59,28 @@ def threads() -> int:
 # Runs inside one_thread now, and the thread count BLAS had before the first of them.
 _limited = 0
 _saved: list[int] = []
-_limit_lock = threading.Lock()
+_MAIN = threading.main_thread().ident
 
 
 @contextmanager
 def one_thread():
-    """BLAS on one thread while the block runs (threadpoolctl; nothing without it). Runs on
-    several threads share the limit: the last to end gives BLAS its threads back."""
+    """BLAS on one thread while the block runs, on the main thread (threadpoolctl; nothing
+    without it, nor on other threads: the module docstring says why). Nested runs share the
+    limit: the outermost gives BLAS its threads back."""
     global _limited
     controllers = _blas_controllers()
-    if not controllers:
+    if not controllers or threading.get_ident() != _MAIN:
         yield
         return
-    with _limit_lock:
-        if _limited == 0:
-            _saved[:] = [c.num_threads for c in controllers]
-            for c in controllers:
-                c.set_num_threads(1)
-        _limited += 1
+    if _limited == 0:
+        _saved[:] = [c.num_threads for c in controllers]
+        for c in controllers:
+            c.set_num_threads(1)
+    _limited += 1
     try:
         yield
     finally:
-        with _limit_lock:
-            _limited -= 1
-            if _limited == 0:
-                for c, n in zip(controllers, _saved):
-                    c.set_num_threads(n)
+        _limited -= 1
+        if _limited == 0:
+            for c, n in zip(controllers, _saved):
+                c.set_num_threads(n)
