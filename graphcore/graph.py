@@ -578,6 +578,15 @@ class Graph:
         (while_loop relaxing shapes, autograph's weak typing) undo that trace with it."""
         return self._op_count
 
+    def names_taken(self) -> dict:
+        """A snapshot of the names taken so far (ops' and name scopes'), for `give_back_names`."""
+        return dict(self._used_names)
+
+    def give_back_names(self, taken: dict) -> None:
+        """After a `rollback`: the names taken since `taken = names_taken()` are free again, so
+        that a trace undone and redone names its ops as one trace would (`while`, not `while_1`)."""
+        self._used_names = dict(taken)
+
     def rollback(self, checkpoint: int) -> None:
         """Remove every op created after `checkpoint`, with the captures that referred to them."""
         i = len(self._ops)

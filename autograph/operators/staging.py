@@ -260,13 +260,18 @@ def checkpoint():
     g = gc.get_default_graph()
     chain = effects.current()
     saved = (chain, chain.token, chain.effects) if chain is not None else None
-    return (g, g.checkpoint() if g is not None else 0, saved)
+    if g is None:
+        return (None, 0, saved, None)
+    return (g, g.checkpoint(), saved, g.names_taken())
 
 
 def rollback(mark) -> None:
-    g, n, saved = mark
+    """Undo what was built since `checkpoint()`: its ops, its effects, and the names it took
+    (a loop built again after a replan is `while`, as if built once)."""
+    g, n, saved, names = mark
     if g is not None:
         g.rollback(n)
+        g.give_back_names(names)
     if saved is not None:
         chain, token, count = saved
         chain.token, chain.effects = token, count
