@@ -233,7 +233,7 @@ def test_trace_says_what_switch_merge_and_feeds_did():
     assert step("while/Merge", 0).endswith("input 0 (while/Enter) arrived; → 1")
     assert step("while/Merge", 1).endswith("input 1 (while/NextIteration) arrived; → 1")
     assert step("feed:n:0", 0).endswith("live  → 2")
-    assert step("Const_1", 0).endswith("live  → 1")
+    assert step("Const", 0).endswith("live  → 1")
 
 
 def test_trace_filters():
