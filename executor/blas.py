@@ -15,8 +15,10 @@ Small matmuls (an RNN step: 32x256 by 256x256) gain little from a second BLAS th
 OpenBLAS's threads spin between calls: on a loaded machine they take the core the
 executor's own Python work needs (rnn_forward under load: 1.44x numpy with BLAS as is,
 0.94x with BLAS on one thread, numpy itself 24.5 ms against 14.8). A run whose every matmul
-is small (plan.small_blas) therefore runs with BLAS on one thread (`one_thread`), and
-gives the count back when it ends. Only runs on the main thread do: OpenBLAS lowers its
+is small (plan.small_blas) therefore runs with BLAS on one thread (`one_thread`) when the
+machine is busy (`machine_busy`), and gives the count back when it ends; on an idle machine
+the second BLAS thread is worth its while (the same RNN in plain numpy: 7.1 ms on two BLAS
+threads, 11.4 ms on one). Only runs on the main thread do: OpenBLAS lowers its
 count from any thread but raises it again only from the main one, so a run on another
 thread that ended last could not give the threads back, and BLAS stayed on one thread for
 the rest of the process (the user's own numpy calls included). A run on another thread
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from contextlib import contextmanager
 
 _controllers: list | None = None
@@ -54,6 +57,23 @@ def threads() -> int:
         if value.strip().isdigit():
             return int(value)
     return _CORES
+
+
+_busy = [-10.0, False]  # (when the load was last read, the answer then)
+
+
+def machine_busy() -> bool:
+    """Other work keeps the cores busy: the last minute's load average is over the number of
+    cores by more than one (a run's own threads, computing and spinning, count up to about
+    the number of cores). Read at most once a second; False where the system has none."""
+    now = time.monotonic()
+    if now - _busy[0] > 1.0:
+        try:
+            load = os.getloadavg()[0]
+        except (AttributeError, OSError):
+            load = 0.0
+        _busy[0], _busy[1] = now, load > _CORES + 1
+    return _busy[1]
 
 
 # Runs inside one_thread now, and the thread count BLAS had before the first of them.

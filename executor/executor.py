@@ -147,6 +147,8 @@ class ExecutorState:
         self.arrivals: deque = deque()
         if deadline is not None:
             self.deadline = deadline
+        # small matmuls on a busy machine: BLAS on one thread for the run (executor/blas.py)
+        self.blas_one_thread = plan.small_blas and blas.machine_busy()
         if pool is None and transport is None:
             return
         self.transport = transport
@@ -161,12 +163,12 @@ class ExecutorState:
             self.pool_slots = threading.Semaphore(max(pool.num_threads - 1, 1))
             # A multithreaded BLAS spreads each matmul over the cores: matmuls then run one at
             # a time, inline (executor/blas.py says why).
-            self.blas_spreads = plan.uses_blas and not plan.small_blas and blas.threads() > 1
+            self.blas_spreads = plan.uses_blas and not self.blas_one_thread and blas.threads() > 1
 
     # -- the run ------------------------------------------------------------------
     def run(self) -> list:
         """Run the plan to the end; returns the fetched values (_NO_VALUE where none came)."""
-        if self.plan.small_blas:  # small matmuls: BLAS on one thread (blas.py; also when another run set it)
+        if self.blas_one_thread:  # small matmuls, busy machine: BLAS on one thread (blas.py)
             with blas.one_thread():
                 return self._run()
         return self._run()

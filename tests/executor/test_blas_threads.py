@@ -16,7 +16,9 @@ if not blas._blas_controllers():
 
 
 @pytest.fixture
-def two_blas_threads():
+def two_blas_threads(monkeypatch):
+    """BLAS on two threads, on a busy machine (where small matmuls take one thread)."""
+    monkeypatch.setattr(blas, "machine_busy", lambda: True)
     controllers = blas._blas_controllers()
     before = [c.num_threads for c in controllers]
     for c in controllers:
@@ -110,3 +112,23 @@ def test_runs_on_several_threads_leave_blas_as_it_was(two_blas_threads):
         t.join()
     assert not errors and len(seen) == 20 * 17
     assert blas.threads() == 2
+
+
+def test_on_an_idle_machine_small_matmuls_keep_blas_as_it_is(two_blas_threads, monkeypatch):
+    # (a second BLAS thread is worth its while when no other work wants the core)
+    monkeypatch.setattr(blas, "machine_busy", lambda: False)
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(3, 64, spy)
+    hv, wv = np.ones((32, 64), np.float32), np.eye(64, dtype=np.float32) * 0.5
+    expected = hv
+    for _ in range(3):
+        expected = np.tanh(expected @ wv)
+    np.testing.assert_allclose(Session(g).run(h, {h0: hv, w: wv}), expected, rtol=1e-6)
+    assert seen == [2, 2, 2] and blas.threads() == 2
+
+
+def test_the_machine_is_busy_when_its_load_is_over_the_cores_and_one(monkeypatch):
+    for load, busy in ((0.3, False), (blas._CORES + 0.9, False), (blas._CORES + 1.5, True)):
+        monkeypatch.setattr(blas.os, "getloadavg", lambda load=load: (load, load, load))
+        monkeypatch.setattr(blas, "_busy", [-10.0, None])
+        assert blas.machine_busy() is busy
