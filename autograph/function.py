@@ -28,6 +28,7 @@ import numpy as np
 
 import graphcore as gc
 from executor import Session
+from executor.distributed.ray_options import check_engine_options
 from executor.session import functional_mode, jit_passes
 from graphcore import passes, source_info
 from graphcore.ops.logging_ops import FormattedString
@@ -309,7 +310,8 @@ class ConcreteFunction:
 
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
                  returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
-                 devices=None, engine: str = "local", kinds=None, write_back=None, functional: str | None = None):
+                 devices=None, engine: str = "local", kinds=None, write_back=None, functional: str | None = None,
+                 engine_options: dict | None = None):
         self.graph = graph
         self.inputs = inputs
         self.structured_outputs = structured_outputs
@@ -329,7 +331,7 @@ class ConcreteFunction:
         self._optimize = optimize
         self._skip_passes = tuple(skip_passes)
         self._jit_compile = jit_compile
-        self._devices, self._engine = devices, engine
+        self._devices, self._engine, self._engine_options = devices, engine, engine_options
         self._functional = functional  # how If/While run (Session's functional=; None: the environment's)
         self._run_fetches: list | None = None  # what runs: the fetches after optimizing
         self._run_callable = None  # Session.make_callable of them, fed the inputs
@@ -396,7 +398,7 @@ class ConcreteFunction:
         with self._lock:
             if self._session is None:
                 self._session = Session(self.graph, devices=self._devices, engine=self._engine,
-                                        functional=self._functional)
+                                        functional=self._functional, engine_options=self._engine_options)
             return self._session
 
     def _run_flat(self, input_values: list, trace: list | None = None, arguments: dict | None = None):
@@ -516,7 +518,7 @@ class Function:
     def __init__(self, python_function: Callable, input_signature=None, autograph: bool = True,
                  instance=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
                  devices=None, engine: str = "local", control_flow: str | None = None,
-                 functional: str | None = None):
+                 functional: str | None = None, engine_options: dict | None = None):
         if control_flow not in (None, "v1", "v2"):
             raise ValueError(f"control_flow must be 'v1' or 'v2' (None: AUTOGRAPH_CONTROL_FLOW decides), got "
                              f"{control_flow!r}")
@@ -536,6 +538,8 @@ class Function:
         self.skip_passes = tuple(skip_passes)
         self.jit_compile = jit_compile
         self.devices, self.engine = devices, engine
+        check_engine_options(engine, engine_options)  # (refused now, not at the first call)
+        self.engine_options = engine_options
         self._instance = instance
         self._signature = inspect.signature(python_function)
         # the parameters' names when all are positional (a call with one value for each binds
@@ -586,7 +590,7 @@ class Function:
             bound = Function(self.python_function, self.input_signature, self.autograph, instance=instance,
                              optimize=self.optimize, skip_passes=self.skip_passes, jit_compile=self.jit_compile,
                              devices=self.devices, engine=self.engine, control_flow=self.control_flow,
-                             functional=self.functional)
+                             functional=self.functional, engine_options=self.engine_options)
             try:
                 (self._bound if own_dict else self._bound_elsewhere)[instance] = bound
             except TypeError:
@@ -812,7 +816,8 @@ class Function:
         concrete = ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
                                     optimize=self.optimize, skip_passes=self.skip_passes,
                                     jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
-                                    kinds=kinds, write_back=write_back, functional=self.functional)
+                                    kinds=kinds, write_back=write_back, functional=self.functional,
+                                    engine_options=self.engine_options)
         concrete.guards = recorder.compile(self.__name__)
         concrete._check = concrete.guards.check if concrete.guards is not None else None
         return concrete
@@ -892,7 +897,8 @@ class Function:
 
 def function(func: Callable | None = None, *, input_signature=None, autograph: bool = True,
              optimize: bool | None = None, skip_passes=(), jit_compile: bool = False, devices=None,
-             engine: str = "local", control_flow: str | None = None, functional: str | None = None):
+             engine: str = "local", control_flow: str | None = None, functional: str | None = None,
+             engine_options: dict | None = None):
     """Decorator: `@function` or `@function(input_signature=[TensorSpec([None], gc.float64)],
     autograph=False)`. With autograph=False the function is traced as it is (Python
     control flow on tensors then fails as in graph mode).
@@ -906,7 +912,8 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     have an exact machine form as numba-compiled code (pip install -e '.[jit]').
     `devices=["cpu:0", "cpu:1"]` runs the graph partitioned across those devices (ops go
     where `gc.device(...)` put them, else to the first), on threads of this process or,
-    with `engine="ray"`, one Ray actor per device (executor/session.py says more).
+    with `engine="ray"`, one Ray actor per device (executor/session.py says more;
+    `engine_options={"address": ..., "task_nodes": ...}` as Session's).
     `control_flow="v2"` builds `if`/`while` on tensors as If/While ops over function graphs
     (Control Flow v2, graphcore/v2_control_flow.py), lowered before they run; "v1" the five
     primitives; None (default): AUTOGRAPH_CONTROL_FLOW decides, v1 unless it says v2.
@@ -916,7 +923,7 @@ def function(func: Callable | None = None, *, input_signature=None, autograph: b
     jit_passes(jit_compile)  # checks the value (and that numba is there for "numba")
     kw = dict(input_signature=input_signature, autograph=autograph, optimize=optimize, skip_passes=skip_passes,
               jit_compile=jit_compile, devices=devices, engine=engine, control_flow=control_flow,
-              functional=functional)
+              functional=functional, engine_options=engine_options)
 
     def make(f):
         if isinstance(f, Function) and f._instance is None:  # function(@function f, jit_compile=True): these options
