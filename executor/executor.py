@@ -664,7 +664,8 @@ class ExecutorState:
         """On a worker: run the kernel, then (under the lock) send its outputs on and run
         the nodes they made ready, as the calling thread does. Errors end the run there."""
         try:
-            out, ok = node.item.kernel(*args), True
+            with interrupt.running(self.stopper):  # a kernel that runs a graph or loop itself can be stopped
+                out, ok = node.item.kernel(*args), True
         except BaseException as e:  # noqa: BLE001 (reported to the calling thread)
             out, ok = e, False
         self.pool_slots.release()
