@@ -56,9 +56,9 @@ class Session:
       engine: where the devices run: "local" (threads of this process) or "ray" (one
         Ray actor per device; pip install -e '.[distributed]').
       engine_options: for engine="ray": {"address": the cluster to join (else
-        RAY_ADDRESS, else a new local one), "task_nodes" / "task_resources": {task: Ray
-        node id / custom resource}, where the devices of a task (`/job:worker/task:1/cpu:0`)
-        run} (executor/distributed/ray_options.py).
+        RAY_ADDRESS, else a new local one), "task_nodes" / "task_resources" / "task_labels":
+        {task: Ray node id / custom resource / {node label: value}}, where the devices
+        of a task (`/job:worker/task:1/cpu:0`) run} (executor/distributed/ray_options.py).
       functional: how Control Flow v2's If/While ops run: "lower" (inlined into the v1
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
         by the frame executor like any graph) or "direct" (run as ops, no frames and no

@@ -545,12 +545,21 @@ class RayEngine:
 def _actor_class(placement: tuple | None):
     """The actor class, placed: on a node ("node", id), on a node with a custom resource
     ("resource", name: a thousandth of one, so a node given {"task:1": 1} takes many
-    devices), or anywhere (None)."""
+    devices), on a node with labels ("labels", pairs: Ray's label_selector), or anywhere
+    (None)."""
     cls = ray.remote(num_cpus=0, max_concurrency=16)(DeviceActor)
     if placement is None:
         return cls
     if placement[0] == "node":
         return cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=placement[1], soft=False))
+    if placement[0] == "labels":
+        try:
+            return cls.options(label_selector=dict(placement[1]))
+        except (TypeError, ValueError) as e:  # (a Ray without label scheduling refuses the option)
+            raise GraphError(f"engine_options['task_labels'] asks for a node labelled {dict(placement[1])}, but the "
+                             f"installed Ray {ray.__version__} cannot place actors by node labels (its actor "
+                             f"options refuse label_selector: {e}); map the task with task_resources or task_nodes, "
+                             "or install a Ray whose actors take label_selector") from None
     return cls.options(resources={placement[1]: 0.001})
 
 

@@ -57,7 +57,7 @@ def test_a_mapping_no_alive_node_can_take_is_refused():
     ({"task_nodes": {"/task:x": "ab"}}, "malformed"),
     ({"task_nodes": {1: 5}}, "must be a Ray node id"),
     ({"task_nodes": {1: "ab", "/task:1": "cd"}}, "names task /task:1 twice"),
-    ({"task_nodes": {1: "ab"}, "task_resources": {"/task:1": "r"}}, "both to a node"),
+    ({"task_nodes": {1: "ab"}, "task_resources": {"/task:1": "r"}}, "both in task_nodes and in task_resources"),
 ])
 def test_bad_options_are_refused_when_the_session_is_made(options, message):
     with pytest.raises(GraphError, match=message):
