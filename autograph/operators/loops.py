@@ -370,7 +370,7 @@ def _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, 
     plan = [("py", None) if e[0] == "py" and is_tensor(e[1]) else e for e in plan]  # (remapped when reused)
     learnt_plans()[(site, tuple(names), can_chain)] = (
         list(map(_skeleton, state.templates)), sig, plan, frozenset(strong), dict(kinds), use_token,
-        (loop.out_shapes, loop.body_effects))
+        (loop.out_shapes, loop.effects))
 
 
 def _graph_while(test, body, get_state, set_state, names, line, site=None) -> None:
@@ -457,7 +457,8 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
         raise StagingError(f"{location(line)}: could not stage the loop")
     _learn(site, names, can_chain, state, init, plan, strong, kinds, use_token, loop)
     if outer is not None:
-        outer.effects += loop.body_effects
+        outer.effects += loop.effects  # (the test's too: a loop whose only effect is a print in its test
+                                       # must still have its token fetched, and an enclosing loop chain it)
         if use_token:
             outer.token = loop.token_out
 
@@ -482,7 +483,7 @@ class _Loop:
         self.use_token, self.line = use_token, line
         self.carried = [i for i, e in enumerate(plan) if e[0] in ("t", "list")]
         self.flagged = [i for i, e in enumerate(plan) if e[0] == "t" and e[3]]
-        self.body_effects = 0
+        self.effects = 0  # the effects the test and the body make (counted, or chained to the token)
         self.token_out = None
         self.init = None
         self.list_python: dict = {}  # list variable -> (appended, head): which items are Python numbers
@@ -663,16 +664,23 @@ class _Loop:
 
         token_at = len(self.carried) + len(self.flagged) + len(self.tagged)
         test_token = []  # the token after the test's effects (a guarded read, a print in the test)
+        test_effects, body_effects = [0], [0]  # (counted by the last trace of each)
 
         def cond_fn(*vals):
             state.set(self._assemble(vals))
             with effects.chain_scope(vals[token_at] if self.use_token else None) as chain:
                 c = as_test(self.test())
                 c = truth(c) if is_tensor(c) else gc.constant(bool(c))
+            test_effects[0] = chain.effects
             if chain.effects and can_chain and not self.use_token:
                 raise Replan(None)
             if chain.effects and self.use_token:
                 test_token.append(chain.token)
+                # the predicate waits for the test's effects, and so does the token leaving the loop
+                # (its Switch waits for the predicate): an effect after the loop comes after the last
+                # evaluation of the test, which the body's token never sees
+                with gc.get_default_graph().control_dependencies([chain.token.op]):
+                    c = gc.identity(c)
             return c
 
         def body_fn(*vals):
@@ -693,7 +701,7 @@ class _Loop:
                     self.body()
                 except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if an iteration runs
                     exceptions.stage_exception(e)
-            self.body_effects = chain.effects
+            body_effects[0] = chain.effects
             if chain.effects and can_chain and not self.use_token:
                 raise Replan(None)
             new = list(self._next(state.get()))
@@ -703,12 +711,14 @@ class _Loop:
 
         shapes = None
         if self.summary is not None:
-            shapes, self.body_effects = self.summary
+            shapes, self.effects = self.summary
             if len(shapes) != n_vars:
                 raise StagingError("the loop variables are not those of the summary")
             cond_fn, body_fn = (lambda *vals: gc.constant(True)), (lambda *vals: list(vals))
         outs = gc.while_loop(cond_fn, body_fn, loop_init, loop_var_names=var_names, return_same_structure=True,
                              shape_invariants=shapes)
+        if self.summary is None:
+            self.effects = test_effects[0] + body_effects[0]
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
         self.out_shapes = [o.shape for o in outs]
         state.set(self._assemble(outs))

@@ -153,15 +153,11 @@ def test_converted_loops_agree_with_python_under_v2(fn, options):
     _agrees(fn, options)
 
 
-@pytest.mark.parametrize("fn", [f for f in PROGRAMS if f is not print_in_and_in_test], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
 def test_the_same_programs_agree_under_v1(fn):
+    """print_in_and_in_test included: its loop's only effect is the print in a cond in its
+    test, which v1 used to leave off the token (tests/autograph/test_effects_in_loop_tests.py)."""
     _agrees(fn, {"control_flow": "v1"})
-
-
-@pytest.mark.xfail(strict=True, reason="v1 converter: a print in the right operand of `and` in a loop's test is "
-                   "chained to no token, so it never runs (v2 runs it: a function's effects run when it is called)")
-def test_a_print_in_an_and_in_a_loop_test_under_v1():
-    _agrees(print_in_and_in_test, {"control_flow": "v1"})
 
 
 # -- what v2 refuses, as v1 does: changes another name, the caller or a `with` would see ------------
