@@ -56,6 +56,12 @@ converter bug rather than noise:
   changed in place inside ifs and loops (never one iterating over it); conversions that give
   Python numbers (`round(x)`, `math.floor(x)`, `n.item()`, `math.isfinite(x)`). The caller's
   list after the call is compared too.
+- effects in tests (issue 27; from a fourth stream, `generate(seed, effects_in_tests=False)` gives
+  the programs as they were without them): an operand of a while loop's test (first, or after the
+  counter's comparison) and of the test of an if inside a loop (after `and`, after `or`, or first)
+  that prints (`print('W1:', k, x) is None`, `(print(...) or k > 2)`), prints in a conditional
+  expression, or calls a helper that prints (`wnote`) or asserts (`wcheck1`, a small bound fails
+  now and then: the graph must raise where Python does, after the same prints).
 - helpers: module-level functions (with an `if` or a loop with an early return, or with a
   default and a keyword-only parameter, called by position and by keyword) called from
   expressions; they return a number on every path, and are converted when `f` calls them.
@@ -162,14 +168,15 @@ def module_source(func: ast.FunctionDef, helpers: str = "") -> str:
     return "import math\n\nimport numpy as np\n\n\n" + helpers + ast.unparse(func) + "\n"
 
 
-def generate(seed: int, *, python_behaviour: bool = True) -> Program:
+def generate(seed: int, *, python_behaviour: bool = True, effects_in_tests: bool = True) -> Program:
     """The program for `seed` (always the same one). `python_behaviour=False`: without the
     shapes of issue 25's third round (strings of tensors, repetition by a tensor count, a list
     argument, arguments changed inside control flow, Python-typed conversions), the programs
-    as they were before them."""
+    as they were before them. `effects_in_tests=False`: without the prints, asserts and calls
+    written into loop tests and into the tests of ifs inside loops (issue 27)."""
     rng = random.Random(seed)
     for _ in range(100):  # a rejected program is followed by the next one from the same stream
-        source, args = _Generator(rng, behaviour=python_behaviour).function()
+        source, args = _Generator(rng, behaviour=python_behaviour, effects=effects_in_tests).function()
         program = Program(seed, source, args)
         if MIN_LINES <= program.num_lines <= MAX_LINES and _within_limits(program):
             return program
@@ -230,12 +237,21 @@ class _Generator:
     list_params: dict = field(default_factory=dict)  # list parameter -> its length (known while straight)
     iterating: list = field(default_factory=list)     # arrays enclosing `for` loops iterate over
     raised: bool = False  # a `raise` under a condition written so far
+    # issue 27: effects in loop tests and in the tests of ifs inside loops, from a fourth stream
+    # (`effect_rng`) and written only by hand (no expr(): it would make helpers and draw from the
+    # other streams), so the programs without them (effects False) are as they were
+    effects: bool = False
+    effect_rng: random.Random | None = None
+    effect_labels: int = 0
+    effect_helpers: dict = field(default_factory=dict)  # form -> (name, source)
 
     def __post_init__(self):
         if self.extra is None:
             self.extra = random.Random(repr(self.rng.getstate()[1][:8]))
         if self.more is None:
             self.more = random.Random("more:" + repr(self.rng.getstate()[1][:8]))
+        if self.effect_rng is None:
+            self.effect_rng = random.Random("effects:" + repr(self.rng.getstate()[1][:8]))
 
     # -- the function ---------------------------------------------------------------------
     def function(self) -> tuple[str, tuple]:
@@ -264,7 +280,8 @@ class _Generator:
             self.emit(1, self.return_stmt(end, _Ctx()))
         text = f"def f({', '.join(params)}):\n" + "\n".join(self.lines) + "\n"
         func = ast.parse(text).body[0]
-        helpers = "".join(source + "\n\n" for _, source in self.helpers.values())
+        helpers = "".join(source + "\n\n" for _, source in
+                          list(self.helpers.values()) + list(self.effect_helpers.values()))
         return module_source(func, helpers), tuple(args)
 
     def parameters(self):
@@ -417,7 +434,7 @@ class _Generator:
             return scope
         # `if cond: break / continue / return ...`
         cond = self.condition(scope)
-        self.emit(indent, f"if {cond.text}:")
+        self.emit(indent, f"if {self.with_effect(cond.text, scope, ctx)}:")
         self.emit(indent + 1, self.jump(scope, ctx))
         return scope
 
@@ -534,7 +551,7 @@ class _Generator:
             kind = r.choice([INT, INT, FLOAT, BOOL])
             tail = (self.new_name(kind, _TEMP_NAMES), kind)
         ends = []
-        self.emit(indent, f"if {cond.text}:")
+        self.emit(indent, f"if {self.with_effect(cond.text, scope, ctx)}:")
         ends.append(self.block(scope, inner, indent + 1, tail=tail, jump_ok=True))
         for _ in range(n_elif):
             c = self.condition(scope)
@@ -870,6 +887,9 @@ class _Generator:
             extra = self.condition(scope)
             test = f"{test} and {extra.text}" if r.random() < 0.5 else f"{extra.text} and {test}"
         staged = bound.tensor or (extra is not None and extra.tensor)
+        if self.effects and self.effect_rng.random() < 0.4:
+            effect = self.effect_operand(dict(scope, **{k: _Var(INT, False, 12, assignable=False)}), k)
+            test = f"{effect} and {test}" if self.effect_rng.random() < 0.4 else f"{test} and {effect}"
         self.emit(indent, f"{k} = 0")
         self.emit(indent, f"while {test}:")
         self.emit(indent + 1, f"{k} += 1")
@@ -878,6 +898,65 @@ class _Generator:
         after = self.loop_body(scope, ctx, indent, staged, prelude=[(k, counter)])
         after[k] = counter
         return after
+
+    # -- effects in tests (issue 27) ------------------------------------------------------------------
+    def with_effect(self, test: str, scope: dict, ctx: _Ctx) -> str:
+        """The test of an if inside a loop, sometimes with an effect among its operands: after
+        `and` (run only when the test so far is true), after `or`, or first."""
+        if not (self.effects and ctx.loop_depth) or self.effect_rng.random() >= 0.15:
+            return test
+        r = self.effect_rng
+        effect = self.effect_operand(scope, None)
+        form = r.choice(["and", "or", "first"])
+        if form == "and":
+            return f"({test}) and {effect}"
+        if form == "or":
+            return f"({test}) or {effect}"
+        return f"{effect} and ({test})"
+
+    def effect_operand(self, scope: dict, counter: str | None) -> str:
+        """An operand of a test with an effect in it, true or false as Python computes it: a
+        print (`print(...) is None`, or `print(...) or c`), a print in a conditional expression,
+        a call of a helper that prints or asserts. Its comparisons are written here, from
+        `effect_rng` only (see the field)."""
+        r = self.effect_rng
+        self.effect_labels += 1
+        label = f"W{self.effect_labels}"
+        names = [n for n, v in scope.items() if v.kind in (INT, FLOAT, BOOL) and n != counter]
+        shown = ([counter] if counter else []) + r.sample(names, min(len(names), r.choice([0, 1, 1, 2])))
+        printed = f"print({', '.join([repr(label + ':')] + shown)})"
+        numbers = [n for n in names if scope[n].kind in (INT, FLOAT)] + ([counter] if counter else [])
+        form = r.choice(["is_none", "is_none", "or", "ifexp", "note", "check"])
+        if form in ("ifexp", "or", "note", "check") and not numbers:
+            form = "is_none"
+        if form == "is_none":
+            return f"{printed} is None"
+        if form == "or":
+            return f"({printed} or {self.effect_comparison(r.choice(numbers), scope, counter)})"
+        if form == "ifexp":
+            c, d = (self.effect_comparison(r.choice(numbers), scope, counter) for _ in range(2))
+            return (f"({printed} is None if {c} else {d})" if r.random() < 0.5 else
+                    f"({d} if {c} else {printed} is not None)")
+        if form == "note":
+            name = self.effect_helper("note", "def wnote(label, c):\n    print(label, c)\n    return c\n")
+            return f"{name}({label!r}, {self.effect_comparison(r.choice(numbers), scope, counter)})"
+        v = r.choice(numbers)
+        limit = r.choice([3, 5, 9, 100])  # (a small one fails now and then: Python raises there, so must the graph)
+        name = self.effect_helper(f"check{self.effect_labels}",
+                                  f"def wcheck{self.effect_labels}(a):\n    assert a < {limit}, 'A9{self.effect_labels}'\n"
+                                  f"    return True\n")
+        return f"{name}({v})"
+
+    def effect_comparison(self, name: str, scope: dict, counter: str | None) -> str:
+        kind = INT if name == counter else scope[name].kind
+        if kind == INT:
+            return f"{name} {self.effect_rng.choice(['<', '<=', '>', '>=', '!='])} {self.effect_rng.randint(-1, 4)}"
+        return f"{name} {self.effect_rng.choice(['<', '>'])} {self.effect_rng.choice([0.5, 1.5, -0.25, 2.0])}"
+
+    def effect_helper(self, key: str, source: str) -> str:
+        if key not in self.effect_helpers:
+            self.effect_helpers[key] = (source.split("(", 1)[0][4:], source)
+        return self.effect_helpers[key][0]
 
     # -- returns and prints ------------------------------------------------------------------------
     def return_stmt(self, scope: dict, ctx: _Ctx) -> str:
