@@ -714,7 +714,7 @@ class ExecutorState:
 
     def _kernel_error(self, node: TaggedNode, e: BaseException):
         item, frame, it = node.item, node.frame, node.iteration
-        op = item.op
+        op = getattr(e, "step_op", None) or item.op  # (an If/While's kernel: its function's op that failed)
         name, op_type, loc = getattr(e, "fused_step", None) or (op.name, op.type, op.location())
         cls = InvalidArgumentError if isinstance(e, InvalidArgumentError) else ExecutionError
         where = "root frame" if frame.parent is None else f"frame {frame.tag(it.iter_id)} (iteration {it.iter_id})"

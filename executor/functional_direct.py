@@ -9,8 +9,14 @@ picks; a While runs its condition's and its body's plans in a loop, the body's o
 becoming the next iteration's inputs. Plans of library functions are kept on the root
 plan, so each function is planned once however often it runs.
 
+The same If and While steps are the frame executor's kernels of those ops when a
+partitioned graph holds them (executor/functional_kernel.py: direct mode on devices).
+
 What the frame executor adds is not here: no parallel iterations, no worker pool (ops run
-one after another on the calling thread), no deadline checks inside a kernel.
+one after another on the calling thread). A run's end (its deadline, a cancellation) is
+met between two iterations of a While: each While reads its run's RunStop
+(executor/interrupt.py) once per iteration and raises KernelStopped naming itself and the
+iteration; a kernel already running is not interrupted, as on the frame executor.
 """
 from __future__ import annotations
 
@@ -19,11 +25,14 @@ from operator import itemgetter
 
 import numpy as np
 
-from graphcore.errors import ExecutionError, InvalidArgumentError, execution_error_type
+from graphcore.errors import DeadlineExceededError, ExecutionError, InvalidArgumentError, execution_error_type
 from graphcore.frames import topological_order
 from graphcore.library import function_attrs
 from graphcore.graph import Graph, Operation, Tensor
 
+from . import interrupt
+from .deadline import WATCHDOG, Deadline
+from .interrupt import KernelStopped, RunStop
 from .op_kernels import specialized_kernel
 from .scalar_kernels import scalar_kernel
 
@@ -80,9 +89,9 @@ class FunctionPlan:
             g = op.graph
             if op.type == "If":
                 fns = [g.get_function(op.attrs["else_branch"]), g.get_function(op.attrs["then_branch"])]
-                return (_IF, op, ins, outs, [_plan_of(fn, runtime, plans) for fn in fns])
+                return (_IF, op, ins, outs, [plan_of(fn, runtime, plans) for fn in fns])
             cond, body = g.get_function(op.attrs["cond"]), g.get_function(op.attrs["body"])
-            return (_WHILE, op, ins, outs, [_plan_of(cond, runtime, plans), _plan_of(body, runtime, plans)])
+            return (_WHILE, op, ins, outs, [plan_of(cond, runtime, plans), plan_of(body, runtime, plans)])
         if op.type == "Placeholder":
             raise ExecutionError(f"placeholder {op.name!r} (created at {op.location()}) must be fed: pass its "
                                  "value in feed_dict")
@@ -113,17 +122,34 @@ class FunctionPlan:
                         vals[s] = v
                 continue
             a = [vals[i] for i in ins]
-            if kind == _IF:
-                r = what[1 if bool(a[0]) else 0].run(a[1:])
-                for s, v in zip(outs, r):
-                    vals[s] = v
-            else:
-                cond, body = what
-                while bool(cond.run(a)[0]):
-                    a = body.run(a)
-                for s, v in zip(outs, a):
-                    vals[s] = v
+            r = run_if(what, a) if kind == _IF else run_while(op, what, a)
+            for s, v in zip(outs, r):
+                vals[s] = v
         return [vals[s] for s in self.out_slots]
+
+
+def run_if(branches, args: list) -> list:
+    """An If's outputs: the plan of the branch its predicate (args[0]) picks, run on the
+    other arguments (`branches`: the else and then branches' plans)."""
+    return branches[1 if bool(args[0]) else 0].run(args[1:])
+
+
+def run_while(op: Operation, cond_body, args: list) -> list:
+    """A While's outputs: its body's plan run on the loop variables while its condition's
+    plan says so. Between iterations, the end of the run (its RunStop) ends the loop."""
+    cond, body = cond_body
+    stop = interrupt.current()
+    if stop is None:  # (a run that nothing ends early: no check per iteration)
+        while bool(cond.run(args)[0]):
+            args = body.run(args)
+        return args
+    n = 0
+    while bool(cond.run(args)[0]):
+        args = body.run(args)
+        n += 1
+        if stop.reason is not None:
+            raise KernelStopped(stop.reason, f"the While {op.name} (created at {op.location()}) at iteration {n}")
+    return args
 
 
 def _getter(ins: tuple):
@@ -136,7 +162,7 @@ def _getter(ins: tuple):
     return itemgetter(*ins)
 
 
-def _plan_of(fn, runtime, plans: dict) -> FunctionPlan:
+def plan_of(fn, runtime, plans: dict) -> FunctionPlan:
     """The plan of library function `fn`, made once per function and reused by every call."""
     p = plans.get(id(fn))
     if p is None or p.graph is not fn:
@@ -159,7 +185,29 @@ class DirectRun:
         self.plans: dict = {}
         self.root = FunctionPlan(graph, fetches, feeds, runtime, self.plans, targets=targets, effects=False)
 
-    def run(self, feed_values: list) -> list:
-        """The fetched values; a 0-d array as its numpy scalar, as the frame executor fetches it."""
-        out = self.root.run([np.asarray(v) if isinstance(v, (list, tuple)) else v for v in feed_values])
+    def run(self, feed_values: list, deadline: Deadline | None = None) -> list:
+        """The fetched values; a 0-d array as its numpy scalar, as the frame executor fetches it.
+        A run past `deadline` ends at its next While iteration with DeadlineExceededError."""
+        args = [np.asarray(v) if isinstance(v, (list, tuple)) else v for v in feed_values]
+        if deadline is None:
+            out = self.root.run(args)
+        else:
+            out = _run_until(self.root, args, deadline)
         return [v[()] if isinstance(v, np.ndarray) and v.ndim == 0 else v for v in out]
+
+
+def _run_until(plan: FunctionPlan, args: list, deadline: Deadline) -> list:
+    """plan.run(args), its Whiles told to stop at `deadline` (the watchdog sets the run's
+    RunStop then: executor/deadline.py)."""
+    stop = RunStop()
+    alarm = WATCHDOG.arm(deadline.when, lambda: stop.stop(interrupt.DEADLINE))
+    try:
+        with interrupt.running(stop):
+            return plan.run(args)
+    except KernelStopped as e:
+        where = e.args[1] if len(e.args) > 1 and e.args[1] else "a While loop"
+        raise DeadlineExceededError(f"the run exceeded its deadline of {deadline.seconds:g} s, in {where}; does "
+                                    "the loop's condition ever become false?", frame="", iteration=0,
+                                    timeout=deadline.seconds) from None
+    finally:
+        WATCHDOG.cancel(alarm)

@@ -16,10 +16,12 @@ from typing import NamedTuple
 from graphcore.errors import GraphError
 from graphcore.frames import assign_frames
 from graphcore.graph import Graph, Operation
+from graphcore.library import function_attrs
 
 from .cost import POOL_MIN_NS, SMALL_BLAS_NS, static_estimate_ns, uses_blas
 from . import kernel_contract
 from .compiled_loop import compiled_loop_kernel
+from .functional_kernel import functional_kernel
 from .fused_kernel import fused_kernel
 from .handlers import first_runs
 from .node_kinds import (CONTROL_TO_MERGE, CONTROL_TO_OP, ENTER, EXIT, FEED, KIND_NAMES,  # noqa: F401 (the plan's
@@ -235,9 +237,10 @@ class ExecutionPlan:
         if not item.cheap and item.kind == NORMAL:  # heavy by type, but too small ever to be worth a hop
             item.cost_ns = cost = static_estimate_ns(op)  # (else estimated per run: microseconds for a Fused op)
             item.cheap = cost is not None and cost < POOL_MIN_NS
-        if item.kind == NORMAL and op.type in _GENERATED:
-            k = _GENERATED[op.type](op)
-            self.stoppable = self.stoppable or op.type == "CompiledLoop"
+        if item.kind == NORMAL and (op.type in _GENERATED or function_attrs(d)):
+            # (If/While: their functions run whole, and a While ends when the run is stopped)
+            k = functional_kernel(op, runtime) if function_attrs(d) else _GENERATED[op.type](op)
+            self.stoppable = self.stoppable or op.type == "CompiledLoop" or bool(function_attrs(d))
             item.kernel = kernel_contract.checked(k, op) if kernel_contract.enabled() else k
         elif item.kind == NORMAL:
             args = (runtime,) if d.uses_runtime else ()

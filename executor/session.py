@@ -15,7 +15,7 @@ from graphcore.partition import partition
 from graphcore.placement import device_list
 
 from .deadline import run_deadline
-from .distributed.device_part import DevicePart
+from .distributed.device_part import DevicePart, op_at, op_path
 from .distributed.local import LocalEngine
 from .distributed.ray_options import check_engine_options
 from .executor import _NO_VALUE, ExecutorState, TracedExecutorState
@@ -63,7 +63,9 @@ class Session:
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
         by the frame executor like any graph) or "direct" (run as ops, no frames and no
         dead tokens, on the calling thread: executor/functional_direct.py; the graph is
-        run as traced, without optimizing, placing or compiling it). None (default): the
+        run as traced, without optimizing or compiling it; with `devices`, it is placed and
+        partitioned with each If/While as one op that runs its functions whole on its
+        device: executor/functional_kernel.py, graphcore/placement.py). None (default): the
         environment variable AUTOGRAPH_FUNCTIONAL decides, "lower" unless it says "direct".
 
     Example:
@@ -119,7 +121,12 @@ class Session:
         feed_tensors, feed_values = self._check_feeds(feed_dict or {})
         graph = self.graph
         if self.functional == "direct" and graph.library:
-            out = self._run_direct(graph, fetch_tensors, targets, feed_tensors, feed_values)
+            if self.devices is None:
+                out = self._run_direct(graph, fetch_tensors, targets, feed_tensors, feed_values, deadline)
+            elif trace is not None:
+                raise GraphError("a run across devices cannot be traced yet; trace it without devices=")
+            else:  # partitioned with its If/While ops as ops, each run whole on its device (functional_kernel.py)
+                out = self._run_on_devices(graph, fetch_tensors, targets, feed_tensors, feed_values, deadline)
             it = iter(out)
             out = [None if isinstance(e, Operation) else next(it) for e in elems]
             return nest.pack_sequence_as(fetches, out) if nest.is_nested(fetches) else out[0]
@@ -226,9 +233,9 @@ class Session:
             self.last_optimize_report = hit[4]
             return hit[:4]
 
-    def _run_direct(self, graph: Graph, fetches, targets, feeds, feed_values) -> list:
+    def _run_direct(self, graph: Graph, fetches, targets, feeds, feed_values, deadline) -> list:
         """If/While run as ops (executor/functional_direct.py), planned once per graph version
-        and fetch/target/feed set."""
+        and fetch/target/feed set; a While ends at `deadline` between two iterations."""
         from .functional_direct import DirectRun  # noqa: PLC0415
 
         key = ("direct", id(graph), graph.version, tuple(id(t) for t in fetches), tuple(id(o) for o in targets),
@@ -239,7 +246,10 @@ class Session:
                 if len(self._lowered) > 16:
                     self._lowered.clear()
                 run = self._lowered[key] = DirectRun(graph, fetches, targets, feeds, self.runtime)
-        return run.run(feed_values)
+        if deadline is not None and deadline.when <= time.monotonic():
+            raise DeadlineExceededError(f"the run did not start: its deadline of {deadline.seconds:g} s has passed",
+                                        timeout=deadline.seconds)
+        return run.run(feed_values, deadline)
 
     def _lowered_copy(self, graph: Graph, fetches, targets, feeds):
         """`graph` with its If/While ops lowered to the v1 primitives (a copy, made once per
@@ -298,8 +308,8 @@ class Session:
             self.last_messages = self._engine.last_messages
             return values
         except ExecutionError as e:  # name the op of the graph that was run, not of its partitioned copy
-            if e.op is not None and e.op.graph is not graph and e.op.name in graph.ops_by_name:
-                e.op = graph.get_operation_by_name(e.op.name)
+            if e.op is not None and e.op.graph is not graph:
+                e.op = op_at(graph, op_path(e.op)) or e.op
             raise
 
     def _plan(self, fetches, targets, feeds, graph: Graph | None = None) -> ExecutionPlan:

@@ -13,6 +13,15 @@ carry, as TensorFlow's placer colocates them, whatever was asked for them:
 so an edge crosses devices only between ops of one frame and iteration, or into an
 Enter or out of an Exit, where graphcore/partition.py puts a _Send/_Recv pair.
 
+Control Flow v2's If and While ops, when they run as ops (direct mode), are placed like
+any op and run their functions whole on their device; their inputs and outputs cross
+devices like any op's. The ops inside their functions do not get devices of their own:
+a device asked for inside a function must still be one of the run's (else the run is
+refused, as for any op), and an If/While with no device of its own goes to the one device
+its functions' ops ask for, if they ask for one (`with gc.device("cpu:1"):` inside a loop
+body runs the loop there); if they ask for several, it goes to the default device and
+they all run there (the values are the same: every device computes with the same kernels).
+
 Device names are read by graphcore/device_names.py: an op's device may leave parts out
 (`cpu:1` goes to `/job:worker/task:1/cpu:1` if that is the one run device it matches).
 """
@@ -21,6 +30,7 @@ from __future__ import annotations
 from .device_names import EXAMPLES, parse_device
 from .errors import GraphError
 from .frames import topological_order
+from .library import called_functions, function_attrs
 from .source_info import user_location
 
 
@@ -96,6 +106,12 @@ def place(ops, devices, default: str | None = None) -> dict[int, str]:
         if d is None:
             d = resolved[op.device] = resolve_device(op, devices)
         asked[id(op)] = d
+    inside: dict[str, set[str]] = {}  # function name -> the run devices its ops ask for (at any depth)
+    for op in ops:
+        if function_attrs(op.op_def):
+            wanted = _asked_inside(op, devices, resolved, inside)
+            if not op.device and len(wanted) == 1:
+                asked[id(op)] = next(iter(wanted))
     where = dict(asked)
     for op in topological_order(ops):
         if op.type in ("Switch", "Exit") and op.inputs and id(op.inputs[0].op) in member:
@@ -108,6 +124,26 @@ def place(ops, devices, default: str | None = None) -> dict[int, str]:
             elif op.inputs and id(op.inputs[0].op) in member:
                 where[id(op)] = where[id(op.inputs[0].op)]
     return where
+
+
+def _asked_inside(op, devices: list[str], resolved: dict, memo: dict) -> set[str]:
+    """The run devices that the ops of the functions `op` calls (at any depth) are put on
+    with gc.device; a device the run does not have is refused, naming the op."""
+    out: set[str] = set()
+    for name in called_functions(op):
+        hit = memo.get(name)
+        if hit is None:
+            hit = memo[name] = set()  # (a function does not call itself: validate() refuses that)
+            for fop in op.graph.get_function(name).get_operations():
+                if fop.device:
+                    d = resolved.get(fop.device)
+                    if d is None:
+                        d = resolved[fop.device] = resolve_device(fop, devices)
+                    hit.add(d)
+                if function_attrs(fop.op_def):
+                    hit |= _asked_inside(fop, devices, resolved, memo)
+        out |= hit
+    return out
 
 
 def _loop_own(op) -> bool:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import copy
+import io
 import json
 import linecache
 import os
@@ -36,6 +38,7 @@ import time
 import numpy as np
 
 from . import differential
+from .time_limit import time_limit
 
 MODES = {
     "v1": {"control_flow": "v1"},
@@ -83,7 +86,8 @@ def check(kind: str, seed: int, options: dict | None = None) -> tuple[str, str]:
         runs = {}
         for mode, flags in MODES.items():
             differential._forget_conversion(fn)
-            runs[mode] = differential.call(autograph.function(fn, **flags, **(options or {})), program.args, TIMEOUT)
+            runs[mode] = differential.call(_converted(fn, {**flags, **(options or {})}, program.args), program.args,
+                                           TIMEOUT)
     finally:
         linecache.cache.pop(filename, None)
         differential._forget_conversion(fn)
@@ -108,6 +112,24 @@ def check(kind: str, seed: int, options: dict | None = None) -> tuple[str, str]:
         if values_same and len({e for e, _ in errors}) == 1:
             return "wrong-all", f"{verdicts['v1'][0]}: {verdicts['v1'][1]}"
     return "disagree", "; ".join(f"{m}: {k}{(' ' + d) if d else ''}" for m, (k, d) in verdicts.items())
+
+
+def _converted(fn, options: dict, args):
+    """`autograph.function(fn, **options)`; on devices, its traced graph's ops spread over
+    them round-robin (If/While ops as ops in v2 direct), so that every mode's run crosses
+    devices (left alone, every op would sit on the first)."""
+    import autograph  # noqa: PLC0415
+    from graphcore.placement import spread  # noqa: PLC0415
+
+    f = autograph.function(fn, **options)
+    if options.get("devices"):
+        try:
+            with time_limit(TIMEOUT), contextlib.redirect_stdout(io.StringIO()):
+                graph = f.get_concrete_function(*copy.deepcopy(args)).graph
+            spread(graph, options["devices"], "round-robin", keep_given=False)
+        except Exception:  # noqa: BLE001 (tracing raises what the call raises again: it is compared there)
+            pass
+    return f
 
 
 @contextlib.contextmanager
@@ -145,7 +167,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--jit", action="store_true", help="every mode with jit_compile=True")
-    ap.add_argument("--devices", action="store_true", help="every mode on two devices (cpu:0, cpu:1)")
+    ap.add_argument("--devices", action="store_true", help="every mode on two devices (cpu:0, cpu:1), ops spread "
+                    "over them round-robin")
     ap.add_argument("--log", help="a JSON line per program that does not agree")
     a = ap.parse_args(argv)
     options = {}

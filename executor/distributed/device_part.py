@@ -8,6 +8,7 @@ import numpy as np
 
 from graphcore.errors import ExecutionError
 from graphcore.graph import Graph
+from graphcore.library import called_functions
 
 from ..executor import _NO_VALUE, ExecutorState
 from ..fetch_errors import missing_fetch_error
@@ -32,6 +33,21 @@ class DevicePart:
             op = self.plan.placeholders_needed[0]
             where = f" (created at {op.location()})" if op.source else ""
             raise ExecutionError(f"placeholder {op.name!r}{where} must be fed: pass its value in feed_dict")
+
+    def ops_using_runtime(self) -> list:
+        """The ops this part runs that read or write variables (a Runtime's state), those
+        inside the functions its If/While ops call included."""
+        out, seen = [], set()
+        stack = [it.op for it in self.plan.items if it.op is not None]
+        while stack:
+            op = stack.pop()
+            if op.op_def.uses_runtime:
+                out.append(op)
+            for name in called_functions(op):
+                if name not in seen:
+                    seen.add(name)
+                    stack.extend(op.graph.get_function(name).get_operations())
+        return out
 
     def state(self, feed_values: list, transport, deadline=None, pool=None) -> ExecutorState:
         """A new run of this part, with the run's feed values (all of them, in order)."""
@@ -58,3 +74,17 @@ def on_device(error: BaseException, device: str) -> BaseException:
         error.args = (f"on device {device}: {error.args[0]}",) + tuple(error.args[1:])
         error.device = device
     return error
+
+
+def op_path(op) -> tuple[str | None, str]:
+    """(the library function `op` is in, None for the graph itself; its name): how the op is
+    found again in another copy of its graph (partitioned, loaded in a Ray actor), op_at."""
+    return (op.graph.name if op.graph.outer_graph is not None else None), op.name
+
+
+def op_at(graph: Graph, path: tuple[str | None, str]):
+    """The op of `graph` (or of the function of its library) that `path` (op_path) names,
+    else None."""
+    function, name = path
+    where = graph if function is None else graph.library.get(function)
+    return None if where is None else where.ops_by_name.get(name)

@@ -41,7 +41,7 @@ from graphcore.errors import CancelledError, ExecutionError, GraphError
 from graphcore.graph import Graph
 
 from ..deadline import Deadline
-from .device_part import DevicePart, on_device
+from .device_part import DevicePart, on_device, op_at, op_path
 from .ray_options import RayOptions, cluster_address, placement_of
 from .rendezvous import Rendezvous
 
@@ -93,6 +93,7 @@ def _error_to_wire(e: BaseException) -> dict:
     formatted = getattr(e.original, "formatted", None)
     return {"base": base, "python": python, "message": str(e.args[0]) if e.args else str(e),
             "op": getattr(e.op, "name", None), "frame": e.frame, "iteration": e.iteration,
+            "function": op_path(e.op)[0] if e.op is not None else None,  # (an op of an If/While's function)
             "formatted": formatted if isinstance(formatted, str) else None, "timeout": getattr(e, "timeout", None)}
 
 
@@ -106,7 +107,7 @@ def _error_from_wire(w: dict, graph: Graph) -> ExecutionError:
         if original is None:
             original = base(w["message"])
         original.formatted = w["formatted"]
-    op = graph.ops_by_name.get(w["op"]) if w["op"] else None
+    op = op_at(graph, (w.get("function"), w["op"])) if w["op"] else None
     return cls(w["message"], op=op, frame=w["frame"], iteration=w["iteration"], original=original)
 
 
@@ -294,7 +295,7 @@ class DeviceActor:
         fetches = [g.get_tensor_by_name(n) for n in fetch_names]
         feeds = [g.get_tensor_by_name(n) for n in feed_names]
         part = DevicePart(g, self.device, fetches, feeds)
-        uses = [it.op for it in part.plan.items if it.op is not None and it.op.op_def.uses_runtime]
+        uses = part.ops_using_runtime()
         if uses:
             raise GraphError(f"{uses[0].describe()} uses variables, whose values live in the driver's process: run "
                              "graphs with variables with engine='local'")
