@@ -100,19 +100,39 @@ def recording(arg_names, arg_values, instance=None, instance_name: str = "self")
         stack.remove(recorder)
 
 
+_GLOBAL_LOADS = ("LOAD_GLOBAL", "LOAD_NAME")
+_ATTRIBUTE_LOADS = ("LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR")
+_NAME_PROBE = """
+def probe(o):
+    class Probe(probe_base):
+        in_class = probe_class_global
+        def method(self):
+            return super().probe_super_method(), super().probe_super_attr
+    return probe_global.probe_attr, o.probe_method()
+"""
+
+
 @functools.lru_cache(maxsize=4096)
 def _code_info(code: types.CodeType) -> tuple[frozenset, frozenset]:
     """The global names `code` loads and the names and constants it mentions (attribute
     loads, constants: `getattr(o, "lr")` and `CONFIG["lr"]`), nested bodies included."""
     names, mentions = set(), set()
+    name_args = _name_args()
     todo = [code]
     while todo:
         c = todo.pop()
-        for ins in dis.get_instructions(c):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                names.add(ins.argval)
-            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"):
-                mentions.add(ins.argval)
+        if name_args is None:
+            for ins in dis.get_instructions(c):
+                if ins.opname in _GLOBAL_LOADS:
+                    names.add(ins.argval)
+                elif ins.opname in _ATTRIBUTE_LOADS:
+                    mentions.add(ins.argval)
+        else:
+            co_names = c.co_names
+            for op, arg in _opcodes(c):
+                how = name_args.get(op)
+                if how is not None:
+                    (names if how[1] else mentions).add(co_names[arg >> how[0]])
         consts = list(c.co_consts)
         while consts:
             k = consts.pop()
@@ -123,6 +143,44 @@ def _code_info(code: types.CodeType) -> tuple[frozenset, frozenset]:
             elif isinstance(k, (str, int)) and not isinstance(k, bool):
                 mentions.add(k)
     return frozenset(names), frozenset(mentions)
+
+
+def _opcodes(code: types.CodeType):
+    """(opcode, argument) of each instruction word, EXTENDED_ARG folded in: the bytecode
+    read without dis, whose Instruction objects (positions, labels, argument reprs) were
+    most of the cost of a first trace's guards."""
+    raw = code.co_code
+    extended = dis.opmap["EXTENDED_ARG"]
+    high = 0
+    for i in range(0, len(raw), 2):
+        op, arg = raw[i], raw[i + 1] | high
+        if op == extended:
+            high = arg << 8
+            continue
+        high = 0
+        yield op, arg
+
+
+@functools.cache
+def _name_args() -> dict | None:
+    """opcode -> (shift, loads a global?) for the loads _code_info reads: the name is
+    co_names[argument >> shift] (the shift differs by opcode and Python version), learned
+    once from dis on a probe that uses each of them. None (read with dis) if an opcode of
+    this Python is not met in the probe or no shift gives dis's name."""
+    wanted = {op: name in _GLOBAL_LOADS for name in _GLOBAL_LOADS + _ATTRIBUTE_LOADS
+              if (op := dis.opmap.get(name)) is not None}
+    shifts: dict = {}  # opcode -> the shifts that gave dis's name at every use in the probe
+    todo = [compile(_NAME_PROBE, "<guards probe>", "exec")]
+    while todo:
+        c = todo.pop()
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        for ins in dis.get_instructions(c):
+            if ins.opcode in wanted:
+                fits = {s for s in (0, 1, 2) if ins.arg >> s < len(c.co_names) and c.co_names[ins.arg >> s] == ins.argval}
+                shifts[ins.opcode] = shifts.get(ins.opcode, fits) & fits
+    if set(shifts) != set(wanted) or not all(shifts.values()):
+        return None
+    return {op: (min(fits), wanted[op]) for op, fits in shifts.items()}
 
 
 def _library_file(filename: str) -> bool:

@@ -20,6 +20,7 @@ from .converters import (asserts, attributes, augmented_assignments, break_state
 from .converters.base import Context
 from .pyct import loader, origin_info, parser, templates
 from .pyct.naming import Namer, all_names
+from .pyct.transformer import node_classes
 
 # The order matters; each comment says why a pass sits where it does.
 PASSES = [
@@ -74,13 +75,26 @@ _instances: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 
 
-def transform_node(node: gast.AST, ctx: Context) -> gast.AST:
+def transform_node(node: gast.AST, ctx: Context, skip_idle: bool = True) -> gast.AST:
+    """`node` through every pass in order. A pass whose module names the nodes it acts on
+    (`ACTS_ON`) is skipped when the tree has none of them (`skip_idle`; most functions
+    have no break, try, with, f-string...): the node classes are found by a walk, again
+    only after a pass that ran (it may have made new nodes) when a later pass asks."""
     passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
+    present: set | None = None  # the tree's node classes, as last walked
+    changed = True  # a pass ran since: `present` may lack the classes of nodes it made
     for p in passes:
+        acts_on = getattr(p, "ACTS_ON", None) if skip_idle else None
+        if acts_on is not None:
+            if changed and (present is None or present.isdisjoint(acts_on)):
+                present, changed = node_classes(node), False
+            if present.isdisjoint(acts_on):
+                continue  # (classes a pass removed may linger in `present`: then it runs, as before)
         needed = _requires_analysis(p)
         if needed:
             analysis.analyze(node, None if needed is True else needed)
         node = p.transform(node, ctx)
+        changed = True
     return node
 
 

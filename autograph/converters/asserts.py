@@ -2,8 +2,14 @@
 on Python values, an Assert op on a tensor."""
 from __future__ import annotations
 
+import gast
+
 from ..pyct import templates
 from .base import Converter
+
+
+# the nodes without which this pass changes nothing: a tree with none (an `assert`) skips it
+ACTS_ON = frozenset({gast.Assert})
 
 
 class AssertTransformer(Converter):

@@ -10,6 +10,10 @@ from ..pyct import templates
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (an attribute) skips it
+ACTS_ON = frozenset({gast.Attribute})
+
+
 class AttributeTransformer(Converter):
     def visit_Attribute(self, node):
         self.generic_visit(node)

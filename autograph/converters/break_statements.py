@@ -10,6 +10,10 @@ from ..pyct import anno, templates
 from .base import GuardingTransformer, _JumpState
 
 
+# the nodes without which this pass changes nothing: a tree with none (a `break`) skips it
+ACTS_ON = frozenset({gast.Break})
+
+
 class BreakTransformer(GuardingTransformer):
     def visit_Break(self, node):
         return self.lower_jump(node, "break")

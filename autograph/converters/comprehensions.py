@@ -10,6 +10,10 @@ from ..pyct import anno, templates
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (a comprehension) skips it
+ACTS_ON = frozenset({gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp})
+
+
 class ComprehensionTransformer(Converter):
     def _origin(self, node) -> gast.expr:
         origin = anno.getanno(node, anno.ORIGIN) or (self.ctx.filename, 0, None)

@@ -1,8 +1,14 @@
 """Converts `a if c else b` (nested ones too) into `ag__.if_exp(c, lambda: a, lambda: b)`."""
 from __future__ import annotations
 
+import gast
+
 from ..pyct import templates
 from .base import Converter
+
+
+# the nodes without which this pass changes nothing: a tree with none (an `a if c else b`) skips it
+ACTS_ON = frozenset({gast.IfExp})
 
 
 class IfExpTransformer(Converter):

@@ -2,8 +2,14 @@
 a `continue` in the body are guarded by `not continue_`."""
 from __future__ import annotations
 
+import gast
+
 from ..pyct import templates
 from .base import GuardingTransformer, _JumpState
+
+
+# the nodes without which this pass changes nothing: a tree with none (a `continue`) skips it
+ACTS_ON = frozenset({gast.Continue})
 
 
 class ContinueTransformer(GuardingTransformer):

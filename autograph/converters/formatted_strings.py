@@ -11,6 +11,10 @@ import gast
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (an f-string or a `%`) skips it
+ACTS_ON = frozenset({gast.JoinedStr, gast.Mod})
+
+
 class FormattedStringTransformer(Converter):
     def visit_JoinedStr(self, node):
         self.generic_visit(node)

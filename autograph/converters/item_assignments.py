@@ -17,6 +17,10 @@ from .augmented_assignments import OPERATORS, InPlaceConverter
 from .subscripts import key_expression
 
 
+# the nodes without which this pass changes nothing: a tree with none (an item: `y[k] = v`) skips it
+ACTS_ON = frozenset({gast.Subscript})
+
+
 class ItemAssignmentTransformer(InPlaceConverter):
     def _rewrite(self, node, target, value, op):
         name = target.value.id

@@ -19,6 +19,11 @@ from ..pyct.transformer import child_nodes, walk
 from .augmented_assignments import held_names
 from .base import Converter
 
+
+# the nodes without which this pass changes nothing: a tree with none (an attribute: `xs.append(v)`) skips it
+ACTS_ON = frozenset({gast.Attribute})
+
+
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 
 

@@ -7,6 +7,10 @@ import gast
 from ..pyct import templates
 from .base import Converter
 
+# the nodes without which this pass changes nothing: a tree with none (an `and` / `or` / `not` or a comparison) skips it
+ACTS_ON = frozenset({gast.BoolOp, gast.Not, gast.Compare})
+
+
 _CMP_OPS = {gast.Eq: "==", gast.NotEq: "!=", gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">=",
             gast.Is: "is", gast.IsNot: "is not", gast.In: "in", gast.NotIn: "not in"}
 

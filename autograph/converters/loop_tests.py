@@ -25,6 +25,10 @@ from ..pyct.transformer import walk
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (a `:=`, in a while test) skips it
+ACTS_ON = frozenset({gast.NamedExpr})
+
+
 def _assigns(expr) -> bool:
     return any(isinstance(n, gast.NamedExpr) for n in walk(expr))
 

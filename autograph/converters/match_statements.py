@@ -13,6 +13,10 @@ from ..pyct import templates
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (a `match`) skips it
+ACTS_ON = frozenset({gast.Match})
+
+
 class MatchTransformer(Converter):
     def visit_Match(self, node):
         self.generic_visit(node)

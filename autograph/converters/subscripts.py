@@ -11,6 +11,10 @@ import gast
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (an item `a[k]`) skips it
+ACTS_ON = frozenset({gast.Subscript})
+
+
 def _ag(attr: str) -> gast.Attribute:
     return gast.Attribute(value=gast.Name(id="ag__", ctx=gast.Load(), annotation=None, type_comment=None),
                           attr=attr, ctx=gast.Load())

@@ -5,9 +5,14 @@ would never see the error that Python would have caught there. A try without han
 (`try/finally`) stays as written."""
 from __future__ import annotations
 
+import gast
 
 from ..pyct import templates
 from .base import Converter
+
+
+# the nodes without which this pass changes nothing: a tree with none (a `try`) skips it
+ACTS_ON = frozenset({gast.Try})
 
 
 class TryTransformer(Converter):

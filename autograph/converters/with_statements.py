@@ -3,9 +3,14 @@ whose effect the graph cannot have is refused while tracing (operators/context_m
 instead of taking effect once, while the graph is built."""
 from __future__ import annotations
 
+import gast
 
 from ..pyct import parser, templates
 from .base import Converter
+
+
+# the nodes without which this pass changes nothing: a tree with none (a `with`) skips it
+ACTS_ON = frozenset({gast.With})
 
 
 class WithTransformer(Converter):
