@@ -23,8 +23,9 @@ import numpy as np
 from graphcore.errors import GraphError
 from graphcore.ops.compiled_ops import GUARD, outputs_of
 from graphcore.ops.fused_ops import ATTRS, DTYPE, INPUTS, TYPE
-from graphcore.registry import registered_ops
+from graphcore.registry import get_op_def, registered_ops
 
+from . import numba_numpy_loops as numpy_loops
 from .codegen import Source, args, compile_function, ident, label, literal
 from .interrupt import numba_loop, python_loop
 from .scalar_kernels import _binary_form
@@ -261,36 +262,48 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     why, if some step has no exact machine form or a value is not a scalar. `fallback()` gives the
     kernel to run instead should a call not fit the compiled signature."""
     require_numba()
+    ranks = []
     for k, (d, s) in enumerate(zip(input_dtypes, input_shapes)):
-        if d is None or s.dims is None or tuple(s.dims) != ():
-            what = "a tensor list" if d is None else f"an array of shape {s}"
-            raise NumbaRefused(f"its input {k} is {what}: numba loops take numeric scalars only (arrays keep "
-                               "numpy's kernels: numba's matmul and tanh are not numpy's to the last bit)")
-    fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name)
+        if d is None or s.dims is None:
+            what = "a tensor list" if d is None else "an array of unknown rank"
+            raise NumbaRefused(f"its input {k} is {what}: numba loops take numbers and arrays of known rank")
+        ranks.append(len(s.dims))
+    if any(ranks) and (why := numpy_loops.unavailable()) is not None:
+        raise NumbaRefused(why)
+    fn, source = _compile(attrs, [np.dtype(d) for d in input_dtypes], name, ranks)
     # the compiled signature's own entry: numba's dispatcher would check each argument's type again
     entry = fn.overloads[fn.signatures[0]].entry_point
-    types = [np.dtype(d).type for d in input_dtypes]
-    out_types = [np.dtype(d.np_dtype).type for d in attrs["dtypes"]]
+    types = [None if r else np.dtype(d).type for d, r in zip(input_dtypes, ranks)]  # (None: an array)
+    arrays = [(k, np.dtype(d), r) for k, (d, r) in enumerate(zip(input_dtypes, ranks)) if r]
+    out_types = [None if r else np.dtype(d.np_dtype).type for d, r in zip(attrs["dtypes"], fn.exit_ranks)]
     other: list = []
     stoppable = numba_loop(entry, attrs["n_vars"], len(attrs["exits"]), where)
 
     def loop(*inputs):
-        try:  # (exactly the scalar type compiled for: a 0-d array or a Python number converted; a numpy
+        try:
+            for k, d, r in arrays:  # (the entry takes an array as compiled for without a check: checked here)
+                x = inputs[k]
+                if type(x) is not np.ndarray or x.dtype != d or x.ndim != r or not x.flags.c_contiguous \
+                        or not x.flags.aligned:
+                    raise TypeError("not the compiled signature")
+            # (exactly the scalar type compiled for: a 0-d array or a Python number converted; a numpy
             # scalar's constructor costs a microsecond, so not called on one of that type already)
-            result = stoppable(*[x if type(x) is T else T(x) for x, T in zip(inputs, types)])
-        except Exception:  # noqa: BLE001 (not the compiled signature: the Python kernel decides)
+            result = stoppable(*[x if T is None or type(x) is T else T(x) for x, T in zip(inputs, types)])
+        except Exception:  # noqa: BLE001 (not the compiled signature, or handed over: the Python kernel decides)
+            loop.handed_over += 1
             if not other:
                 other.append(python_loop(fallback(), where))
             return other[0](*inputs)
         if len(out_types) == 1:
-            return out_types[0](result[0])
-        return tuple(T(v) for T, v in zip(out_types, result))
+            return result[0] if out_types[0] is None else out_types[0](result[0])
+        return tuple(v if T is None else T(v) for T, v in zip(out_types, result))
     loop.source = source
     loop.backend = "numba"
+    loop.handed_over = 0  # (calls the Python kernel ran instead)
     return loop
 
 
-def _compile(a: dict, input_dtypes: list, name: str):
+def _compile(a: dict, input_dtypes: list, name: str, input_ranks: list, outermost: bool = True):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
     variables...). Each iteration ends reading the flag (executor/interrupt.py): one
     load, about 0.2 ns, where counting iterations to read it every few thousand cost
@@ -299,50 +312,87 @@ def _compile(a: dict, input_dtypes: list, name: str):
     wrap-arounds numpy has (tests/autograph/test_numba_loops.py). Set, it returns stopped
     with the variables the next iteration would start from (exits zero), so that the loop
     can go on from there; an inner loop that stopped makes its outer loop stop at the
-    start of its iteration."""
+    start of its iteration. A loop with arrays clears the floating-point status first (the
+    outermost one) and hands over if numpy would have warned (executor/numba_numpy_loops.py).
+    The function's `exit_ranks` are its exits' ranks (0: a scalar)."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
-    dtypes = list(input_dtypes)
+    dtypes, ranks = list(input_dtypes), list(input_ranks)
     env: dict = {"np": np, **_python_helpers()}
-    cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, env, name)]
-    exit_dtypes = [dtypes[k] for k in a["exits"]]
+    cond_lines = [x for step in a["cond_steps"] for x in _step_lines(step, dtypes, ranks, env, name)]
+    body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, ranks, env, name)]
+    for k, nxt in enumerate(a["nexts"]):
+        if ranks[nxt] != ranks[k] or dtypes[nxt] != dtypes[k]:
+            raise NumbaRefused(f"loop variable {k} changes from rank {ranks[k]} {dtypes[k]} to rank {ranks[nxt]} "
+                               f"{dtypes[nxt]} in an iteration: a numba variable keeps one type")
+    has_arrays = any(ranks)
+    exit_values = [_zero(dtypes[k], ranks[k]) for k in a["exits"]]
     state = [ident("v", k) for k in range(n_vars)]
-    stopped = "return (True, " + "".join(f"{_zero(d)}, " for d in exit_dtypes) + "".join(f"{v}, " for v in state) + ")"
-    body_lines = [x for step in a["body_steps"] for x in _step_lines(step, dtypes, env, name)]
+    returned = [ident("v", k) for k in a["exits"]]
+    check = []
+    if has_arrays and outermost:  # numpy would have warned or raised: its kernels run instead
+        env.update(zip(("fp_clear", "fp_raised"), numpy_loops.fp_status()))
+        env["HandOver"] = numpy_loops.HandOver
+        check = ["if fp_raised():", "    raise HandOver('a floating-point exception numpy reports')"]
+    stopped = check + ["return (True, " + "".join(f"{x}, " for x in exit_values) + "".join(f"{v}, " for v in state)
+                       + ")"]
     params = args("x", range(n_in))
-    out = [ident("v", k) for k in a["exits"]]
     src = Source()
     with src.block(f"def loop({params}{', ' if params else ''}stop_flag)"):
+        if check:
+            src.line("fp_clear()")
         src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {params}")
         with src.block("while True"):
-            src.extend(x.replace(_STOPPED, stopped) for x in cond_lines)
+            src.extend(_with_stopped(cond_lines, stopped))
             with src.block(f"if not {ident('v', a['pred'])}"):
                 src.line("break")
-            src.extend(x.replace(_STOPPED, stopped) for x in body_lines)
+            src.extend(_with_stopped(body_lines, stopped))
             src.line(f"{', '.join(state)}{',' if n_vars == 1 else ''} = {args('v', a['nexts'])}")
             with src.block("if read_flag(stop_flag)"):
-                src.line(stopped)
-        src.line("return (False, " + "".join(f"{x}, " for x in out) + "".join(f"{v}, " for v in state) + ")")
+                src.extend(stopped)
+        src.extend(check)
+        src.line("return (False, " + "".join(f"{x}, " for x in returned) + "".join(f"{v}, " for v in state) + ")")
     source = src.text()
     loop = compile_function(source, "loop", env, "numba loop", name)
     try:
         fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
-        fn.compile((*(numba.from_dtype(d) for d in input_dtypes), numba.int64))
+        fn.compile((*(_numba_type(d, r) for d, r in zip(input_dtypes, input_ranks)), numba.int64))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError as e:
         raise NumbaRefused(f"numba could not compile it: {str(e).strip().splitlines()[0][:200]}") from None
+    fn.exit_ranks = [ranks[k] for k in a["exits"]]
     return fn, source
+
+
+def _numba_type(dtype, rank: int):
+    import numba  # noqa: PLC0415 (optional; checked by require_numba)
+
+    item = numba.from_dtype(np.dtype(dtype))
+    return numba.types.Array(item, rank, "C") if rank else item
+
+
+def _with_stopped(lines: list[str], stopped: list[str]) -> list[str]:
+    """The lines with an inner loop's stop (_STOPPED, indented) made the lines of this loop's."""
+    out = []
+    for x in lines:
+        if x.strip() == _STOPPED:
+            pad = x[:len(x) - len(x.lstrip())]
+            out += [pad + y for y in stopped]
+        else:
+            out.append(x)
+    return out
 
 
 _STOPPED = "#STOPPED"  # (a line the loop's stopped return replaces: an inner loop stopped)
 
 
-def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
-    """The lines of one loop step; its values are numbered from len(dtypes), which grows.
-    A refusal names the step (the innermost one, in an inner loop) and its line."""
+def _step_lines(step, dtypes: list, ranks: list, env: dict, name: str) -> list[str]:
+    """The lines of one loop step; its values are numbered from len(dtypes), which grows
+    (with `ranks`, 0 for a scalar). A refusal names the step (the innermost one, in an
+    inner loop) and its line."""
     try:
-        return _step_code(step, dtypes, env, name)
+        return _step_code(step, dtypes, ranks, env, name)
     except NumbaRefused as e:
         if getattr(e, "step", None) is None:
             e.step = step
@@ -350,59 +400,124 @@ def _step_lines(step, dtypes: list, env: dict, name: str) -> list[str]:
         raise
 
 
-def _step_code(step, dtypes: list, env: dict, name: str) -> list[str]:
+def _step_code(step, dtypes: list, ranks: list, env: dict, name: str) -> list[str]:
     if any(d.np_dtype is None for d in (step[DTYPE] if isinstance(step[DTYPE], tuple) else (step[DTYPE],))):
-        raise NumbaRefused("a tensor list: numba loops take numeric scalars only")
+        raise NumbaRefused("a tensor list: numba loops take numbers and arrays only")
     i = len(dtypes)
     k = outputs_of(step)
     out_dtypes = [np.dtype(d.np_dtype) for d in step[DTYPE]] if k > 1 else [np.dtype(step[DTYPE].np_dtype)]
-    dtypes += out_dtypes
     kind, ins = step[TYPE], step[INPUTS]
     v = ident("v", i)
     values = [ident("v", x) for x in ins]
+    in_dtypes, in_ranks = [dtypes[x] for x in ins], [ranks[x] for x in ins]
+    out_ranks = [0] * k
     if kind == "Const":
         code = [f"{v} = {_const(step[ATTRS]['value'], out_dtypes[0])}"]
     elif kind == "Merge":  # a cond's: the value of the branch its predicate took
         t, f, p = values
+        if in_ranks[0] != in_ranks[1]:
+            raise NumbaRefused("a cond whose branches give values of different ranks")
+        out_ranks = [in_ranks[0]]
         code = [f"{v} = {t} if {p} else {f}"]
     elif kind == "Fused":
-        code = _fused_lines(step, values, [dtypes[x] for x in ins], v)
+        code, out_ranks[0] = _fused_lines(step, values, in_dtypes, in_ranks, v, env)
     elif kind == "CompiledLoop":
         kernel, result = ident("k", i), ident("r", i)
-        env[kernel], _ = _compile(step[ATTRS], [dtypes[x] for x in ins], name + "/inner")
+        env[kernel], _ = _compile(step[ATTRS], in_dtypes, name + "/inner", in_ranks, outermost=False)
+        out_ranks = list(env[kernel].exit_ranks)
         code = [f"{result} = {kernel}({', '.join(values + ['stop_flag'])})", f"if {result}[0]:", f"    {_STOPPED}"]
         code += [f"{ident('v', i + x)} = {result}[{literal(1 + x)}]" for x in range(k)]
     elif kind == "PythonArith":
-        code = [f"{v} = {_python_expr(step[ATTRS].get('op'), values, [dtypes[x] for x in ins], out_dtypes[0])}"]
-    elif step[ATTRS] and kind != "Cast":
-        raise NumbaRefused(f"{kind} with attributes: no numba form written for it")
+        if any(in_ranks):
+            raise NumbaRefused("Python arithmetic on an array")
+        code = [f"{v} = {_python_expr(step[ATTRS].get('op'), values, in_dtypes, out_dtypes[0])}"]
     else:
-        code = [f"{v} = {_expr(kind, values, [dtypes[x] for x in ins], out_dtypes[0])}"]
+        expr, out_ranks[0] = _op_expr(kind, step[ATTRS], values, in_dtypes, in_ranks, out_dtypes[0], env, v)
+        code = [f"{v} = {expr}"]
+    dtypes += out_dtypes
+    ranks += out_ranks
     if step[GUARD]:  # in a cond's branch: only when its predicates say so
         test = " and ".join(ident("v", p) if branch else f"not {ident('v', p)}" for p, branch in step[GUARD])
         # (a value of a branch not taken is never read, but numba types it on every path)
-        code = [f"{ident('v', i + x)} = {_zero(d)}" for x, d in enumerate(out_dtypes)] + [f"if {test}:"] + \
-            [f"    {c}" for c in code]
+        code = [f"{ident('v', i + x)} = {_zero(d, r)}" for x, (d, r) in enumerate(zip(out_dtypes, out_ranks))] + \
+            [f"if {test}:"] + [f"    {c}" for c in code]
     return code
 
 
-def _zero(dtype) -> str:
+def _op_expr(kind: str, attrs: dict, values: list[str], in_dtypes: list, in_ranks: list, out, env: dict,
+             target: str) -> tuple[str, int]:
+    """(the expression of one op, its value's rank): on scalars, its exact machine form
+    (_expr); with an array among its operands, a call of numpy's own loop
+    (executor/numba_numpy_loops.py) bound in `env` under a name made from `target`."""
+    if kind == "Identity":
+        return values[0], in_ranks[0]
+    if not any(in_ranks):
+        if attrs and kind != "Cast":
+            raise NumbaRefused(f"{kind} with attributes: no numba form written for it")
+        return _expr(kind, values, in_dtypes, out), 0
+    helper = ident(f"{target}_numpy")
+    env[helper], rank = _array_op(kind, attrs, in_dtypes, in_ranks, np.dtype(out))
+    return f"{helper}({', '.join(values)})", rank
+
+
+def _array_op(kind: str, attrs: dict, in_dtypes: list, in_ranks: list, out):
+    """(the numba function computing an op with an array operand as numpy's kernel does,
+    its value's rank), or NumbaRefused saying why not."""
+    d0 = np.dtype(in_dtypes[0])
+    if any(np.dtype(d) not in _TYPES for d in in_dtypes) or out not in _TYPES:
+        raise NumbaRefused("arrays of bool, int32, int64, float32 and float64 only")
+    if kind == "MatMul":
+        if set(attrs) - {"transpose_a", "transpose_b"} or in_ranks != [2, 2] or in_dtypes[1] != d0 or out != d0:
+            raise NumbaRefused(f"MatMul of ranks {in_ranks}: numba loops take 2-D @ 2-D (numpy's loop, one call)")
+        return numpy_loops.matmul(d0, bool(attrs.get("transpose_a")), bool(attrs.get("transpose_b"))), 2
+    if kind == "StridedSlice":
+        spec = attrs.get("spec")
+        if set(attrs) != {"spec"} or not isinstance(spec, tuple) or len(spec) != 1 or spec[0][0] != "index" \
+                or spec[0][1] != ("t", 0) or len(in_dtypes) != 2 or np.dtype(in_dtypes[1]) not in _INTS:
+            raise NumbaRefused("a slice other than x[i] by an int value: numba loops take that one")
+        return numpy_loops.index_first_axis(), in_ranks[0] - 1
+    op_def = get_op_def(kind)
+    ufunc = op_def.ufunc
+    # numpy's loop is the kernel only where the kernel is the ufunc itself
+    if ufunc is None or op_def.kernel is not ufunc or attrs or ufunc.nout != 1 or ufunc.nin != len(in_dtypes) \
+            or ufunc.nin > 2:
+        raise NumbaRefused(f"{kind} on an array: numba loops call numpy's own loop, and this op's kernel is not "
+                           "a single numpy ufunc of one or two operands")
+    ranks = {r for r in in_ranks if r}
+    if len(ranks) > 1:
+        raise NumbaRefused(f"{kind} of arrays of ranks {in_ranks}: numpy broadcasts them by its iterator, which "
+                           "numba loops do not reproduce")
+    if len({np.dtype(d) for d in in_dtypes}) != 1 or numpy_loops.resolved_dtypes(ufunc, in_dtypes) != \
+            (*(np.dtype(d) for d in in_dtypes), out):
+        raise NumbaRefused(f"{kind} on {', '.join(str(np.dtype(d)) for d in in_dtypes)} giving {out}: numpy's "
+                           "loop for these dtypes would cast")
+    kinds = tuple("a" if r else "s" for r in in_ranks)
+    return numpy_loops.elementwise(ufunc, kinds, d0, out), ranks.pop()
+
+
+def _zero(dtype, rank: int = 0) -> str:
+    if rank:  # (an empty array of that rank: never read, typed alike)
+        return f"np.empty(({'0, ' * rank}), {_TYPES[np.dtype(dtype)]})"
     return f"{_TYPES[np.dtype(dtype)]}(0)"
 
 
-def _fused_lines(step, args: list[str], in_dtypes: list, target: str) -> list[str]:
-    """A Fused step written out: one line per inner step, the last one into `target`."""
+def _fused_lines(step, args: list[str], in_dtypes: list, in_ranks: list, target: str,
+                 env: dict) -> tuple[list[str], int]:
+    """A Fused step written out: one line per inner step, the last one into `target`;
+    and the rank of its value."""
     inner = step[ATTRS]["steps"]
-    names, dtypes, code = list(args), list(in_dtypes), []
+    names, dtypes, ranks, code = list(args), list(in_dtypes), list(in_ranks), []
     for j, s in enumerate(inner):
         name = target if j == len(inner) - 1 else ident(f"{target}_", j)
         d = np.dtype(s[DTYPE].np_dtype)
         if s[TYPE] == "Const":
             code.append(f"{name} = {_const(s[ATTRS]['value'], d)}")
-        elif s[ATTRS] and s[TYPE] != "Cast":
-            raise NumbaRefused(f"{s[TYPE]} with attributes: no numba form written for it")
+            rank = 0
         else:
-            code.append(f"{name} = {_expr(s[TYPE], [names[x] for x in s[INPUTS]], [dtypes[x] for x in s[INPUTS]], d)}")
+            expr, rank = _op_expr(s[TYPE], s[ATTRS], [names[x] for x in s[INPUTS]], [dtypes[x] for x in s[INPUTS]],
+                                  [ranks[x] for x in s[INPUTS]], d, env, name)
+            code.append(f"{name} = {expr}")
         names.append(name)
         dtypes.append(d)
-    return code
+        ranks.append(rank)
+    return code, ranks[-1]
