@@ -295,10 +295,7 @@ class DeviceActor:
         fetches = [g.get_tensor_by_name(n) for n in fetch_names]
         feeds = [g.get_tensor_by_name(n) for n in feed_names]
         part = DevicePart(g, self.device, fetches, feeds)
-        uses = part.ops_using_runtime()
-        if uses:
-            raise GraphError(f"{uses[0].describe()} uses variables, whose values live in the driver's process: run "
-                             "graphs with variables with engine='local'")
+        _refuse_variables(part)
         self.parts[part_id] = part
 
     def _rendezvous(self, run_id: int) -> Rendezvous:
@@ -465,6 +462,8 @@ class RayEngine:
         return pid
 
     def run(self, parts, feed_values: list, deadline=None, num_fetches: int = 0, partitioning=None) -> list:
+        for part in parts:  # (before the graph is written for the actors: a variable's state is not in it)
+            _refuse_variables(part)
         pid = self._prepare(partitioning)
         run_id = next(self._ids)
         seconds = None if deadline is None else max(deadline.when - time.monotonic(), 1e-3)
@@ -541,6 +540,15 @@ class RayEngine:
 
     def close(self) -> None:
         """Nothing to release: the actors are shared by the process's sessions."""
+
+
+def _refuse_variables(part: DevicePart) -> None:
+    """A part that reads or writes variables (inside If/While functions too) is refused:
+    their values live in the driver's process."""
+    uses = part.ops_using_runtime()
+    if uses:
+        raise GraphError(f"{uses[0].describe()} uses variables, whose values live in the driver's process: run "
+                         "graphs with variables with engine='local'")
 
 
 def _actor_class(placement: tuple | None):

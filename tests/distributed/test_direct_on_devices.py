@@ -166,3 +166,61 @@ def test_an_if_on_one_device_reads_and_feeds_the_other():
         assert s.run(z, {x: v}) == (v * 2.0 if v > 0 else v - 1.0) + 1.0
     ifs = [op for op in s.last_partitioning.graph.get_operations() if op.type == "If"]
     assert [op.device for op in ifs] == ["cpu:1"] and s.last_partitioning.sends >= 2
+
+
+def _summing_into_a_variable():
+    """A v2 While on cpu:1 whose body adds i to a variable: sum(range(n)) read after it."""
+    g = gc.Graph()
+    with g.as_default(), gc.control_flow_v2():
+        v = gc.Variable(np.float64(0.0), name="acc")
+        n = gc.placeholder(gc.int64, [], name="n")
+
+        def body(i):
+            with gc.control_dependencies([v.assign_add(gc.cast(i, gc.float64))]):
+                return i + 1
+        with gc.device("cpu:1"):
+            done = gc.while_loop(lambda i: i < n, body, [gc.constant(np.int64(0))])
+        with gc.control_dependencies([done]):
+            total = gc.identity(v)
+    return g, v, n, total
+
+
+def test_a_while_updating_a_variable_runs_on_a_device_in_process():
+    from graphcore.eager import Runtime  # noqa: PLC0415
+
+    g, v, n, total = _summing_into_a_variable()
+    got = {}
+    for functional in ("lower", "direct"):
+        s = Session(g, functional=functional, devices=DEVICES, runtime=Runtime())
+        s.run(v.initializer)
+        got[functional] = s.run(total, {n: np.int64(5)})
+    assert got == {"lower": 10.0, "direct": 10.0}
+
+
+try:
+    import ray
+except ImportError:  # (the Ray tests are skipped)
+    ray = None
+_RAY = pytest.mark.skipif(ray is None, reason="the Ray engine is optional: pip install -e '.[distributed]'")
+
+
+@_RAY
+def test_samples_direct_on_ray_actors_as_lowered():
+    """The library travels with each device's part to its actor; If/While run there."""
+    for sample in available_samples()[:6]:
+        for args in sample.examples[:1]:
+            lowered = _outcome(_placed(sample.python_function, args, {**LOWERED, "engine": "ray"},
+                                       PLACEMENTS["round_robin"]), args)
+            g = _placed(sample.python_function, args, {**DIRECT, "engine": "ray"}, PLACEMENTS["round_robin"])
+            direct = _outcome(g, args)
+            assert direct[1] is None and direct[2] == lowered[2], (sample.name, direct, lowered)
+            assert control_flow_modes._same_bits(direct[0], lowered[0]), (sample.name, direct[0], lowered[0])
+            assert g.get_concrete_function(*args).session.engine_name == "ray"
+
+
+@_RAY
+def test_a_while_using_a_variable_is_refused_on_ray():
+    g, v, n, total = _summing_into_a_variable()
+    with pytest.raises(GraphError) as e:
+        Session(g, functional="direct", devices=DEVICES, engine="ray").run(total, {n: np.int64(5)})
+    assert "uses variables" in str(e.value) and "engine='local'" in str(e.value), str(e.value)
