@@ -12,7 +12,7 @@ from .operators.exceptions import assert_stmt, raise_stmt, try_body
 from .operators.loops import for_stmt, while_stmt
 from .operators.logical import and_, compare_chain, not_, or_
 from .operators.maybe_defined import ld, retval
-from .operators.side_effects import python_side_effect
+from .operators.side_effects import changing_call, python_side_effect
 from .operators.strings import format_string, percent_format
 from .operators.subscripts import getitem, slice_
 from .operators.variables import Undefined, UndefinedReturnValue
@@ -21,4 +21,4 @@ __all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_t
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval",
            "python_side_effect", "format_string", "percent_format", "getitem", "slice_", "try_body", "setitem",
-           "array_attribute", "context_manager"]
+           "array_attribute", "context_manager", "changing_call"]

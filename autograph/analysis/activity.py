@@ -86,10 +86,11 @@ ITEM_CHANGING_METHODS = frozenset({"pop", "popitem", "remove", "clear", "insert"
 
 
 def _changed_container(call: gast.Call) -> str | None:
-    """`xs[:]` for `xs.pop()` (also as converted code's `ag__.converted_call(xs.pop, ...)`)."""
+    """`xs[:]` for `xs.pop()` (also as converted code's `ag__.converted_call(xs.pop, ...)` and
+    `ag__.changing_call(xs.pop, ...)`)."""
     func = call.func
     if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) and func.value.id == "ag__"
-            and func.attr == "converted_call" and call.args):
+            and func.attr in ("converted_call", "changing_call") and call.args):
         func = call.args[0]
     if not isinstance(func, gast.Attribute) or func.attr not in ITEM_CHANGING_METHODS:
         return None

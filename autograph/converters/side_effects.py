@@ -7,6 +7,12 @@ while the graph is built, not each time the graph runs (as TF's autograph warns)
 An `append` (or other changing method) called directly on a global or closure name is
 also emitted as the call it is, so the lists pass does not rebind that name as a local.
 
+A changing method called inside an expression (`log.append(k) is None`, `stack.pop() > 0`,
+in a loop's test, an operand of `and`, a conditional expression...) becomes
+`ag__.changing_call(method, args, kwargs, what, line, own)`, which refuses it where nothing
+carries the change (operators/side_effects.changing_call); activity still reads it as the
+change it is.
+
 Requires activity (the function's BODY_SCOPE: its params and modified names)."""
 from __future__ import annotations
 
@@ -52,6 +58,16 @@ class SideEffectTransformer(Converter):
         self.passed: set[str] = set()  # params never rebound: their objects are the caller's
         self.local: set[str] = set()
         self.blocks: list[set[str]] = []  # names bound in each enclosing if / loop (innermost last)
+        self.stmt_line = 0  # the line of the statement being visited (expressions may have none of their own)
+
+    def visit(self, node):
+        if not isinstance(node, gast.stmt):
+            return super().visit(node)
+        outer, self.stmt_line = self.stmt_line, self.lineno(node) or self.stmt_line
+        try:
+            return super().visit(node)
+        finally:
+            self.stmt_line = outer
 
     def _compound(self, node):
         self.blocks.append({n.id for stmt in node.body + node.orelse for n in walk(stmt)
@@ -85,13 +101,15 @@ class SideEffectTransformer(Converter):
         root = _root(target)
         return root if root is not None and root.id not in self.local else None
 
-    def _noted(self, node: gast.stmt, targets: list[gast.expr], what: str | None = None) -> list:
+    def _noted(self, node: gast.stmt, targets: list[gast.expr], what: str | None = None, visit: bool = True) -> list:
         """`node` followed by a note per target it changes on an object from outside. The
         note comes after the statement and carries the root object as it is then (`acc` after
         `acc.append(v)`, which the lists pass rebinds) when the change is to the object's
         items: a helper that returns that object hands its change back to a caller that
         assigns it (see operators/side_effects.check_call_result). A change through an
         attribute (`self.steps += 1`) cannot be handed back: the note carries None."""
+        if visit:
+            self.generic_visit(node)  # (changing calls inside its expressions)
         notes = []
         for t in targets:
             root = self._outside(t)
@@ -119,17 +137,44 @@ class SideEffectTransformer(Converter):
     def visit_Delete(self, node):
         return self._noted(node, list(node.targets))
 
+    def _own(self, name: str) -> bool:
+        """Whether `name` is a container the innermost enclosing if / loop makes itself (or the
+        function, at its top level): a new one on each run of that block."""
+        return name in self.local and (not self.blocks or name in self.blocks[-1])
+
+    def visit_Call(self, node):
+        """A changing method called inside an expression (see the module docstring)."""
+        self.generic_visit(node)
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr in CHANGING_METHODS):
+            return node
+        root = _root(func.value)
+        if root is None or root.id == "ag__":
+            return node
+        args = gast.Tuple(elts=list(node.args), ctx=gast.Load())
+        kwargs = (gast.Dict(keys=[templates.const(k.arg) if k.arg else None for k in node.keywords],
+                            values=[k.value for k in node.keywords]) if node.keywords else templates.const(None))
+        return templates.replace_as_expression(
+            "ag__.changing_call(func, args, kwargs, what, line, own)", func=func, args=args, kwargs=kwargs,
+            what=templates.const(parser.unparse(func).strip() + "(...)"),
+            line=templates.const(self.lineno(node) or self.stmt_line), own=templates.const(self._own(root.id)))
+
     def visit_Expr(self, node):
         call = node.value
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
                 and call.func.attr in CHANGING_METHODS):
-            return node
+            return self.generic_visit(node)
+        # a changing method called as a statement: its arguments (and object) may hold changing calls of their own
+        call.args = [self.visit(a) for a in call.args]
+        for k in call.keywords:
+            k.value = self.visit(k.value)
+        call.func.value = self.visit(call.func.value)
         obj = call.func.value
         root = _root(obj)
         if root is None:
             return node
         if root.id in self.local:
-            if not self.blocks or root.id in self.blocks[-1]:
+            if self._own(root.id):
                 # at the top level, or made in the same if / loop body: a container of this call or iteration,
                 # whose changes are Python's as they are
                 return node
@@ -141,7 +186,7 @@ class SideEffectTransformer(Converter):
                 if isinstance(n, gast.Name):
                     n.ctx = gast.Load()
             return self.mark(note, node) + [node]
-        out = self._noted(node, [call.func], what=parser.unparse(call.func).strip() + "(...)")
+        out = self._noted(node, [call.func], what=parser.unparse(call.func).strip() + "(...)", visit=False)
         if isinstance(obj, gast.Name) and obj.id not in self.params:
             # keep `seen.append(v)` a call on the global / closure list (see module docstring)
             args = gast.Tuple(elts=list(call.args), ctx=gast.Load())

@@ -35,7 +35,7 @@ import graphcore as gc
 from graphcore.errors import StagingError
 from graphcore.side_tables import SideTable
 
-from . import closure_cells, effects, exceptions, maybe_defined, path_types
+from . import closure_cells, effects, exceptions, maybe_defined, path_types, side_effects
 from .staging import (Replan, as_test, checkpoint, describe, fill_dims, is_python_number, is_special,
                       is_tensor, is_value, is_weak, join_dtypes, location, mark_weak, natural_dtype, quoted, rollback,
                       runtime_object_pair, same_python_value, to_tensor, truth, zeros)
@@ -79,7 +79,12 @@ def if_exp(cond, true_fn: Callable, false_fn: Callable, line: int = 0):
             closure_cells.write(cell, value)
 
     def run(fn):
-        return lambda: set_state((fn(),) + get_state()[1:])
+        def branch():
+            with side_effects.uncarried("an operand of `and` / `or` or a branch of a conditional expression, "
+                                        "decided by a tensor"):
+                value = fn()
+            set_state((value,) + get_state()[1:])
+        return branch
 
     _graph_if(cond, run(true_fn), run(false_fn),
               FlatState.of_values(get_state, set_state, names, len(names), "if", line), line,
@@ -371,7 +376,7 @@ class _Branches:
         def run():
             self.state.set(copy_containers(self.init))  # a list carried whole: each branch appends to its own
             token = gc.identity(self.outer.token) if self.use_token else None
-            with effects.chain_scope(token) as chain:
+            with effects.chain_scope(token) as chain, side_effects.uncarried(None):
                 try:
                     fn()
                 except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if this branch runs

@@ -32,7 +32,7 @@ import numpy as np
 import graphcore as gc
 from graphcore.errors import StagingError
 
-from . import effects, exceptions, maybe_defined, path_types
+from . import effects, exceptions, maybe_defined, path_types, side_effects
 from .augmented import InPlaceAliasError
 from .conditionals import if_stmt, learnt_plans
 from .data_structures import copy_containers, unchanged
@@ -668,7 +668,8 @@ class _Loop:
 
         def cond_fn(*vals):
             state.set(self._assemble(vals))
-            with effects.chain_scope(vals[token_at] if self.use_token else None) as chain:
+            with effects.chain_scope(vals[token_at] if self.use_token else None) as chain, \
+                    side_effects.uncarried("the test of a loop on a tensor"):
                 c = as_test(self.test())
                 c = truth(c) if is_tensor(c) else gc.constant(bool(c))
             test_effects[0] = chain.effects
@@ -696,7 +697,7 @@ class _Loop:
                 here = gc.get_default_graph()
                 with here.control_dependencies([t.op for t in test_token if here.within(t.graph)]):
                     token = gc.identity(vals[token_at])
-            with effects.chain_scope(token) as chain:
+            with effects.chain_scope(token) as chain, side_effects.uncarried(None):
                 try:
                     self.body()
                 except exceptions.STAGED_EXCEPTIONS as e:  # Python raises it only if an iteration runs

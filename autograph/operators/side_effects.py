@@ -4,7 +4,16 @@ built instead of each time the graph runs (see converters/side_effects.py); refu
 call, inside its caller's loop or branch on a tensor, that changes an object passed in
 and does not hand that object back (the caller's loop state cannot see the change); and
 refuses a change to one of the function's own containers that graph control flow cannot
-carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace."""
+carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace.
+
+`changing_call`: a call that changes a list, dict, set or deque inside an expression
+(`log.append(k) is None`, `stack.pop() > 0`) runs as Python where Python control flow runs
+it; it is refused where nothing carries its change: in the test of a loop on a tensor (the
+test's changes are not loop state), in an operand of `and` / `or` or a branch of a
+conditional expression decided by a tensor (a cond that gives only the expression's value),
+and, for `append` (which only as a statement becomes loop or branch state, converters/
+lists.py), anywhere inside a loop or `if` on a tensor. Traced there, the change would happen
+once, while the graph is built, not on each evaluation the graph makes."""
 from __future__ import annotations
 
 import collections
@@ -30,27 +39,48 @@ class SideEffectWarning(UserWarning):
 
 _warned = SideTable("side effects warned")  # graph -> {(file, line, what)}
 _calls = threading.local()  # .stack: a _Call per active converted call
+_uncarried = threading.local()  # .stack: per graph construct being traced, what it is if it carries no state, else None
+
+
+@contextlib.contextmanager
+def uncarried(where: str | None):
+    """Code traced inside is `where` (e.g. "the test of a loop on a tensor"): a construct whose
+    graph carries none of the changes made in it to Python containers; None: one that carries
+    them as its state (a loop's body, an if's branches, a converted function called)."""
+    stack = _uncarried.__dict__.setdefault("stack", [])
+    stack.append(where)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _innermost_uncarried() -> str | None:
+    stack = _uncarried.__dict__.get("stack")
+    return stack[-1] if stack else None
 
 
 class _Call:
     """A converted function called while a graph is built: the control-flow context it
-    was called in (its caller's loop or branch, or None), and the changes it made, outside
-    any loop or branch of its own, to objects passed in: (what, line, file, object)."""
+    was called in (its caller's loop or branch, or None), the construct carrying no state it
+    was called in (`uncarried`, or None), and the changes it made, outside any loop or branch
+    of its own, to objects passed in: (what, line, file, object)."""
 
-    __slots__ = ("context", "changes")
+    __slots__ = ("context", "uncarried", "changes")
 
-    def __init__(self, context):
-        self.context, self.changes = context, []
+    def __init__(self, context, where):
+        self.context, self.uncarried, self.changes = context, where, []
 
 
 @contextlib.contextmanager
 def converted_call_scope():
     g = gc.get_default_graph()
     stack = _calls.__dict__.setdefault("stack", [])
-    call = _Call(control_flow_scope(g))
+    call = _Call(control_flow_scope(g), _innermost_uncarried() if g is not None else None)
     stack.append(call)
     try:
-        yield call
+        with uncarried(None):  # (the function's own loops and ifs carry its own containers)
+            yield call
     finally:
         stack.pop()
 
@@ -72,6 +102,12 @@ def check_call_result(call: _Call, result, fn_name: str) -> None:
     caller (`acc = push(acc, v)`), is loop state there; that is allowed (and warned). An
     object's attribute is not, even returned (`m = m.step(x)` counted one step too)."""
     for what, line, filename, obj in call.changes:
+        if call.uncarried is not None and obj is not None:
+            raise StagingError(
+                f"{os.path.basename(filename)}:{line}: '{what}' changes an object passed to {fn_name}, which is "
+                f"called in {call.uncarried}: the graph carries no change made there, so it would happen once, "
+                f"while the graph is built, not on each evaluation. Call {fn_name} in a statement of its own "
+                f"(e.g. in the loop's body, or under an `if` statement).")
         if _hands_back(result, obj):
             continue
         where = (f"{os.path.basename(filename)}:{line}: '{what}' changes an object passed to {fn_name}, which is "
@@ -139,6 +175,45 @@ def _changed_argument_container(what: str, line: int, filename: str, obj) -> Sta
         f"changes the caller's {kind} there on the paths the run takes; the graph writes back to a {kind} argument "
         f"only the changes made outside graph control flow. Collect the new items in a local instead: {collect}; "
         f"or make the change after the loop or if.")
+
+
+_CONTAINERS = (list, dict, set, collections.deque, StagedList)
+
+
+def changing_call(method, args: tuple, kwargs: dict | None, what: str, line: int, own: bool):
+    """`method(*args, **kwargs)` for a call inside an expression of a method that may change
+    its object (`log.append(k) is None`); refused where nothing carries the change (see the
+    module docstring). `own`: the object is a container the innermost enclosing loop or `if`
+    makes itself (a fresh one each iteration), so a loop or branch on a tensor need not carry
+    it. Calls on other objects go through converted_call as any other call."""
+    obj = getattr(method, "__self__", None)
+    if not isinstance(obj, _CONTAINERS):
+        from ..conversion import converted_call  # noqa: PLC0415 (conversion imports this module)
+
+        return converted_call(method, args, kwargs)
+    g = gc.get_default_graph()
+    if g is not None:
+        where = _innermost_uncarried()
+        if where is None and not own and method.__name__ == "append" and \
+                (control_flow_scope(g) is not None or _in_dry_run()):
+            where = "a loop or `if` on a tensor, inside an expression (only an `append` statement makes the list " \
+                    "loop or branch state)"
+        if where is not None:
+            raise _uncarried_change(what, line, obj, where)
+    if isinstance(obj, StagedList):  # (a list a graph loop appended to: no Python method changes it)
+        raise _uncarried_change(what, line, obj, "an expression, on a list a loop on a tensor appended to")
+    return method(*args, **(kwargs or {}))
+
+
+def _uncarried_change(what: str, line: int, obj, where: str) -> StagingError:
+    here = source_info.user_location()
+    filename = os.path.basename(here.filename) if here is not None else "<unknown>"
+    kind = "list" if isinstance(obj, StagedList) else type(obj).__name__
+    return StagingError(
+        f"{filename}:{line}: '{what}' changes a {kind} in {where}. The graph carries no change made there: it would "
+        f"happen once, while the graph is built, not each time Python would make it. Make the change a statement of "
+        f"its own (`{what}` in the loop's body or under an `if` statement; for a loop's "
+        f"test, before the loop and again at the end of its body) and test what it gave afterwards.")
 
 
 def _in_dry_run() -> bool:
