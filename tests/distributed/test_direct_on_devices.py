@@ -224,3 +224,54 @@ def test_a_while_using_a_variable_is_refused_on_ray():
     with pytest.raises(GraphError) as e:
         Session(g, functional="direct", devices=DEVICES, engine="ray").run(total, {n: np.int64(5)})
     assert "uses variables" in str(e.value) and "engine='local'" in str(e.value), str(e.value)
+
+
+def _damped(x, n):
+    """A cond inside a while, whose gradient needs the loop's intermediates."""
+    v = x
+    i = 0
+    while i < n:
+        if v > 0.5:
+            v = np.tanh(v) * x + 0.25
+        else:
+            v = v * v - 0.1 * x
+        i += 1
+    return v
+
+
+def _gradients(options, args, place=None):
+    """[value, d/dx, d2/dx2] of _damped by gc.gradients twice, run with `options`."""
+    concrete = autograph.function(_damped, **options).get_concrete_function(*args)
+    x = concrete.inputs[0]
+    with concrete.graph.as_default():
+        d1 = gc.gradients(concrete.structured_outputs, [x])[0]
+        d2 = gc.gradients(d1, [x])[0]
+    if place is not None:
+        place(concrete.graph)
+    fetches = [concrete.structured_outputs, d1, d2]
+    s = Session(concrete.graph, functional=options.get("functional"), devices=options.get("devices"))
+    return s.run(fetches, dict(zip(concrete.inputs, args))), s
+
+
+@pytest.mark.parametrize("placement", sorted(PLACEMENTS))
+@pytest.mark.parametrize("x", [0.3, 0.9, -0.7])
+def test_gradients_first_and_second_order_direct_on_two_devices(x, placement):
+    args = (np.float64(x), np.int64(4))
+    direct, s = _gradients({**DIRECT, "devices": DEVICES}, args, PLACEMENTS[placement])
+    lowered, _ = _gradients(LOWERED, args)
+    v1, _ = _gradients(V1, args)
+    assert control_flow_modes._same_bits(direct, lowered), (direct, lowered)
+    np.testing.assert_allclose(direct, v1, rtol=1e-12, atol=1e-15)
+    h = 1e-5
+    fd1 = (_damped(x + h, 4) - _damped(x - h, 4)) / (2 * h)
+    fd2 = (direct_at(x + h) - direct_at(x - h)) / (2 * h)
+    np.testing.assert_allclose(direct[1], fd1, rtol=1e-6)
+    np.testing.assert_allclose(direct[2], fd2, rtol=1e-5, atol=1e-8)
+    types = {op.type for op in s.last_partitioning.graph.get_operations()}
+    assert "While" in types and not types & _V1_PRIMITIVES
+
+
+def direct_at(x: float) -> float:
+    """d/dx of _damped at x, run directly on the two devices (for the second derivative's
+    central difference)."""
+    return _gradients({**DIRECT, "devices": DEVICES}, (np.float64(x), np.int64(4)), PLACEMENTS["round_robin"])[0][1]
