@@ -17,9 +17,12 @@ _local = threading.local()
 
 
 class Chain:
-    def __init__(self, token):
+    def __init__(self, token, anchor=None):
         self.token = token
         self.effects = 0
+        # with no token: makes, on an effect's first need, a tensor of the code being built for
+        # the effect to hang on (a v1 loop's test: an op with no inputs cannot be put in it)
+        self.anchor = anchor
 
 
 def _stack() -> list:
@@ -35,9 +38,10 @@ def current() -> Chain | None:
 
 
 @contextlib.contextmanager
-def chain_scope(token):
-    """Effects made inside are chained after `token` (or only counted if it is None)."""
-    c = Chain(token)
+def chain_scope(token, anchor=None):
+    """Effects made inside are chained after `token` (or only counted if it is None; then
+    `anchor()`, if given, makes a tensor the first effect depends on)."""
+    c = Chain(token, anchor)
     _stack().append(c)
     try:
         yield c
@@ -54,6 +58,15 @@ def graph_for(t):
 
 
 def dependencies() -> list:
+    """What an effect about to be built waits for."""
+    c = current()
+    if c is not None and c.token is None and c.anchor is not None:
+        c.token, c.anchor = c.anchor(), None
+    return [c.token] if c is not None and c.token is not None else []
+
+
+def _state_dependencies() -> list:
+    """What a variable read waits for: the chain's token, if it has one (never an anchor)."""
     c = current()
     return [c.token] if c is not None and c.token is not None else []
 
@@ -72,7 +85,7 @@ def record(op) -> None:
 
 # Variable reads and updates built while tracing join the chain, so they happen in
 # program order and the traced function runs every update (graphcore asks these hooks).
-if dependencies not in gc.eager.state_dependency_hooks:
-    gc.eager.state_dependency_hooks.append(dependencies)
+if _state_dependencies not in gc.eager.state_dependency_hooks:
+    gc.eager.state_dependency_hooks.append(_state_dependencies)
 if record not in gc.eager.state_update_hooks:
     gc.eager.state_update_hooks.append(record)

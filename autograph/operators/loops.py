@@ -668,7 +668,10 @@ class _Loop:
 
         def cond_fn(*vals):
             state.set(self._assemble(vals))
-            with effects.chain_scope(vals[token_at] if self.use_token else None) as chain, \
+            # (without a token: an effect in the test hangs on a loop variable, then the loop is built again
+            # with a token when there is one to chain to)
+            with effects.chain_scope(vals[token_at] if self.use_token else None,
+                                     None if self.use_token else lambda: gc.identity(vals[0])) as chain, \
                     side_effects.uncarried("the test of a loop on a tensor"):
                 c = as_test(self.test())
                 c = truth(c) if is_tensor(c) else gc.constant(bool(c))

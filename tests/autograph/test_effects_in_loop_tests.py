@@ -200,7 +200,23 @@ def print_in_break_test_of_for_loop(xs):
     return s
 
 
-SCALAR_PROGRAMS = [print_in_and, print_in_and_with_effects_around, print_first_in_and, print_in_or,
+def print_of_python_values_first_in_test(x):  # a Print with no tensor input, at the test's top level
+    k = 0
+    while print("test") is None and k < x:
+        k += 1
+    return k
+
+
+def print_of_python_values_in_and(x):
+    k = 0
+    while k < x and print("test") is None:
+        if k > 0 and print("if") is None:
+            k += 1
+        k += 1
+    return k
+
+
+SCALAR_PROGRAMS = [print_of_python_values_first_in_test, print_of_python_values_in_and, print_in_and, print_in_and_with_effects_around, print_first_in_and, print_in_or,
                    print_in_and_in_or, print_in_conditional_expression, print_in_else_of_conditional_expression,
                    print_in_called_test, print_in_call_in_and, print_in_nested_loop_test, prints_in_both_loop_tests,
                    print_in_if_test_in_loop, print_in_or_of_if_test_in_loop, assert_in_and, failing_assert_in_test,
