@@ -923,7 +923,9 @@ class _Generator:
         self.effect_labels += 1
         label = f"W{self.effect_labels}"
         names = [n for n, v in scope.items() if v.kind in (INT, FLOAT, BOOL) and n != counter]
-        shown = ([counter] if counter else []) + r.sample(names, min(len(names), r.choice([0, 1, 1, 2])))
+        # (Python values only, now and then: a print with no tensor input, at the top of a loop's test too)
+        shown = ([counter] if counter and r.random() < 0.8 else []) + \
+            r.sample(names, min(len(names), r.choice([0, 1, 1, 2])))
         printed = f"print({', '.join([repr(label + ':')] + shown)})"
         numbers = [n for n in names if scope[n].kind in (INT, FLOAT)] + ([counter] if counter else [])
         form = r.choice(["is_none", "is_none", "or", "ifexp", "note", "check"])
