@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import linecache
+import os
 import statistics
 import textwrap
 import time
@@ -76,6 +77,7 @@ def _first_call_phases(n: int) -> dict:
 
 
 def main(n: int = 10, repeats: int = 30, firsts: int = 15) -> dict:
+    load_before = os.getloadavg()[0]  # (shared machines: a figure means little without the load beside it)
     python_time = _median_time(lambda: nested(n), 200)
     function(fresh_nested())(np.int64(n))  # (warm-up: the process's first conversion loads what every one uses)
     firsts_s = []
@@ -99,8 +101,10 @@ def main(n: int = 10, repeats: int = 30, firsts: int = 15) -> dict:
         "first_call_ratio": first_time / python_time,
         "steady_call_ratio": steady / python_time,
         "graph_ops": len(graph),
+        "load_average": (load_before, os.getloadavg()[0]),
     }
-    print(f"function with 3 nested control-flow constructs, n={n}")
+    print(f"function with 3 nested control-flow constructs, n={n} (load average {load_before:.2f} before, "
+          f"{figures['load_average'][1]:.2f} after, {os.cpu_count()} cores)")
     print(f"  plain Python call        {python_time * 1e6:10.1f} us")
     print(f"  first call (convert+trace+run) {first_time * 1e3:8.1f} ms  = {figures['first_call_ratio']:9.0f} x Python"
           f"  (median of {firsts} new functions; best {min(firsts_s) * 1e3:.1f} ms)")
