@@ -10,8 +10,9 @@ from ..pyct import anno, templates
 from .base import GuardingTransformer, _JumpState
 
 
-# the nodes without which this pass changes nothing: a tree with none (a `break`) skips it
-ACTS_ON = frozenset({gast.Break})
+# the nodes without which this pass changes nothing: a tree with none (a `break`, or a loop,
+# whose `else` clause this pass moves after it) skips it
+ACTS_ON = frozenset({gast.Break, gast.While, gast.For})
 
 
 class BreakTransformer(GuardingTransformer):
