@@ -928,7 +928,7 @@ class _Generator:
             r.sample(names, min(len(names), r.choice([0, 1, 1, 2])))
         printed = f"print({', '.join([repr(label + ':')] + shown)})"
         numbers = [n for n in names if scope[n].kind in (INT, FLOAT)] + ([counter] if counter else [])
-        form = r.choice(["is_none", "is_none", "or", "ifexp", "note", "check"])
+        form = r.choice(["is_none", "is_none", "or", "ifexp", "note", "check", "check"])
         if form in ("ifexp", "or", "note", "check") and not numbers:
             form = "is_none"
         if form == "is_none":
