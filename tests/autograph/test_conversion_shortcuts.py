@@ -92,9 +92,14 @@ def test_a_pass_is_skipped_only_without_its_nodes(monkeypatch):
     monkeypatch.undo()
     original = break_statements.transform
     monkeypatch.setattr(break_statements, "transform", lambda node, ctx: ran.append(1) or original(node, ctx))
-    no_break = _functions("def g(n):\n    for i in range(n):\n        n += i\n    return n\n", "<no break>")[0]
+    # (a loop without break is not enough: the pass moves a loop's else clause after it)
+    no_break = _functions("def g(n):\n    if n > 2:\n        n += 1\n    return n\n", "<no break, no loop>")[0]
     assert _conversion(no_break, True, monkeypatch)[0] == "converted" and ran == []  # skipped
     assert _conversion(fn, True, monkeypatch)[0] == "converted" and ran == [1]
+    for loop in ("while n > 0:\n        n -= 1", "for i in range(n):\n        n += i"):  # else, no break
+        loop_else = _functions(f"def h(n):\n    {loop}\n    else:\n        n = -n\n    return n\n", "<loop else>")[0]
+        assert _conversion(loop_else, True, monkeypatch) == _conversion(loop_else, False, monkeypatch)
+        assert _conversion(loop_else, True, monkeypatch)[0] == "converted"
 
 
 def _code_info_by_dis(code: types.CodeType) -> tuple[frozenset, frozenset]:
