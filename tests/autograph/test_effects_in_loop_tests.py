@@ -190,6 +190,16 @@ def prints_in_test_and_body(x):
     return k
 
 
+def print_in_test_of_a_loop_in_a_loop_over_an_array(xs):
+    s = 0
+    for v in xs:
+        j = 0
+        while j < v and print("w", j, v) is None:
+            j += 1
+        s += j
+    return s
+
+
 def print_in_break_test_of_for_loop(xs):
     s = 0.0
     for v in xs:
@@ -216,7 +226,49 @@ def print_of_python_values_in_and(x):
     return k
 
 
-SCALAR_PROGRAMS = [print_of_python_values_first_in_test, print_of_python_values_in_and, print_in_and, print_in_and_with_effects_around, print_first_in_and, print_in_or,
+def print_in_test_of_a_loop_in_a_branch(x):
+    k = 0
+    if x > 1:
+        while k < x and print("in-if", k) is None:
+            k += 1
+    else:
+        k = -1
+    print("end", k)
+    return k
+
+
+def _counts_with_a_print_in_its_test(x):
+    k = 0
+    while print("h", k) is None and k < x:
+        k += 1
+    return k
+
+
+def print_in_test_of_a_helper_called_twice(x):
+    return _counts_with_a_print_in_its_test(x) + _counts_with_a_print_in_its_test(x + 1)
+
+
+def print_in_elif_test_in_loop(x):
+    k = 0
+    s = 0
+    while k < x:
+        if k == 0:
+            s += 1
+        elif k > 1 and print("elif", k) is None:
+            s += 10
+        k += 1
+    return s
+
+
+def print_under_not_in_test(x):
+    k = 0
+    while not print("n", k) and k < x:
+        k += 1
+    return k
+
+
+SCALAR_PROGRAMS = [print_in_test_of_a_loop_in_a_branch, print_in_test_of_a_helper_called_twice,
+                   print_in_elif_test_in_loop, print_under_not_in_test, print_of_python_values_first_in_test, print_of_python_values_in_and, print_in_and, print_in_and_with_effects_around, print_first_in_and, print_in_or,
                    print_in_and_in_or, print_in_conditional_expression, print_in_else_of_conditional_expression,
                    print_in_called_test, print_in_call_in_and, print_in_nested_loop_test, prints_in_both_loop_tests,
                    print_in_if_test_in_loop, print_in_or_of_if_test_in_loop, assert_in_and, failing_assert_in_test,
@@ -238,9 +290,11 @@ def test_effects_in_loop_tests_run_as_python_runs_them(fn, options):
 
 
 @pytest.mark.parametrize("options", MODES)
-def test_effects_in_the_break_test_of_a_loop_over_an_array(options):
+@pytest.mark.parametrize("fn", [print_in_break_test_of_for_loop, print_in_test_of_a_loop_in_a_loop_over_an_array],
+                         ids=lambda f: f.__name__)
+def test_effects_in_tests_inside_a_loop_over_an_array(fn, options):
     for xs in (np.array([0.0, 1.0, 3.0, 2.0]), np.array([1.5, 0.5]), np.array([], dtype=np.float64)):
-        _agrees(print_in_break_test_of_for_loop, (xs,), options)
+        _agrees(fn, (xs,), options)
 
 
 def _ancestors_in_the_iteration(t: gc.Tensor) -> set:
