@@ -25,6 +25,10 @@ from ..pyct.qual_names import is_composite
 from ..pyct.transformer import child_nodes, not_entered, walk
 from .base import Converter
 
+# the nodes without which this pass changes nothing: a tree with none (no attribute or item
+# changed, no method called) skips it, and the analysis it reads
+ACTS_ON = frozenset({gast.Attribute, gast.Subscript})
+
 # methods of Python containers that change them in place
 CHANGING_METHODS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault",
                     "add", "discard", "sort", "reverse", "appendleft", "extendleft", "popleft"}
