@@ -111,16 +111,11 @@ class _Accumulators:
             if p is t and self.passthrough[k]:  # a loop invariant: the value the loop was given
                 hit = self.popped[id(t)] = self.gb.capture(op.inputs[k])
                 return hit
-        # the forward loop pushes t every iteration
-        fg = op.graph
-        with fg.inserting_before(op):
-            init = list_ops.tensor_list_new(t.dtype, t.shape.dims)
-        self.cond_fn.add_argument(dt.variant, [], "acc")
-        acc = body_fn.add_argument(dt.variant, [], "acc")
-        with body_fn.as_default():
-            body_fn.outputs.append(list_ops.tensor_list_push_back(acc, t, element_dtype=t.dtype))
-        fg.append_input(op, init)
-        final = fg.append_output(op, dt.variant, [])
+        if t.op.type == "Const" and not t.op.control_inputs:  # the same in every iteration: made again
+            with self.gb.as_default():  # here, as v1 hoists a loop's constants out of it
+                hit = self.popped[id(t)] = constant(t.op.attrs["value"], dtype=t.op.attrs["dtype"])
+            return hit
+        final = _accumulated(op, body_fn, self.cond_fn, t)
         # the gradient loop pops it
         lst = self.gb.add_argument(dt.variant, [], "acc")
         with self.gb.as_default():
@@ -130,6 +125,28 @@ class _Accumulators:
         self.finals.append(final)
         self.popped[id(t)] = value
         return value
+
+
+def _accumulated(op: Operation, body_fn: FuncGraph, cond_fn: FuncGraph, t: Tensor) -> Tensor:
+    """The list of `t`'s values in every iteration of the forward While `op` (an output of
+    it): pushed by its body onto a new list loop variable when first asked for, the same
+    list for every later gradient (second order, or gc.gradients called again), as v1's
+    accumulators are cached per loop and tensor (lists are values: each pops its own)."""
+    lists = body_fn.__dict__.setdefault("accumulated", {})  # id(t) -> (t, index of the op's output)
+    hit = lists.get(id(t))
+    if hit is not None and hit[0] is t:
+        return op.outputs[hit[1]]
+    fg = op.graph
+    with fg.inserting_before(op):
+        init = list_ops.tensor_list_new(t.dtype, t.shape.dims)
+    cond_fn.add_argument(dt.variant, [], "acc")
+    acc = body_fn.add_argument(dt.variant, [], "acc")
+    with body_fn.as_default():
+        body_fn.outputs.append(list_ops.tensor_list_push_back(acc, t, element_dtype=t.dtype))
+    fg.append_input(op, init)
+    final = fg.append_output(op, dt.variant, [])
+    lists[id(t)] = (t, final.value_index)
+    return final
 
 
 @while_op.gradient

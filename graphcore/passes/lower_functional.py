@@ -22,6 +22,7 @@ from ..control_flow import while_loop as _while_loop
 from ..graph import Graph, Operation, Tensor
 from ..library import INLINE_HOOKS, called_functions, function_attrs
 from ..ops.array_ops import constant, identity
+from ..ops.control_flow_ops import merge_op
 from ..v2_control_flow import control_flow_v2
 
 
@@ -38,6 +39,7 @@ def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
     if replace is None:
         replace = graph.replace_all_uses_with
     todo = [op for op in graph.get_operations() if function_attrs(op.op_def)]
+    mark, replaced = graph.checkpoint(), set()
     with control_flow_v2(False), _one_lowering():
         for op in todo:
             with graph.inserting_before(op), graph.without_name_scope():  # (the op's own scope is given
@@ -60,6 +62,10 @@ def lower_functional(graph: Graph, replace=None, is_fetched=None) -> int:
             if counter is not None and counter.type == "Const" and not counter.outputs[0].readers \
                     and not counter.waiters:
                 graph.erase_op(counter)  # the iteration counter's start, when the loop was built without it
+            if is_fetched is None:  # (the caller may fetch any output it replaced)
+                replaced.update(id(t) for t in new if t is not None)
+        _drop_unread_merges(graph, mark, lambda o: any((id(t) in replaced) if is_fetched is None else is_fetched(t)
+                                                       for t in o.outputs))
     if todo:
         graph.clear_library()  # (every function was inlined)
     return len(todo)
@@ -97,9 +103,84 @@ def _scope_of(g: Graph, op: Operation, top: bool) -> str:
 def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[Tensor]:
     pred, args = inputs[0], inputs[1:]
     lib = op.graph  # (the op's own library: `g` may be a new graph the lowering copies into)
-    then_fn, else_fn = lib.get_function(op.attrs["then_branch"]), lib.get_function(op.attrs["else_branch"])
-    out = _cond(pred, lambda: inline(g, then_fn, args), lambda: inline(g, else_fn, args), name=name)
-    return list(out) if out is not None else []
+    fns = {1: lib.get_function(op.attrs["then_branch"]), 0: lib.get_function(op.attrs["else_branch"])}
+    outer = g.control_flow_context
+    ctxs = _branches_read(g, pred, args)
+    if ctxs is None:
+        ctxs = {}
+
+        def branch(b: int):
+            def build():
+                ctxs[b] = g.control_flow_context
+                return inline(g, fns[b], args)
+            return build
+
+        out = _cond(pred, branch(1), branch(0), name=name)
+        out = list(out) if out is not None else []
+    else:
+        out = _cond_in_branches(g, ctxs, fns, args, name)
+    for m in out:  # what a later If on this predicate reads of this one
+        if m.op.type == "Merge":
+            _ifs.lowered[id(m)] = (m, ctxs, {0: m.op.inputs[0], 1: m.op.inputs[1]})
+    return out
+
+
+_STRUCTURE = frozenset({"Enter", "Exit", "NextIteration", "LoopCond", "Placeholder"})
+
+
+def _drop_unread_merges(g: Graph, mark: int, is_kept) -> None:
+    """Erase the Merges of lowered Ifs that nothing reads, and the ops made since `mark`
+    (by this lowering) that only they need: an output a gradient If asked for and now
+    reads in the branches (_branches_read), with the zeros the other branch gave for it.
+    `is_kept(op)`: the caller fetches it or an output. A loop's own ops stay (pruning keeps or
+    drops a loop whole)."""
+    doomed: set[int] = set()
+    stack = [m.op for m, _, _ in _ifs.lowered.values()]
+    while stack:
+        op = stack.pop()
+        if id(op) in doomed or op.serial < mark or op.type in _STRUCTURE or op.op_def.stateful \
+                or any(id(w) not in doomed for w in op.waiters) \
+                or any(id(r) not in doomed for t in op.outputs for r in t.readers) \
+                or is_kept(op):
+            continue
+        doomed.add(id(op))
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    if doomed:
+        g.erase_ops([op for op in g.get_operations() if id(op) in doomed])
+
+
+def _branches_read(g: Graph, pred: Tensor, args: list[Tensor]):
+    """The branch contexts of an If lowered before on the same predicate, in this context,
+    one of whose outputs this If reads (its gradient If, the talk's "an If on the same
+    predicate"), or None. Built in them, this If's branches read that If's branch values
+    as v1's gradient does, instead of its Merges through Switches of their own."""
+    outer = g.control_flow_context
+    for a in args:
+        hit = _ifs.lowered.get(id(a))
+        if hit is not None and hit[0] is a:
+            ctxs = hit[1]
+            if ctxs[1].outer is outer and ctxs[1].pred is (outer.capture(pred) if outer is not None else pred):
+                return ctxs
+    return None
+
+
+def _cond_in_branches(g: Graph, ctxs: dict, fns: dict, args: list[Tensor], name: str) -> list[Tensor]:
+    """An If lowered into the branch contexts `ctxs` of an If on the same predicate: an
+    argument that is an output of an If lowered into them is read, in each branch, as that
+    branch's value of it; the outputs are Merges as `cond` builds them."""
+    results = {}
+    with g.name_scope(name):
+        for b in (1, 0):
+            own = []
+            for a in args:
+                hit = _ifs.lowered.get(id(a))
+                own.append(hit[2][b] if hit is not None and hit[0] is a and hit[1] is ctxs else a)
+            with g.in_control_flow_context(ctxs[b]):
+                results[b] = [ctxs[b].capture(v) for v in inline(g, fns[b], own)]
+        with g.in_control_flow_context(ctxs[1].outer):
+            return [g.create_op(merge_op, [f, t], name="Merge", capture=False).outputs[0]
+                    for t, f in zip(results[1], results[0])]
 
 
 def _lower_while(g: Graph, op: Operation, inputs: list[Tensor], name: str, kept: set) -> list[Tensor]:
@@ -148,18 +229,21 @@ def _counter_unread(op: Operation, cond_fn, body_fn) -> bool:
 
 
 _effects = threading.local()  # .memo: function name -> whether a call runs an effect, for one lowering
+# .lowered: id(output of a lowered If) -> (that output, the If's branch contexts, {branch: its value there})
+_ifs = threading.local()
 
 
 @contextlib.contextmanager
 def _one_lowering():
     """What functions are found to do is kept while one graph is lowered (its library does
-    not change meanwhile: the lowering only reads it)."""
-    before = getattr(_effects, "memo", None)
+    not change meanwhile: the lowering only reads it), and so are the Ifs lowered so far."""
+    before, lowered = getattr(_effects, "memo", None), getattr(_ifs, "lowered", None)
     _effects.memo = {} if before is None else before
+    _ifs.lowered = {} if lowered is None else lowered
     try:
         yield
     finally:
-        _effects.memo = before
+        _effects.memo, _ifs.lowered = before, lowered
 
 
 def _has_effects(op: Operation) -> bool:
@@ -295,7 +379,9 @@ def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
     op_map: dict = {}
     with new.as_default(), control_flow_v2(False), _one_lowering():
         outs = inline(new, _TopLevel(graph, list(fetches) + list(feeds)), [], op_map=op_map)
+        new_targets = [op_map[id(o)] for o in targets]
+        kept = {id(t.op) for t in outs if t is not None} | {id(o) for o in new_targets if o is not None}
+        _drop_unread_merges(new, 0, lambda o: id(o) in kept)
     new.collections = dict(graph.collections)
     n = len(fetches)
-    new_targets = [op_map[id(o)] for o in targets]
     return new, outs[:n], new_targets, outs[n:]
