@@ -69,7 +69,7 @@ import numpy as np
 from graphcore.errors import (CancelledError, DeadlineExceededError, ExecutionError, InvalidArgumentError,
                               execution_error_type)
 
-from . import blas, handlers
+from . import blas, handlers, loop_runner
 from .cost import POOL_MIN_NS, UNLOCK_MIN_NS, estimate_ns
 from . import interrupt
 from .deadline import WATCHDOG, Deadline
@@ -518,7 +518,9 @@ class ExecutorState:
             self._activate_nodes(item, item.control_edges, frame, it, None, node.is_dead)
 
     def _run_enter(self, node: TaggedNode) -> None:
-        """Enter(d, f): d in iteration 0 of child frame f (every iteration, if constant)."""
+        """Enter(d, f): d in iteration 0 of child frame f (every iteration, if constant). A
+        frame with a loop runner keeps its Enters until the last one, then runs whole
+        (_run_loop)."""
         item, frame, it = node.item, node.frame, node.iteration
         s = item.input_start
         value = it.inputs[s]
@@ -527,6 +529,21 @@ class ExecutorState:
         child = frame.children.get((item.child_frame.name, it.iter_id))
         if child is None:
             child = self._new_frame(item.child_frame, frame, it)
+        if child.entered is not None:
+            child.entered.append((item, value, dead))
+            child.num_pending_inputs -= 1
+            if child.num_pending_inputs == 0:
+                self._run_loop(child)
+            return
+        self._enter(item, child, value, dead)
+        child.num_pending_inputs -= 1
+        if child.num_pending_inputs == 0:  # iteration 0 may have been waiting for this Enter alone
+            first = min(child.iterations) if child.iterations else None
+            if first is not None and child.iterations[first].outstanding_ops == 0:
+                self._cleanup(child, first)
+
+    def _enter(self, item: NodeItem, child: FrameState, value, dead: bool) -> None:
+        """An Enter's value (or dead token) into frame instance `child`."""
         if item.is_constant_enter:
             child.loop_invariants.append((item, value, dead))
             targets = list(child.iterations.values())
@@ -536,11 +553,18 @@ class ExecutorState:
             self._activate_nodes(item, item.out_edges[0], child, ist, value, dead)
             if item.control_edges:
                 self._activate_nodes(item, item.control_edges, child, ist, None, dead)
-        child.num_pending_inputs -= 1
-        if child.num_pending_inputs == 0:  # iteration 0 may have been waiting for this Enter alone
-            first = min(child.iterations) if child.iterations else None
-            if first is not None and child.iterations[first].outstanding_ops == 0:
-                self._cleanup(child, first)
+
+    def _run_loop(self, child: FrameState) -> None:
+        """Every Enter of `child` arrived: its loop runner runs it (executor/loop_runner.py),
+        or, an Enter being dead, they are delivered now as they would have been."""
+        entered, child.entered = child.entered, None
+        if child.info.runner.run(self, child, entered):
+            return
+        for item, value, dead in entered:
+            self._enter(item, child, value, dead)
+        first = min(child.iterations) if child.iterations else None
+        if first is not None and child.iterations[first].outstanding_ops == 0:
+            self._cleanup(child, first)
 
     def _run_exit(self, node: TaggedNode) -> None:
         """Exit(d): d in the parent frame; a dead d is kept (_note_dead_exit)."""
@@ -806,6 +830,11 @@ class ExecutorState:
     # -- frames and iterations ---------------------------------------------------------
     def _new_frame(self, info: FrameInfo, parent: FrameState, parent_iter: IterationState) -> FrameState:
         child = FrameState(info, parent, parent_iter)
+        if info.runner is not False and self.lock is None and self.trace is None:  # (loop_runner.py: when)
+            if info.runner is None and info.iterations_run >= loop_runner.RUNNER_AFTER:
+                info.runner = loop_runner.loop_runner(self.plan, info) or False
+            if info.runner:
+                child.entered = []
         parent.children[(info.name, parent_iter.iter_id)] = child
         parent_iter.outstanding_frame_count += 1
         self.stats.frames += 1
@@ -891,6 +920,7 @@ class ExecutorState:
             self._activate_nodes(item, item.out_edges[0], parent, pit, None, True)
             self._activate_nodes(item, item.control_edges, parent, pit, None, True)
         frame.dead_exits = []
+        frame.info.iterations_run += frame.iteration_count + 1
         frame.give_back_iterations()
         del parent.children[(frame.info.name, pit.iter_id)]
         pit.outstanding_frame_count -= 1

@@ -106,6 +106,8 @@ class FrameInfo:
     spare_iterations: list = field(default_factory=list)  # of ended instances, for the next (state.FrameState)
     promoted_in: tuple = ()  # (frame instance, iteration) a node last got its generated handler in (handlers.promote)
     levels: list | None = None  # per node, its level in an iteration (handlers.frame_levels)
+    iterations_run: int = 0  # by its ended instances, until it gets a runner (loop_runner.RUNNER_AFTER)
+    runner: object = None  # its loop_runner.LoopRunner (None: not looked for yet; False: not straight-line)
 
 
 class ExecutionPlan:

@@ -96,7 +96,7 @@ class FrameState:
 
     __slots__ = ("info", "parent", "parent_iter", "iterations", "iteration_count", "num_outstanding_iterations",
                  "max_parallel_iterations", "num_pending_inputs", "loop_invariants", "next_iteration_roots",
-                 "dead_exits", "path", "children", "free_iterations", "max_iterations_seen", "start")
+                 "dead_exits", "path", "children", "free_iterations", "max_iterations_seen", "start", "entered")
 
     def __init__(self, info, parent: "FrameState | None", parent_iter: IterationState | None):
         self.info = info
@@ -117,6 +117,7 @@ class FrameState:
         self.free_iterations: list = []       # finished IterationStates, for reuse
         self.max_iterations_seen = 1          # most iterations in flight so far (for RunStats)
         self.start: IterationStart | None | bool = False  # (False: not looked at yet)
+        self.entered: list | None = None  # (Enter item, value, dead) kept for its loop runner (executor._run_enter)
         self.iterations: dict[int, IterationState] = {0: self._spare_iteration(0)}
 
     def _spare_iteration(self, iter_id: int) -> IterationState:

@@ -8,10 +8,18 @@ import pytest
 
 import executor.handlers
 import executor.kernel_contract
+import executor.loop_runner
 import executor.plan
 import graphcore as gc
 from executor import Session
 from graphcore.registry import define_op, get_op_def, registered_ops
+
+
+@pytest.fixture(autouse=True)
+def no_loop_runners(monkeypatch):
+    """These tests are of the handlers, which run a loop node by node: no loop gets a runner
+    (executor/loop_runner.py, tests/executor/test_loop_runner.py) that would run it whole."""
+    monkeypatch.setattr(executor.loop_runner, "RUNNER_AFTER", 10**18)
 
 
 @pytest.fixture
