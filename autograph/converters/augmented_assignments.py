@@ -25,6 +25,10 @@ _STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft",
 _LITERALS = (gast.List, gast.Tuple, gast.Set, gast.Dict)
 
 
+# the nodes without which this pass changes nothing: a tree with none (an `a += b`) skips it
+ACTS_ON = frozenset({gast.AugAssign})
+
+
 def held_names(fn: gast.FunctionDef, lineno) -> dict[str, int]:
     """Names whose value the function puts into a container or an object that outlives the
     statement (`acc = [v]`, `acc.append(v)`, `d[k] = v`, `self.h = v`), each with the first

@@ -8,6 +8,9 @@ import gast
 from ..pyct import templates
 from .base import Converter
 
+# the nodes without which this pass changes nothing: a tree with none (a call) skips it
+ACTS_ON = frozenset({gast.Call})
+
 # Calls that depend on the caller's frame and must stay where they are.
 _LEAVE_ALONE = {"super", "locals", "globals", "vars", "eval", "exec", "dir"}
 

@@ -27,6 +27,11 @@ from ..pyct.transformer import walk
 from .base import Converter
 
 
+# the nodes without which this pass changes nothing: a tree with none (straight-line code) skips it,
+# and the analyses it reads
+ACTS_ON = frozenset({gast.If, gast.While, gast.For})
+
+
 def state_vars(modified, live: frozenset) -> list[str]:
     """Modified names that are live, then modified composites; sorted for stable code."""
     basic = sorted(m for m in modified if not is_composite(m) and m in live)
