@@ -79,7 +79,8 @@ def transform_node(node: gast.AST, ctx: Context, skip_idle: bool = True) -> gast
     """`node` through every pass in order. A pass whose module names the nodes it acts on
     (`ACTS_ON`) is skipped when the tree has none of them (`skip_idle`; most functions
     have no break, try, with, f-string...): the node classes are found by a walk, again
-    only after a pass that ran (it may have made new nodes) when a later pass asks."""
+    only after a pass that ran (it may have made new nodes) when a later pass asks. The
+    runtime's functions the passes call (`ag__.augmented`) are no attributes to act on."""
     passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
     present: set | None = None  # the tree's node classes, as last walked
     changed = True  # a pass ran since: `present` may lack the classes of nodes it made
@@ -87,7 +88,7 @@ def transform_node(node: gast.AST, ctx: Context, skip_idle: bool = True) -> gast
         acts_on = getattr(p, "ACTS_ON", None) if skip_idle else None
         if acts_on is not None:
             if changed and (present is None or present.isdisjoint(acts_on)):
-                present, changed = node_classes(node), False
+                present, changed = node_classes(node, runtime="ag__"), False
             if present.isdisjoint(acts_on):
                 continue  # (classes a pass removed may linger in `present`: then it runs, as before)
         needed = _requires_analysis(p)

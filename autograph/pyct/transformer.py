@@ -135,9 +135,10 @@ def walk(node) -> list:
     return out
 
 
-def node_classes(node) -> set:
+def node_classes(node, runtime: str | None = None) -> set:
     """The classes of the nodes under `node` (itself included, contexts and operators too):
-    one pass over the fields, in no order, cheaper than a walk."""
+    one pass over the fields, in no order, cheaper than a walk. With `runtime` (a name), an
+    attribute of that name (`ag__.for_stmt`: what converters write) counts as no Attribute."""
     seen: set = set()
     todo = [node]
     pop, push, extend, add = todo.pop, todo.append, todo.extend, seen.add
@@ -145,8 +146,9 @@ def node_classes(node) -> set:
         n = pop()
         if not isinstance(n, ast.AST):  # (a name, a number, None: fields that hold no node)
             continue
-        add(n.__class__)
         fields = n.__dict__
+        if runtime is None or n.__class__ is not gast.Attribute or getattr(fields.get("value"), "id", None) != runtime:
+            add(n.__class__)
         for field in n._fields:
             value = fields.get(field)
             if value.__class__ is list:
