@@ -84,13 +84,28 @@ def _several_outputs(target, out) -> TypeError:
         "(grad(f, has_aux=True)(x) -> (gradient, aux); value_and_grad -> ((value, aux), gradient)).")
 
 
+def _run_options(f) -> dict:
+    """How `f` runs when it is a Function made with options (compiled, on devices, its
+    control flow and engine), or the gradient of one: its gradient runs the same way
+    (`grad(function(f, jit_compile=True))` compiles the gradient's loops too)."""
+    inherited = getattr(f, "run_options", None)
+    if inherited is not None:
+        return dict(inherited)
+    if not isinstance(f, Function):
+        return {}
+    return {"optimize": f.optimize, "skip_passes": f.skip_passes, "jit_compile": f.jit_compile,
+            "devices": f.devices, "engine": f.engine, "control_flow": f.control_flow,
+            "functional": f.functional, "engine_options": f.engine_options}
+
+
 def value_and_grad(f, argnums=0, has_aux: bool = False):
     """A function returning `(f(*args), gradient)`, the gradient of f's scalar output with
     respect to the argument(s) at `argnums` (an int, or a tuple giving a tuple of
     gradients). Control flow on tensors in `f` is converted as by `@function`; the
     traced graph is cached by the arguments' dtypes and shapes. With `has_aux=True`, f
     returns a pair `(value, aux)`: the value is differentiated and the call returns
-    `((value, aux), gradient)`, as JAX's does.
+    `((value, aux), gradient)`, as JAX's does. A Function made with options
+    (`function(f, jit_compile=True, devices=...)`) is differentiated and run with them.
 
     Raises GraphError when f's output is not a scalar, TypeError when it returns several
     values without has_aux, and TypeError when a differentiated argument is a numpy
@@ -100,8 +115,8 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
     target = f.bound_python_function if isinstance(f, Function) else f
     sig = inspect.signature(target)
 
-    @functools.wraps(target)
-    def traced(*args, **kwargs):
+    @functools.wraps(target, updated=())  # (not target's attributes: a grad's get_concrete_function would
+    def traced(*args, **kwargs):          # become the Function's own, the inner gradient's trace)
         # inlined into another trace, a differentiated argument may be a numpy value (a
         # constant of that trace): differentiate with respect to it as a tensor
         args = tuple(gc.constant(a) if i in nums and isinstance(a, (np.ndarray, np.generic)) else a
@@ -135,7 +150,8 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
         return ((out, aux), gradient) if has_aux else (out, gradient)
 
     traced.__signature__ = sig
-    compiled = Function(traced, autograph=False)
+    options = _run_options(f)
+    compiled = Function(traced, autograph=False, **options)
 
     @functools.wraps(target)
     def run(*args, **kwargs):
@@ -147,6 +163,7 @@ def value_and_grad(f, argnums=0, has_aux: bool = False):
         return compiled(*args, **kwargs)
 
     run.get_concrete_function = lambda *a, **k: compiled.get_concrete_function(*a, **k)
+    run.run_options = options
     return run
 
 
@@ -162,4 +179,5 @@ def grad(f, argnums=0, has_aux: bool = False):
         return (gradient, value[1]) if has_aux else gradient
 
     run.get_concrete_function = vg.get_concrete_function
+    run.run_options = vg.run_options
     return run

@@ -18,7 +18,8 @@ give the same results as one another, not only each close to Python's.
 The kinds: "values" (random_programs), "arrays" (random_array_programs), "grads"
 (random_grad_programs: value, first and second order by autograph.grad and gc.gradients,
 against finite differences; the modes are switched by AUTOGRAPH_CONTROL_FLOW and
-AUTOGRAPH_FUNCTIONAL, so `options` do not reach them).
+AUTOGRAPH_FUNCTIONAL, and `options` (--jit, --devices) reach every one of those
+computations: random_grad_programs.check_function).
 
     python -m autograph.testing.control_flow_modes --kind values --seed 0 --n 1000 [--jit|--devices]
 """
@@ -76,7 +77,7 @@ def _same_bits(a, b) -> bool:
 def check(kind: str, seed: int, options: dict | None = None) -> tuple[str, str]:
     """The verdict and detail of the program of `seed` under every mode (see the module)."""
     if kind == "grads":
-        return _check_grads(seed)
+        return _check_grads(seed, options)
     import autograph  # noqa: PLC0415
 
     program = _generate(kind, seed)
@@ -146,14 +147,14 @@ def _environment(control_flow: str, functional: str):
                 os.environ[k] = v
 
 
-def _check_grads(seed: int) -> tuple[str, str]:
+def _check_grads(seed: int, options: dict | None = None) -> tuple[str, str]:
     from . import random_grad_programs as rgp  # noqa: PLC0415
 
     program = rgp.generate(seed)
     found = {}
     for mode, (control_flow, functional) in ENV.items():
         with _environment(control_flow, functional):
-            found[mode] = rgp.check_function(rgp._load(program), program.args, program.wrt)
+            found[mode] = rgp.check_function(rgp._load(program), program.args, program.wrt, options)
     if all(p is None for p in found.values()):
         return "agreed", ""
     if len(set(found.values())) == 1:

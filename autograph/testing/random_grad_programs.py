@@ -426,13 +426,31 @@ def _fmt(value) -> str:
     return np.array2string(np.asarray(value, dtype=np.float64), precision=10) if value is not None else "None"
 
 
-def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
+def check_function(f: Callable, args: tuple, wrt: tuple, options: dict | None = None) -> Optional[str]:
     """Compare f's value and gradients computed through the graph (autograph.value_and_grad,
     autograph.grad twice, gc.gradients twice on the traced graph) with plain Python and
-    its finite differences at `args`. None if all agree, else what disagreed."""
+    its finite differences at `args`. None if all agree, else what disagreed.
+
+    `options`: how every one of them runs, as `autograph.function` takes them
+    (`jit_compile`, `devices`, `control_flow`, `functional`...): the gradients of
+    `function(f, **options)`, and a Session with them for gc.gradients. With `devices`,
+    each graph's ops are spread over the devices round-robin, so every run crosses them
+    (left alone, all would sit on the first)."""
     import autograph  # noqa: PLC0415 (the generator alone needs neither)
     import graphcore as gc  # noqa: PLC0415
     from executor import Session  # noqa: PLC0415
+    from executor.session import functional_mode  # noqa: PLC0415
+    from graphcore.placement import spread  # noqa: PLC0415
+
+    options = dict(options or {})
+    devices = options.get("devices")
+    target = autograph.function(f, **options) if options else f
+
+    def spread_over_devices(run: Callable) -> Callable:
+        """`run` (a gradient function) with its traced graph's ops spread over `devices`."""
+        if devices:
+            spread(run.get_concrete_function(*args).graph, devices, "round-robin", keep_given=False)
+        return run
 
     names = list(inspect.signature(f).parameters)
     problems: list[str] = []
@@ -466,7 +484,7 @@ def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
     # first order, autograph
     argnums = wrt[0] if len(wrt) == 1 else wrt
     result = attempt(f"autograph.value_and_grad(f, argnums={argnums})",
-                     lambda: autograph.value_and_grad(f, argnums=argnums)(*args))
+                     lambda: spread_over_devices(autograph.value_and_grad(target, argnums=argnums))(*args))
     if result is not None:
         value, grads = result
         if not _close(value, plain, 1e-9, 1e-12):
@@ -480,12 +498,13 @@ def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
     if scalars:
         i = scalars[0]
         what = f"second order d2/d{names[i]}2 by autograph.grad(autograph.grad(f, argnums={i}), argnums={i})"
-        got = attempt(what, lambda: autograph.grad(autograph.grad(f, argnums=i), argnums=i)(*args))
+        got = attempt(what, lambda: spread_over_devices(autograph.grad(autograph.grad(target, argnums=i),
+                                                                       argnums=i))(*args))
         compare(what, got, second[i], SECOND_RTOL, SECOND_ATOL)
 
     # first and second order, gc.gradients twice on the traced graph
     def graph_derivatives():
-        concrete = autograph.function(f).get_concrete_function(*args)
+        concrete = autograph.function(f, **options).get_concrete_function(*args)
         out = concrete.structured_outputs
         if not isinstance(out, gc.Tensor):
             raise TypeError(f"the traced function returned a Python value {out!r}, not a tensor")
@@ -499,7 +518,15 @@ def check_function(f: Callable, args: tuple, wrt: tuple) -> Optional[str]:
                 d2 = gc.gradients(gc.reduce_sum(d1), [placeholders[k]])[0]  # H @ ones for an array
                 fetches += [d1, gc.zeros_like(placeholders[k]) if d2 is None else d2]
         feeds = {p: args[k] for k, p in placeholders.items()}
-        return Session(concrete.graph, num_threads=1).run(fetches, feed_dict=feeds)
+        if devices:
+            spread(concrete.graph, devices, "round-robin", keep_given=False)
+        jit = options.get("jit_compile", False)
+        functional = options.get("functional")
+        if jit and functional_mode(functional) == "direct":
+            functional = "lower"  # (as @function does: with jit_compile the Whiles are lowered and compiled)
+        return Session(concrete.graph, num_threads=1, jit_compile=jit, devices=devices,
+                       engine=options.get("engine", "local"), engine_options=options.get("engine_options"),
+                       functional=functional).run(fetches, feed_dict=feeds)
 
     derivatives = attempt("gc.gradients on the traced graph", graph_derivatives)
     if derivatives is not None:

@@ -77,3 +77,36 @@ def test_conformance_programs_under_v2_compiled_and_on_two_devices(f, args, opti
     assert out == py_out
     if py_error is None:
         assert_same(py_value, value)
+
+
+def test_grads_options_reach_every_computation(monkeypatch):
+    """--jit and --devices reach the grads kind: each of its three computations (value_and_grad,
+    grad of grad, gc.gradients twice) under each mode compiles the program's loops, or
+    runs across both devices; the verdict is still agreement with finite differences.
+    (Seed 3 has a tensor while loop; nine graphs = three modes x three computations.)"""
+    from executor import Session
+    from graphcore.passes import manager
+
+    compiled = []
+    compile_loops = manager.PASSES["compile_loops"]
+
+    def counting(graph, state):
+        n = compile_loops(graph, state)
+        compiled.append((id(graph), n))
+        return n
+
+    monkeypatch.setitem(manager.PASSES, "compile_loops", counting)
+    assert control_flow_modes.check("grads", 3, {"jit_compile": True}) == ("agreed", "")
+    assert len({g for g, n in compiled if n}) == 9
+
+    messages = []
+    on_devices = Session._run_on_devices
+
+    def crossing(self, *args, **kwargs):
+        out = on_devices(self, *args, **kwargs)
+        messages.append(self.last_messages)
+        return out
+
+    monkeypatch.setattr(Session, "_run_on_devices", crossing)
+    assert control_flow_modes.check("grads", 3, {"devices": ["cpu:0", "cpu:1"]}) == ("agreed", "")
+    assert len(messages) == 9 and all(m > 0 for m in messages)
