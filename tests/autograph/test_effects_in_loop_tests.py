@@ -267,7 +267,23 @@ def print_under_not_in_test(x):
     return k
 
 
-SCALAR_PROGRAMS = [print_in_test_of_a_loop_in_a_branch, print_in_test_of_a_helper_called_twice,
+def print_in_comprehension_filter_in_loop_test(x):  # the comprehension runs as Python, in each test
+    k = 0
+    while k < x and sum([1 for i in range(3) if print("c", i, k) is None]) == 3:
+        k += 1
+    return k
+
+
+def print_in_comprehension_filter_in_loop_body(x):
+    k = 0
+    n = 0
+    while k < x:
+        n += len([i for i in range(3) if i != 1 and print("f", i, k) is None])
+        k += 1
+    return n
+
+
+SCALAR_PROGRAMS = [print_in_comprehension_filter_in_loop_test, print_in_comprehension_filter_in_loop_body, print_in_test_of_a_loop_in_a_branch, print_in_test_of_a_helper_called_twice,
                    print_in_elif_test_in_loop, print_under_not_in_test, print_of_python_values_first_in_test, print_of_python_values_in_and, print_in_and, print_in_and_with_effects_around, print_first_in_and, print_in_or,
                    print_in_and_in_or, print_in_conditional_expression, print_in_else_of_conditional_expression,
                    print_in_called_test, print_in_call_in_and, print_in_nested_loop_test, prints_in_both_loop_tests,
