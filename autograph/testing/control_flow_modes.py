@@ -163,6 +163,7 @@ def _check_grads(seed: int, options: dict | None = None) -> tuple[str, str]:
 
 
 def main(argv=None) -> int:
+    global TIMEOUT  # noqa: PLW0603 (--time-limit sets it for this process)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kind", default="values", choices=["values", "arrays", "grads"])
     ap.add_argument("--seed", type=int, default=0)
@@ -171,7 +172,14 @@ def main(argv=None) -> int:
     ap.add_argument("--devices", action="store_true", help="every mode on two devices (cpu:0, cpu:1), ops spread "
                     "over them round-robin")
     ap.add_argument("--log", help="a JSON line per program that does not agree")
+    ap.add_argument("--time-limit", type=float, help=f"seconds one run may take before it counts as a hang "
+                    f"(default {TIMEOUT:g} for a program, and for grads 10 per computation; raise it on a busy "
+                    "machine)")
     a = ap.parse_args(argv)
+    if a.time_limit:
+        from . import random_grad_programs  # noqa: PLC0415
+
+        TIMEOUT = random_grad_programs.TIME_LIMIT = a.time_limit
     options = {}
     if a.jit:
         options["jit_compile"] = True
