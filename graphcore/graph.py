@@ -1029,6 +1029,13 @@ class Graph:
         self.version += 1
         return name
 
+    def drop_functions(self, names) -> None:
+        """Take the functions `names` out of the library (the branches and bodies of a trace
+        that was undone: `autograph.operators.staging.rollback`)."""
+        dropped = [n for n in names if self._library.pop(n, None) is not None]
+        if dropped:
+            self.version += 1
+
     def clear_library(self) -> None:
         """Drop every function of the library (a pass inlined every call of them)."""
         self._library.clear()

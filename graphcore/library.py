@@ -57,6 +57,26 @@ def reachable_functions(graph) -> list:
     return order
 
 
+def uncalled_functions(graph, candidates) -> list[str]:
+    """The names among `candidates` (library functions) that no op calls in `graph`, in the
+    graphs enclosing it, or in a library function outside `candidates`, directly or through
+    the candidates those call: what a trace undone in `graph` left behind."""
+    called: set[str] = set()
+    pending = []
+    g = graph
+    while g is not None:
+        pending.append(g)
+        g = getattr(g, "outer_graph", None)
+    pending += [fn for name, fn in graph.library.items() if name not in candidates]
+    while pending:
+        for op in pending.pop().get_operations():
+            for name in called_functions(op):
+                if name in candidates and name not in called:
+                    called.add(name)
+                    pending.append(graph.library[name])
+    return [name for name in candidates if name not in called]
+
+
 def has_functional_ops(graph) -> bool:
     """The graph has an op that calls a function (If, While)."""
     return any(function_attrs(op.op_def) for op in graph.get_operations())

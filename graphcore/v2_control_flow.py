@@ -30,6 +30,7 @@ from .control_flow import _is_passthrough, _RelaxShapes, _to_tensor_like, body_o
 from .errors import GraphError, StagingError
 from .function_graph import FuncGraph
 from .graph import Tensor, get_default_graph, graph_of
+from .library import uncalled_functions
 from .ops import math_ops
 from .ops._helpers import is_python_number
 from .ops.array_ops import cast, constant
@@ -147,11 +148,15 @@ def while_loop_v2(cond, body, structure, single: bool, flat: list, shapes: list,
     """A While op (control_flow.while_loop checked the arguments and made `flat` tensors)."""
     g = graph_of(flat) or get_default_graph()
     for _ in range(len(flat) * 8 + 2):
+        functions = set(g.library)
         try:
             return _build_while(g, cond, body, structure, single, flat, shapes, relaxable, parallel_iterations,
                                 maximum_iterations, name, names, return_same_structure)
         except _RelaxShapes as r:
             shapes[r.index] = r.shape
+            # the body is traced again: the functions its first trace added (its ifs' branches,
+            # its loops' bodies) are called by nothing now
+            g.drop_functions(uncalled_functions(g, set(g.library) - functions))
     raise GraphError("while_loop: shapes did not settle")  # pragma: no cover
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
+from graphcore.library import uncalled_functions
 from graphcore.ops._helpers import is_python_number, is_weak, join_kinds  # noqa: F401 (conditionals reads it here)
 
 from . import effects, path_types
@@ -261,17 +262,21 @@ def checkpoint():
     chain = effects.current()
     saved = (chain, chain.token, chain.effects) if chain is not None else None
     if g is None:
-        return (None, 0, saved, None)
-    return (g, g.checkpoint(), saved, g.names_taken())
+        return (None, 0, saved, None, ())
+    return (g, g.checkpoint(), saved, g.names_taken(), tuple(g.library))
 
 
 def rollback(mark) -> None:
-    """Undo what was built since `checkpoint()`: its ops, its effects, and the names it took
-    (a loop built again after a replan is `while`, as if built once)."""
-    g, n, saved, names = mark
+    """Undo what was built since `checkpoint()`: its ops, its effects, the names it took
+    (a loop built again after a replan is `while`, as if built once) and the functions it
+    added to the library (Control Flow v2 branches and bodies) that nothing left calls."""
+    g, n, saved, names, functions = mark
     if g is not None:
         g.rollback(n)
         g.give_back_names(names)
+        added = set(g.library).difference(functions)
+        if added:
+            g.drop_functions(uncalled_functions(g, added))
     if saved is not None:
         chain, token, count = saved
         chain.token, chain.effects = token, count
