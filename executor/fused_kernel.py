@@ -32,24 +32,39 @@ def fused_kernel(op):
     codegen.check_steps, a malformed op is a GraphError naming it)."""
     steps = op.attrs.get("steps") if isinstance(op.attrs, dict) else None
     check_steps(op.name, steps, len(op.inputs))
-    return fused_kernel_for(steps, [t.dtype.np_dtype for t in op.inputs], op.name)
+    arrays = [(t.shape.rank or 0) > 0 for t in op.inputs]
+    return fused_kernel_for(steps, [t.dtype.np_dtype for t in op.inputs], op.name, arrays)
 
 
-def step_kernel(step, input_dtypes: list):
+def step_kernel(step, input_dtypes: list, arrays: bool = False):
     """The kernel one step of a Fused op or a compiled loop runs: what the executor would
-    run for the op it stands for (a scalar operator or op_kernels' kernel where one applies)."""
+    run for the op it stands for (a scalar operator or op_kernels' kernel where one applies;
+    not where an input is known to be an array, `arrays`: the operator's test would only cost
+    a call)."""
     if step[TYPE] == "Fused":
         return fused_kernel_for(step[ATTRS]["steps"], input_dtypes, step[3])
     op_def = get_op_def(step[TYPE])
     if step[ATTRS]:
         return specialized_kernel(step[TYPE], step[ATTRS]) or functools.partial(op_def.kernel, **step[ATTRS])
+    if arrays:
+        return op_def.kernel
     return scalar_kernel_for(step[TYPE], input_dtypes, op_def.kernel) or op_def.kernel
 
 
-def fused_kernel_for(steps, input_dtypes: list, name: str):
-    """The kernel of a Fused op with these (checked) steps and input dtypes (numpy's)."""
+def _makes_array(step, inputs_are_arrays: list) -> bool:
+    """Is the step's value known to be an array of rank 1 or more: an elementwise op's with
+    such an input (broadcasting keeps its rank)?"""
+    if step[TYPE] in ("Fused", "Const") or not any(inputs_are_arrays):
+        return False
+    return bool(get_op_def(step[TYPE]).elementwise)
+
+
+def fused_kernel_for(steps, input_dtypes: list, name: str, arrays: list | None = None):
+    """The kernel of a Fused op with these (checked) steps and input dtypes (numpy's);
+    `arrays`: per input, whether it is known to be an array (its static rank 1 or more)."""
     n = len(input_dtypes)
     dtypes = list(input_dtypes) + [s[DTYPE].np_dtype for s in steps]
+    arrays = list(arrays) if arrays is not None else [False] * n
     env = {"reference": functools.partial(run_steps, steps=steps)}
     params = args("x", range(n))
     names = [ident("x", i) for i in range(n)]
@@ -57,11 +72,13 @@ def fused_kernel_for(steps, input_dtypes: list, name: str):
     with src.block(f"def fused({params})"):
         with src.block("try"):
             for j, step in enumerate(steps):
+                ins_arrays = [arrays[i] for i in step[INPUTS]]
+                arrays.append(_makes_array(step, ins_arrays))
                 if step[TYPE] == "Const":
                     env[ident("c", j)] = step[ATTRS]["value"]
                     names.append(ident("c", j))
                     continue
-                env[ident("k", j)] = step_kernel(step, [dtypes[i] for i in step[INPUTS]])
+                env[ident("k", j)] = step_kernel(step, [dtypes[i] for i in step[INPUTS]], any(ins_arrays))
                 src.line(f"{ident('v', j)} = {ident('k', j)}({', '.join(names[i] for i in step[INPUTS])})")
                 names.append(ident("v", j))
             src.line(f"return {names[-1]}")

@@ -112,6 +112,29 @@ def test_matmul_without_transposes_is_numpy_matmul_itself():
     assert step_kernel(step, [np.dtype(np.float32)] * 2) is np.matmul
 
 
+def test_fused_steps_on_arrays_call_the_ops_kernels_without_a_scalar_test(monkeypatch):
+    """tanh(h @ w + b) fused: the Add's inputs are arrays (static rank 2), so its step calls
+    np.add itself, not the scalar operator's wrapper that would test both types first; a step
+    on scalars keeps the wrapper. Values the same as unfused."""
+    monkeypatch.setattr(executor.kernel_contract, "_enabled", False)
+    g = gc.Graph()
+    with g.as_default():
+        h = gc.placeholder(gc.float32, [3, 4], name="h")
+        a = gc.placeholder(gc.float32, [], name="a")
+        y = gc.tanh(h + h * 2.0)
+        z = gc.tanh(a + a * 2.0)
+    s = Session(g, optimize=True)
+    hv, av = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4), np.float32(0.25)
+    out = s.run([y, z], {h: hv, a: av})
+    assert np.array_equal(out[0], np.tanh(hv + hv * np.float32(2.0))) and out[1] == np.tanh(av + av * np.float32(2.0))
+    plan = next(iter(s._plans.values()))
+    fused = {tuple(it.op.outputs[0].shape.as_list() or ()): it.kernel for it in plan.items
+             if it.op is not None and it.op.type == "Fused"}
+    on_arrays, on_scalars = fused[(3, 4)], fused[()]
+    assert on_arrays.__globals__["k1"] is np.add and on_arrays.__globals__["k0"] is np.multiply
+    assert on_scalars.__globals__["k1"] is not np.add  # (the operator, tested for numpy scalars)
+
+
 def _rnn(T=6, H=8, B=3):
     g = gc.Graph()
     with g.as_default():
