@@ -37,7 +37,8 @@ def setanno(node: Any, key: str, value: Any) -> None:
 
 
 def getanno(node: Any, key: str, default: Any = None) -> Any:
-    return getattr(node, _FIELD, {}).get(key, default)
+    annos = getattr(node, _FIELD, None)  # (read on every node of every pass: no {} made for a node without)
+    return default if annos is None else annos.get(key, default)
 
 
 def hasanno(node: Any, key: str) -> bool:
