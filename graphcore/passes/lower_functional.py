@@ -14,6 +14,7 @@ lowered as the function is inlined, in the context it lands in: nesting needs no
 from __future__ import annotations
 
 import contextlib
+import gc as _gc
 import threading
 
 from ..control_flow import cond as _cond
@@ -377,11 +378,19 @@ def lowered_copy(graph: Graph, fetches: list, targets: list, feeds: list):
         return None
     new = Graph()
     op_map: dict = {}
-    with new.as_default(), control_flow_v2(False), _one_lowering():
-        outs = inline(new, _TopLevel(graph, list(fetches) + list(feeds)), [], op_map=op_map)
-        new_targets = [op_map[id(o)] for o in targets]
-        kept = {id(t.op) for t in outs if t is not None} | {id(o) for o in new_targets if o is not None}
-        _drop_unread_merges(new, 0, lambda o: id(o) in kept)
+    # the ops it makes all live on: a collection in the middle would cost half the lowering
+    # (the optimizer, which runs the pass, pauses it as well)
+    was_enabled = _gc.isenabled()
+    _gc.disable()
+    try:
+        with new.as_default(), control_flow_v2(False), _one_lowering():
+            outs = inline(new, _TopLevel(graph, list(fetches) + list(feeds)), [], op_map=op_map)
+            new_targets = [op_map[id(o)] for o in targets]
+            kept = {id(t.op) for t in outs if t is not None} | {id(o) for o in new_targets if o is not None}
+            _drop_unread_merges(new, 0, lambda o: id(o) in kept)
+    finally:
+        if was_enabled:
+            _gc.enable()
     new.collections = dict(graph.collections)
     n = len(fetches)
     return new, outs[:n], new_targets, outs[n:]
