@@ -20,7 +20,7 @@ from .conversion_policy import do_not_convert, is_convertible, plain_function  #
 from .errors import SourceNotFoundError
 from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
-from .operators.side_effects import check_call_result, converted_call_scope
+from .operators.side_effects import check_call_result, check_changing_call, converted_call_scope
 from .operators.py_builtins import OVERLOADS
 from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
@@ -52,6 +52,16 @@ def _random_draw_while_tracing(f) -> StagingError:
         f"{at}{f.__name__}() of {name} is called while the graph is built: it would draw once, and every call of the "
         "graph would reuse those numbers (Python draws new ones on each call). Draw them outside the function and "
         "pass them in as arguments (e.g. noise = rng.normal(size=n); f(x, noise)).")
+
+
+def changing_call(method, args: tuple, kwargs: dict | None, what: str, line: int, own: bool):
+    """`ag__.changing_call`: a call inside an expression of a method that may change its
+    object (`log.append(k) is None`). A container's method runs as Python, or is refused
+    where nothing carries its change (operators/side_effects.check_changing_call); a call
+    on any other object is an ordinary converted_call."""
+    if check_changing_call(method, what, line, own):
+        return method(*args, **(kwargs or {}))
+    return converted_call(method, args, kwargs)
 
 
 def converted_call(f, args, kwargs):

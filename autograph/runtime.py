@@ -1,7 +1,7 @@
 """The `ag__` namespace that converted code calls: every runtime operator, in one place."""
 from __future__ import annotations
 
-from .conversion import converted_call
+from .conversion import changing_call, converted_call
 from .operators.attributes import array_attribute
 from .operators.augmented import augmented, setitem
 from .operators.comprehensions import comprehension_iter, comprehension_test
@@ -12,7 +12,7 @@ from .operators.exceptions import assert_stmt, raise_stmt, try_body
 from .operators.loops import for_stmt, while_stmt
 from .operators.logical import and_, compare_chain, not_, or_
 from .operators.maybe_defined import ld, retval
-from .operators.side_effects import changing_call, python_side_effect
+from .operators.side_effects import python_side_effect
 from .operators.strings import format_string, percent_format
 from .operators.subscripts import getitem, slice_
 from .operators.variables import Undefined, UndefinedReturnValue

@@ -10,7 +10,7 @@ also emitted as the call it is, so the lists pass does not rebind that name as a
 A changing method called inside an expression (`log.append(k) is None`, `stack.pop() > 0`,
 in a loop's test, an operand of `and`, a conditional expression...) becomes
 `ag__.changing_call(method, args, kwargs, what, line, own)`, which refuses it where nothing
-carries the change (operators/side_effects.changing_call); activity still reads it as the
+carries the change (conversion.changing_call); activity still reads it as the
 change it is.
 
 Requires activity (the function's BODY_SCOPE: its params and modified names)."""

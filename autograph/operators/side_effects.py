@@ -6,8 +6,8 @@ and does not hand that object back (the caller's loop state cannot see the chang
 refuses a change to one of the function's own containers that graph control flow cannot
 carry (`seen.add(v)` on a set, a deque's `appendleft`): it would run once per trace.
 
-`changing_call`: a call that changes a list, dict, set or deque inside an expression
-(`log.append(k) is None`, `stack.pop() > 0`) runs as Python where Python control flow runs
+`check_changing_call` (for conversion.changing_call): a call that changes a list, dict,
+set or deque inside an expression (`log.append(k) is None`, `stack.pop() > 0`) runs as Python where Python control flow runs
 it; it is refused where nothing carries its change: in the test of a loop on a tensor (the
 test's changes are not loop state), in an operand of `and` / `or` or a branch of a
 conditional expression decided by a tensor (a cond that gives only the expression's value),
@@ -180,17 +180,14 @@ def _changed_argument_container(what: str, line: int, filename: str, obj) -> Sta
 _CONTAINERS = (list, dict, set, collections.deque, StagedList)
 
 
-def changing_call(method, args: tuple, kwargs: dict | None, what: str, line: int, own: bool):
-    """`method(*args, **kwargs)` for a call inside an expression of a method that may change
-    its object (`log.append(k) is None`); refused where nothing carries the change (see the
-    module docstring). `own`: the object is a container the innermost enclosing loop or `if`
-    makes itself (a fresh one each iteration), so a loop or branch on a tensor need not carry
-    it. Calls on other objects go through converted_call as any other call."""
+def check_changing_call(method, what: str, line: int, own: bool) -> bool:
+    """For `ag__.changing_call` (conversion.py): whether `method` is a container's, whose
+    change must be carried; raises StagingError where nothing carries it (the module
+    docstring). `own`: the object is a container the innermost enclosing loop or `if` makes
+    itself (a fresh one each iteration), so a loop or branch on a tensor need not carry it."""
     obj = getattr(method, "__self__", None)
     if not isinstance(obj, _CONTAINERS):
-        from ..conversion import converted_call  # noqa: PLC0415 (conversion imports this module)
-
-        return converted_call(method, args, kwargs)
+        return False
     g = gc.get_default_graph()
     if g is not None:
         where = _innermost_uncarried()
@@ -202,7 +199,7 @@ def changing_call(method, args: tuple, kwargs: dict | None, what: str, line: int
             raise _uncarried_change(what, line, obj, where)
     if isinstance(obj, StagedList):  # (a list a graph loop appended to: no Python method changes it)
         raise _uncarried_change(what, line, obj, "an expression, on a list a loop on a tensor appended to")
-    return method(*args, **(kwargs or {}))
+    return True
 
 
 def _uncarried_change(what: str, line: int, obj, where: str) -> StagingError:
