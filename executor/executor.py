@@ -831,9 +831,7 @@ class ExecutorState:
     def _new_frame(self, info: FrameInfo, parent: FrameState, parent_iter: IterationState) -> FrameState:
         child = FrameState(info, parent, parent_iter)
         if info.runner is not False and self.lock is None and self.trace is None:  # (loop_runner.py: when)
-            if info.runner is None and info.iterations_run >= loop_runner.RUNNER_AFTER:
-                info.runner = loop_runner.loop_runner(self.plan, info) or False
-            if info.runner:
+            if loop_runner.runner_of(self.plan, info):
                 child.entered = []
         parent.children[(info.name, parent_iter.iter_id)] = child
         parent_iter.outstanding_frame_count += 1

@@ -128,12 +128,26 @@ class LoopRunner:
 
 
 def fail(state, frame, item, i: int, e: Exception):
-    """An op of the loop raised in iteration `i`: the frame executor's error, naming it."""
+    """An op of the loop raised in iteration `i`: the frame executor's error, naming it (in a
+    straight-line run, without a frame, the kernel's own: the frame executor runs the plan
+    again and raises it so: straight_line.py)."""
+    if frame is None:
+        raise e
     ist = frame.iterations.pop(0)
     ist.iter_id = i
     frame.iterations[i] = ist
     frame.iteration_count = i
     state._kernel_error(ist.tagged[item.local_id], e)
+
+
+def runner_of(plan, info):
+    """The while frame's runner if it has one or is due one now (its instances ran
+    RUNNER_AFTER iterations: it is made then, once), else None or False (never: not
+    straight-line)."""
+    runner = info.runner
+    if runner is None and info.iterations_run >= RUNNER_AFTER:
+        runner = info.runner = loop_runner(plan, info) or False
+    return runner
 
 
 def loop_runner(plan, info) -> LoopRunner | None:

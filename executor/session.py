@@ -23,7 +23,6 @@ from .fetch_errors import missing_fetch_error
 from .numba_loop import require_numba
 from .plan import ExecutionPlan
 from .pool import shared_pool
-from .stats import RunStats
 from .straight_line import straight_line
 
 
@@ -347,7 +346,7 @@ class RunCallable:
     across devices run each call through run() itself."""
 
     __slots__ = ("session", "fetches", "feed_list", "_version", "_elems", "_fetch_tensors", "_targets", "_feeds",
-                 "_exact", "_plan", "_flat", "_through_run", "_line", "_line_stats", "_scalar_feeds")
+                 "_exact", "_plan", "_flat", "_through_run", "_line", "_scalar_feeds")
 
     def __init__(self, session: Session, fetches, feed_list=()):
         self.session = session
@@ -377,7 +376,6 @@ class RunCallable:
             type(self.fetches) is list and len(self._targets) == 0 and all(not nest.is_nested(f) for f in self.fetches))
         self._plan = None
         self._line = None  # the plan as a StraightLine (executor/straight_line.py), if it is one
-        self._line_stats = None
         self._version = version
 
     def __call__(self, *values):
@@ -406,15 +404,12 @@ class RunCallable:
         plan = self._plan
         if plan is None:
             plan = self._plan = session._plan(self._fetch_tensors, self._targets, self._feeds)
-            self._line = line = straight_line(plan)
-            if line is not None:  # (what the frame executor's stats say of a run of the plan)
-                self._line_stats = RunStats()
-                self._line_stats.nodes = line.nodes
+            self._line = straight_line(plan)
         deadline = run_deadline(None)
         line = self._line
         results = line.run(feed_values) if line is not None and deadline is None else None
         if results is not None:  # (None: a kernel raised; the frame executor raises it, worded as always)
-            session.last_stats = self._line_stats
+            session.last_stats = line.stats  # (what the frame executor's stats would say of the run)
             if self._flat == 2:
                 return _scalar(results[0])
             if self._targets:

@@ -3,7 +3,10 @@
 A plan whose nodes are all ops of the root frame (no Switch, Merge, Enter, Exit or
 NextIteration, no control edge), stateless, cheap enough to need no worker pool, with no
 _Send/_Recv, fires each node exactly once, in an order its data
-edges allow. The frame executor would work that order out on every run (tagged nodes,
+edges allow. So does one whose only control flow is while loops of the root frame that a
+loop runner can run whole (executor/loop_runner.py): each loop is one step, from its
+Enters' values to its Exits', once the frame executor gave its frame a runner (until then,
+after RUNNER_AFTER iterations, its runs take the frame executor). The frame executor would work that order out on every run (tagged nodes,
 pending counts, a ready queue: most of a one-op call's cost); here it is worked out
 once per plan, and a run is the kernel calls alone (a one-op `@function` call: about
 0.5 us of executor time instead of 4).
@@ -18,27 +21,41 @@ loop gets KeyboardInterrupt, a numba loop the signal's flag: executor/interrupt.
 """
 from __future__ import annotations
 
-from .plan import FEED, NORMAL, TO_FETCH, ExecutionPlan
+from . import loop_runner
+from .plan import ENTER, EXIT, FEED, NORMAL, TO_FETCH, ExecutionPlan
+from .stats import RunStats
 
 
 class StraightLine:
     """The steps of one plan: per op (arity: 1 or 2 for one or two inputs and one output,
     else 0; kernel; its first two input slots; all of them; its output's slot, or -1 and
-    the slots of its outputs; the slots let go after it).
+    the slots of its outputs; the slots let go after it); a loop is a step of arity 0 whose
+    kernel is its _LoopStep.
 
     Slots number every value of the run, the feeds' first; a value is let go after its last
-    reader ran, as the frame executor lets an input slot go once its kernel has it."""
+    reader ran, as the frame executor lets an input slot go once its kernel has it. `stats`
+    are what the frame executor's RunStats would say of the last run."""
 
-    __slots__ = ("steps", "tail", "fetch_slots", "nodes")
+    __slots__ = ("steps", "tail", "fetch_slots", "nodes", "loops", "stats")
 
-    def __init__(self, steps: list, computed: int, fetch_slots: list, nodes: int):
+    def __init__(self, steps: list, computed: int, fetch_slots: list, nodes: int, loops: list):
         self.steps = steps
         self.tail = [None] * computed  # the slots after the feeds'
         self.fetch_slots = fetch_slots
-        self.nodes = nodes
+        self.nodes = nodes  # (the root frame's: its loops' count per iteration)
+        self.loops = loops
+        self.stats = RunStats()
+        self.stats.nodes = nodes
 
     def run(self, feed_values: list) -> list | None:
-        """The fetched values, or None when a kernel raised (run the plan the usual way)."""
+        """The fetched values, or None when a kernel raised or a loop has no runner yet (run
+        the plan the usual way)."""
+        loops = self.loops
+        if loops:
+            for loop in loops:
+                if not loop_runner.runner_of(loop.plan, loop.info):
+                    return None
+                loop.iterations = 0
         values = feed_values + self.tail
         try:
             for arity, kernel, a, b, ins, out, outs, free in self.steps:
@@ -58,7 +75,45 @@ class StraightLine:
                         values[slot] = None
         except Exception:  # noqa: BLE001 (the frame executor raises it, worded as always)
             return None
+        if loops:
+            self.stats = stats = RunStats()
+            stats.nodes = self.nodes + sum(loop.iterations * loop.n_nodes for loop in loops)
+            stats.frames = len(loops)
+            for loop in loops:
+                stats.note_iterations(loop.info.name, 1)
         return list(map(values.__getitem__, self.fetch_slots))
+
+
+class _LoopStep:
+    """A while frame of the root run whole by its runner: the values of its Enters (in
+    `enters`' order) in, its Exits' values (in `exits`' order) out."""
+
+    __slots__ = ("plan", "info", "enters", "exits", "n_nodes", "iterations", "runner", "order", "exit_order")
+
+    def __init__(self, plan: ExecutionPlan, info, enters: list, exits: list):
+        self.plan = plan
+        self.info = info
+        self.enters = enters
+        self.exits = exits
+        self.n_nodes = len(info.nodes)
+        self.iterations = 0
+        self.runner = None  # the runner `order` and `exit_order` are for
+        self.order: list = []
+        self.exit_order: list = []
+
+    def __call__(self, *values):
+        runner = self.info.runner
+        if runner is not self.runner:  # its loop's parameters: the loop variables', then the invariants'
+            n_vars = len(runner.var_enters)
+            at = {e.id: (runner.var_enters[e.id] if e.id in runner.var_enters
+                         else n_vars + runner.invariant_enters[e.id][0]) for e in self.enters}
+            self.order = sorted(range(len(self.enters)), key=lambda k: at[self.enters[k].id])
+            position = {x.id: k for k, x in enumerate(runner.exits)}
+            self.exit_order = [position[x.id] for x in self.exits]
+            self.runner = runner
+        _done, i, out = runner.loop(None, None, (), 0, 0, *[values[k] for k in self.order])
+        self.iterations = i + 1
+        return [out[k] for k in self.exit_order]
 
 
 def straight_line(plan: ExecutionPlan) -> StraightLine | None:
@@ -68,60 +123,93 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
     if plan.graph.library:  # (If/While ops call functions, which may hold effects a second run would repeat)
         return None
     items = plan.items
+    loops: dict = {}  # frame name -> its _LoopStep
+    for name, info in plan.frames.items():
+        if info.parent is None:
+            continue
+        if info.parent is not plan.root or loop_runner.why_not(plan, info) is not None:
+            return None
+        loops[name] = _LoopStep(plan, info, [it for it in items if it.kind == ENTER and it.child_frame is info],
+                                [it for it in info.nodes if it.kind == EXIT])
     slot_of: dict = {}  # (item id, output index) -> slot; the feeds' first, in order
     for item in sorted((item for item in items if item.kind == FEED), key=lambda item: item.feed_index):
         slot_of[(item.id, 0)] = len(slot_of)
+    inputs: dict = {}  # unit (an op's item id, a loop's frame name) -> its input slots
+    unit_of: dict = {}  # item id -> the unit whose value it is (an Exit's: its loop's)
     for item in items:
         if item.kind == FEED:
             continue
-        op = item.op
-        if (item.kind != NORMAL or item.control_edges or item.num_controls or op.op_def.stateful
-                or op.op_def.uses_runtime or item.frame is not plan.root):
+        if item.frame is not plan.root:  # a node of a loop: its Exits' values are the loop's
+            if item.kind == EXIT:
+                if item.control_edges:
+                    return None
+                slot_of[(item.id, 0)] = len(slot_of)
+                unit_of[item.id] = item.frame.name
+            continue
+        if item.num_controls or item.control_edges:
             return None
+        if item.kind == ENTER:
+            continue
+        op = item.op
+        if item.kind != NORMAL or op.op_def.stateful or op.op_def.uses_runtime:
+            return None
+        inputs[item.id] = [None] * item.num_inputs
+        unit_of[item.id] = item.id
         for k in range(item.num_outputs):
             slot_of[(item.id, k)] = len(slot_of)
-    # the ops in an order of their data edges (Kahn's, from the nodes with no inputs)
-    inputs: dict = {item.id: [None] * item.num_inputs for item in items if item.kind != FEED}
+    for name, loop in loops.items():
+        inputs[name] = [None] * len(loop.enters)
+    enter_at = {e.id: (name, k) for name, loop in loops.items() for k, e in enumerate(loop.enters)}
     fetch_slots = [None] * len(plan.fetches)
     for item in items:
+        if (item.id, 0) not in slot_of and not (item.kind == NORMAL and item.frame is plan.root):
+            continue  # (an Enter, a node inside a loop: no value of the root's)
         for k, edges in enumerate(item.out_edges):
             for dst, _lid, slot, kind, index in edges:
                 if kind == TO_FETCH:
                     fetch_slots[index] = slot_of[(item.id, k)]
+                elif dst.kind == ENTER:
+                    unit, pos = enter_at[dst.id]
+                    inputs[unit][pos] = slot_of[(item.id, k)]
                 else:
                     inputs[dst.id][index] = slot_of[(item.id, k)]
     if any(s is None for s in fetch_slots) or any(s is None for ins in inputs.values() for s in ins):
         return None
-    producer = {slot: item_id for (item_id, _k), slot in slot_of.items()}
-    waiting = {i: len({producer[s] for s in ins}) for i, ins in inputs.items()}
+    producer = {slot: unit_of.get(item_id) for (item_id, _k), slot in slot_of.items()}  # (a feed's: None)
+    waiting = {u: len({producer[s] for s in ins} - {None}) for u, ins in inputs.items()}
     readers: dict = {}
-    for i, ins in inputs.items():
-        for p in {producer[s] for s in ins}:
-            readers.setdefault(p, []).append(i)
-    by_id = {item.id: item for item in items}
-    ready = [item.id for item in items if item.kind == FEED or waiting[item.id] == 0]
+    for u, ins in inputs.items():
+        for p in {producer[s] for s in ins} - {None}:
+            readers.setdefault(p, []).append(u)
+    ready = [u for u in inputs if waiting[u] == 0]
     order = []
     while ready:
-        i = ready.pop(0)
-        if by_id[i].kind != FEED:
-            order.append(by_id[i])
-        for r in readers.get(i, ()):
+        u = ready.pop(0)
+        order.append(u)
+        for r in readers.get(u, ()):
             waiting[r] -= 1
             if waiting[r] == 0:
                 ready.append(r)
     if len(order) != len(inputs):
         return None
     last_read: dict = {}
-    for pos, item in enumerate(order):
-        for s in inputs[item.id]:
+    for pos, u in enumerate(order):
+        for s in inputs[u]:
             last_read[s] = pos
     kept = set(fetch_slots)
+    by_id = {item.id: item for item in items}
     steps = []
-    for pos, item in enumerate(order):
-        ins = tuple(inputs[item.id])
-        outs = tuple(slot_of[(item.id, k)] for k in range(item.num_outputs))
+    for pos, u in enumerate(order):
+        ins = tuple(inputs[u])
         free = tuple(sorted({s for s in ins if last_read[s] == pos and s not in kept}))
+        if u in loops:
+            loop = loops[u]
+            steps.append((0, loop, -1, -1, ins, -1, tuple(slot_of[(x.id, 0)] for x in loop.exits), free))
+            continue
+        item = by_id[u]
+        outs = tuple(slot_of[(item.id, k)] for k in range(item.num_outputs))
         arity = len(ins) if len(ins) in (1, 2) and len(outs) == 1 else 0
         steps.append((arity, item.kernel, ins[0] if ins else -1, ins[1] if len(ins) > 1 else -1, ins,
                       outs[0] if len(outs) == 1 else -1, outs, free))
-    return StraightLine(steps, len(slot_of) - len(plan.feeds), fetch_slots, len(items))
+    root_nodes = sum(1 for item in items if item.frame is plan.root)
+    return StraightLine(steps, len(slot_of) - len(plan.feeds), fetch_slots, root_nodes, list(loops.values()))

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import executor
+import executor.executor
+import executor.loop_runner
 import graphcore as gc
 from executor import Session
 from executor.executor import ExecutorState
@@ -77,12 +79,13 @@ def test_plans_it_does_not_take():
     g = gc.Graph()
     with g.as_default():
         n = gc.placeholder(gc.int64, [], name="n")
-        loop = gc.while_loop(lambda i: i < n, lambda i: i + 1, [gc.constant(np.int64(0))])
+        loop = gc.while_loop(lambda i: i < n, lambda i: gc.cond(i > 2, lambda: i + 1, lambda: i + 2),
+                             [gc.constant(np.int64(0))])  # (a cond in the loop: no loop runner)
         v = gc.Variable(np.float64(1.0), name="v")
         bump = v.assign_add(1.0)
         big = gc.placeholder(gc.float64, [512, 512], name="big")
         two = [gc.matmul(big, big), gc.matmul(big, big)]
-    assert straight_line(Session(g)._plan([loop], [], [n])) is None  # control flow
+    assert straight_line(Session(g)._plan([loop], [], [n])) is None  # control flow but runnable loops
     assert straight_line(Session(g)._plan([bump], [], [])) is None  # state
     assert straight_line(Session(g, num_threads=2)._plan(two, [], [big])) is None  # a pool
     assert straight_line(Session(g)._plan([n + 1], [], [n])) is not None
@@ -95,3 +98,43 @@ def test_a_run_with_a_deadline_takes_the_frame_executor(monkeypatch):
     monkeypatch.setattr(type(run._line), "run", lambda self, values: pytest.fail("ran straight"))
     with executor.deadline(10):
         assert run(np.arange(3.0), np.int64(1)) == 9.0
+
+
+def test_a_loop_its_runner_runs_is_one_step(monkeypatch):
+    """A while loop of the root frame that a loop runner runs whole: until its frame has its
+    runner (after RUNNER_AFTER iterations on the frame executor) the runs take the frame
+    executor; then the loop is one step, with the frame executor's values and stats; a kernel
+    that fails in it gives the frame executor's error."""
+    monkeypatch.setattr(executor.loop_runner, "RUNNER_AFTER", 10)
+    g = gc.Graph()
+    with g.as_default():
+        n = gc.placeholder(gc.int64, [], name="n")
+        xs = gc.placeholder(gc.float64, [6], name="xs")
+        i, total = gc.while_loop(lambda i, t: i < n, lambda i, t: (i + 1, t + xs[i] * 2.0), [0, 0.0])
+        out = total * 10.0
+    s = Session(g, num_threads=1)
+    run = s.make_callable([out, i], [n, xs])
+    xv = np.arange(6.0)
+    assert run._line is None and run(np.int64(4), xv) == [120.0, 4]
+    line = run._line
+    assert line is not None and not line.loops[0].info.runner
+    assert run(np.int64(6), xv) == [300.0, 6]  # (5 + 7 iterations node by node: the runner is due)
+    assert line.loops[0].info.runner is None
+    monkeypatch.setattr(executor.executor.ExecutorState, "run", lambda self: pytest.fail("not straight-line"))
+    for k in (0, 3, 6):
+        got = run(np.int64(k), xv)  # (the first made the runner)
+        assert line.loops[0].info.runner
+        stats = repr(s.last_stats)
+        assert got == [20.0 * sum(range(k)), k]
+        monkeypatch.undo()
+        monkeypatch.setattr(executor.loop_runner, "RUNNER_AFTER", 10)
+        state = ExecutorState(run._plan, [np.int64(k), xv])
+        state.run()
+        assert stats == repr(state.stats)
+        monkeypatch.setattr(executor.executor.ExecutorState, "run", lambda self: pytest.fail("not straight-line"))
+    monkeypatch.undo()
+    with pytest.raises(gc.ExecutionError) as got:
+        run(np.int64(8), xv)  # xs[6] fails
+    with pytest.raises(gc.ExecutionError) as want:
+        s.run([out, i], {n: 8, xs: xv}, trace=[])
+    assert str(got.value) == str(want.value) and "iteration 6" in str(got.value)
