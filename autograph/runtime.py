@@ -4,7 +4,7 @@ from __future__ import annotations
 from .conversion import changing_call, converted_call
 from .operators.attributes import array_attribute
 from .operators.augmented import augmented, setitem
-from .operators.comprehensions import comprehension_iter, comprehension_test
+from .operators.comprehensions import comprehension_iter, comprehension_test, generator_expression
 from .operators.conditionals import if_exp, if_stmt
 from .operators.context_managers import context_manager
 from .operators.data_structures import contents, list_append, set_contents
@@ -17,7 +17,7 @@ from .operators.strings import format_string, percent_format
 from .operators.subscripts import getitem, slice_
 from .operators.variables import Undefined, UndefinedReturnValue
 
-__all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "for_stmt", "if_exp", "if_stmt",
+__all__ = ["augmented", "converted_call", "comprehension_iter", "comprehension_test", "generator_expression", "for_stmt", "if_exp", "if_stmt",
            "while_stmt", "list_append", "contents", "set_contents", "assert_stmt", "raise_stmt", "and_",
            "compare_chain", "not_", "or_", "Undefined", "UndefinedReturnValue", "ld", "retval",
            "python_side_effect", "format_string", "percent_format", "getitem", "slice_", "try_body", "setitem",

@@ -1,8 +1,16 @@
-"""Guards of comprehensions, which always run as Python: a tensor iterable or condition
-is rejected with a ConversionError at the user's line and column."""
+"""Comprehensions and generator expressions in converted code. Their iterables and `if`
+conditions must be Python values (a tensor has no Python length): a tensor is refused at
+the user's line and column, a comprehension's with a ConversionError, a generator
+expression's with a StagingError saying to write a `for` loop. A generator expression is a
+`GeneratorExpression`: Python's lazy iterator, whose items can also be computed one at a
+time inside graph conds, so `any` / `all` of it stop where Python would (py_builtins)."""
 from __future__ import annotations
 
-from ..errors import ConversionError
+import os
+
+import graphcore as gc
+
+from ..errors import ConversionError, StagingError, _location
 from .iterables import GraphIterable
 from .staging import is_tensor
 
@@ -12,19 +20,109 @@ _ITER_ADVICE = ("a comprehension over a tensor (or range, zip or enumerate of on
 _TEST_ADVICE = ("a comprehension's condition is a tensor, which cannot be converted: comprehensions run as Python "
                 "and the condition is only known when the graph runs. Write a for loop with an if statement that "
                 "appends to a list, or select with graphcore.where.")
+_GENERATOR_ITER_ADVICE = (
+    "a graph tensor (or range, zip or enumerate of one), whose number of items is only known when the graph runs, so it has no staged form. Write a for loop that accumulates instead, "
+    "e.g. `found = False` / `for v in x:` / `    found = found or v > 0` for any(v > 0 for v in x), "
+    "`total += v` for sum(), or use numpy on the array: np.any(x > 0), np.sum(x * 2)")
 
 
-def _python_only(value, origin: tuple, advice: str):
-    if is_tensor(value) or isinstance(value, GraphIterable):  # a tensor, range(tensor), zip/enumerate of them
-        raise ConversionError(advice, *origin)
-    return value
+def _where(origin: tuple) -> str:
+    filename, lineno, col = origin
+    return f"{os.path.basename(filename)}:{lineno}"
 
 
-def comprehension_iter(iterable, origin: tuple):
-    """The iterable of a comprehension, if it is a Python value."""
-    return _python_only(iterable, origin, _ITER_ADVICE)
+def _refused(value) -> bool:
+    return is_tensor(value) or isinstance(value, GraphIterable)  # a tensor, range/zip/enumerate of one
+
+
+def comprehension_iter(iterable, origin: tuple, generator_iterable: str | None = None):
+    """The iterable of a comprehension, if it is a Python value. `generator_iterable`: in a
+    generator expression, the iterable's text (the refusal names it)."""
+    if _refused(iterable):
+        if generator_iterable is not None:
+            raise StagingError(f"{_where(origin)}: this generator expression iterates over `{generator_iterable}`, "
+                               f"{_GENERATOR_ITER_ADVICE}\n{_location(*origin)}")
+        raise ConversionError(_ITER_ADVICE, *origin)
+    return iterable
 
 
 def comprehension_test(test, origin: tuple):
     """An `if` condition of a comprehension, if it is a Python value."""
-    return _python_only(test, origin, _TEST_ADVICE)
+    if _refused(test):
+        raise ConversionError(_TEST_ADVICE, *origin)
+    return test
+
+
+class GeneratorExpression:
+    """`(item for v in xs if c)` in converted code: the converter splits it into `targets`,
+    a Python generator of the loop variables' values (`((v,) for v in xs if c)`: the `for`
+    and `if` parts, run as Python), and `item`, a function of those values (`lambda v: item`).
+    Iterated, it is Python's generator: each item computed when it is asked for. `any` /
+    `all` instead take the values one position at a time (`values_at`) and compute each item
+    inside the graph cond that decides whether Python would reach it; a cond branch may be
+    traced more than once, and it computes the item again from the same values."""
+
+    __slots__ = ("item", "_targets", "origin", "_lost")
+
+    def __init__(self, item, targets, origin: tuple):
+        self.item, self._targets, self.origin, self._lost = item, targets, origin, None
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._lost is not None:
+            raise StagingError(self._lost)
+        return self.item(*next(self._targets))
+
+    def close(self) -> None:
+        self._targets.close()
+
+    def positions(self, builtin: str) -> "Positions":
+        """The loop variables' values from where this generator is now, for `builtin`'s
+        staged short-circuit (any / all)."""
+        return Positions(self, builtin)
+
+    def lose_position(self, builtin: str) -> None:
+        """After a staged any / all, how far the generator ran is decided when the graph
+        runs: it cannot be iterated again."""
+        self._lost = (f"{_where(self.origin)}: this generator expression was given to {builtin}(), which stops at "
+                      f"an item whose truth is only known when the graph runs, so how many items are left is not "
+                      f"known while tracing. Make a new generator (or a list) for the second use.\n"
+                      f"{_location(*self.origin)}")
+
+
+class Positions:
+    """The loop variables' values of a GeneratorExpression by position, each fetched once
+    (a cond branch traced again reads the same ones)."""
+
+    __slots__ = ("_gen", "_builtin", "_values", "_ended")
+
+    def __init__(self, gen: GeneratorExpression, builtin: str):
+        self._gen, self._builtin, self._values, self._ended = gen, builtin, [], False
+
+    def at(self, k: int, staged: bool):
+        """The values of the k-th item from the start, or None past the end. `staged`: the
+        fetch happens inside a graph cond, where ops made by the `for` / `if` parts (a print
+        in a condition) would be lost when the branch is traced again: refused."""
+        while len(self._values) <= k and not self._ended:
+            g = gc.get_default_graph()
+            mark = g.checkpoint() if g is not None else 0
+            try:
+                self._values.append(next(self._gen._targets))
+            except StopIteration:
+                self._ended = True
+            if staged and g is not None and g.checkpoint() != mark:
+                raise StagingError(
+                    f"{_where(self._gen.origin)}: the `for` / `if` part of this generator expression computes graph "
+                    f"values (a print, a call), and {self._builtin}() reaches it only when the items before it "
+                    f"decide so at run time. Compute them in a for loop instead (`for v in ...:` with an if that "
+                    f"breaks), or use a list comprehension to compute every item.\n{_location(*self._gen.origin)}")
+        return self._values[k] if k < len(self._values) else None
+
+    def item(self, values):
+        return self._gen.item(*values)
+
+
+def generator_expression(item, targets, origin: tuple) -> GeneratorExpression:
+    return GeneratorExpression(item, targets, origin)

@@ -1,7 +1,7 @@
 """Builtins with tensor overloads: `len`, `range`, `abs`, `min`, `max`, `int`, `float`,
 `bool`, `any`, `all`, `enumerate`, `zip`, `reversed`, `isinstance`, `type`, `print`, `str`, `repr`,
-`ascii`, `format`. On Python values each
-is the builtin."""
+`ascii`, `format`, `sorted`. On Python values each is the builtin; `any` / `all` of a
+generator expression stop where Python stops, also on tensors."""
 from __future__ import annotations
 
 import builtins
@@ -19,9 +19,15 @@ from graphcore.ops.python_type_ops import int_check
 
 from . import effects, math_functions, numpy_types, path_types, python_calls
 from .iterables import enumerate_, range_, reversed_, zip_
+from .comprehensions import GeneratorExpression
+from .conditionals import if_exp
 from .staged_lists import StagedList
-from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
+from .staging import as_test, is_tensor, is_weak, location, python_value, to_tensor, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
+
+
+# iterators whose items are made as they are asked for
+_LAZY = (GeneratorExpression, types.GeneratorType, builtins.map, builtins.filter, builtins.zip, builtins.enumerate)
 
 
 def len_(x):
@@ -74,12 +80,79 @@ def _any_all(x, name: str):
     return getattr(np, name)(x)  # numpy's any / all on a graph tensor build the graph ops
 
 
+def _short_circuit(gen: GeneratorExpression, name: str):
+    """`any(gen)` / `all(gen)` of a converted generator expression, as Python runs it: items
+    in order, stopping at the first true one (any) or false one (all), so later items, their
+    prints and their errors, never run. An item that is a tensor decides at run time: the
+    rest are computed inside a graph cond on its truth (a chain of conds, as `or` / `and`
+    are staged). The result is a Python bool."""
+    stop = name == "any"  # the truth that ends the scan, and the result then
+    positions = gen.positions(name)
+    staged = [False]
+
+    def scan(k: int):
+        while True:
+            values = positions.at(k, staged[0])
+            if values is None:
+                return not stop
+            v = as_test(positions.item(values))
+            if is_tensor(v):
+                break
+            if builtins.bool(v) == stop:
+                return stop
+            k += 1
+        staged[0] = True
+        rest = k + 1
+
+        def scan_rest():
+            out = scan(rest)
+            return python_value(out) if is_tensor(out) else out
+        if stop:
+            return if_exp(truth(v), lambda: True, scan_rest)
+        return if_exp(truth(v), scan_rest, lambda: False)
+
+    try:
+        out = scan(0)
+    except RecursionError:
+        raise StagingError(f"{location(0)}: {name}() of a generator expression with too many items that are graph "
+                           f"tensors to stage one cond per item. Make an array and use np.{name}(...), or write a "
+                           f"for loop") from None
+    if staged[0]:
+        gen.lose_position(name)
+    return python_value(out) if is_tensor(out) else out
+
+
 def any_(x):
-    return python_value(_any_all(x, "any"))
+    if isinstance(x, GeneratorExpression) and gc.get_default_graph() is not None:
+        return _short_circuit(x, "any")
+    return python_value(_any_all(_listed(x), "any"))
 
 
 def all_(x):
-    return python_value(_any_all(x, "all"))
+    if isinstance(x, GeneratorExpression) and gc.get_default_graph() is not None:
+        return _short_circuit(x, "all")
+    return python_value(_any_all(_listed(x), "all"))
+
+
+def _listed(x):
+    """A lazy iterator (a generator, map, zip ... not written in converted code) as the list of
+    its items, in a graph: Python would take each item's truth, which a tensor has only when
+    the graph runs. (Its items are all computed: it cannot be replayed inside a cond.)"""
+    if gc.get_default_graph() is not None and isinstance(x, _LAZY):
+        return builtins.list(x)
+    return x
+
+
+def sorted_(iterable, /, **kwargs):
+    """`sorted(gen)`: Python consumes the whole generator first, so its items are computed
+    here in order; then sorted as a list is (one holding graph values: Python's sorted, when
+    the graph runs)."""
+    iterable = _listed(iterable)
+    if gc.get_default_graph() is not None:
+        staged = python_calls.maybe_stage(builtins.sorted, (iterable,), kwargs)
+        if staged is not python_calls.NOT_STAGED:
+            return staged
+    return builtins.sorted(iterable, **kwargs)
 
 
 def _minmax(args, kwargs, name: str, py):
@@ -90,7 +163,7 @@ def _minmax(args, kwargs, name: str, py):
     its own type: the result carries the winner's (path_types), ints and floats compared in
     a float64 that holds the ints exactly (else the run fails). Refused: ints and floats with
     `key=`, arrays compared as wholes, `default=`."""
-    if builtins.len(args) == 1 and isinstance(args[0], (types.GeneratorType, builtins.map, builtins.filter)):
+    if builtins.len(args) == 1 and isinstance(args[0], _LAZY):
         args = (builtins.list(args[0]),)  # max(v * 2 for v in xs): consumed here as Python would, then a list
     if builtins.len(args) == 1 and isinstance(args[0], (list, tuple)) and builtins.any(is_tensor(v) for v in args[0]):
         # `max([x, y, 0.5])`: Python iterates the list as it takes operands (the first winner kept)
@@ -357,6 +430,7 @@ OVERLOADS = {
     builtins.zip: zip_, builtins.reversed: reversed_, builtins.isinstance: isinstance_, builtins.print: print_,
     builtins.type: type_, builtins.any: any_, builtins.all: all_,
     builtins.str: str_, builtins.repr: repr_, builtins.ascii: ascii_, builtins.format: format_,
+    builtins.sorted: sorted_,
 }
 OVERLOADS.update(math_functions.OVERLOADS)
 OVERLOADS.update(numpy_types.OVERLOADS)
