@@ -188,13 +188,17 @@ def rnn_numpy(W, U, h, xs):
 def loop_handler_tiers(session) -> str:
     """How many of the loop nodes of the session's plans run on each tier of handler
     (executor/handlers.py: generic, quick, generated; "inlined": run inside the others'
-    handlers, none of its own), e.g. "quick 2, inlined 12"."""
+    handlers, none of its own), e.g. "quick 2, inlined 12", and how many loops a loop runner
+    runs whole (executor/loop_runner.py: their nodes' handlers then no longer run)."""
     tiers = Counter()
+    whole = 0
     for plan in session._plans.values():
+        whole += sum(1 for info in plan.frames.values() if info.runner)
         for item in plan.items:
             if item.frame is not plan.root and item.kind in (0, 1, 2, 5):  # (ops, Switch, Merge, NextIteration)
                 tiers[getattr(item.fast, "tier", "generic")] += 1
-    return ", ".join(f"{k} {v}" for k, v in sorted(tiers.items()))
+    runners = f"; loops run whole by a loop runner: {whole}" if whole else ""
+    return ", ".join(f"{k} {v}" for k, v in sorted(tiers.items())) + runners
 
 
 def rnn_forward(T: int, H: int, B: int, repeat: int, threads: int | None, blas_one: bool) -> dict:
