@@ -12,7 +12,7 @@ import graphcore as gc
 
 from ..errors import ConversionError, StagingError, _location
 from .iterables import GraphIterable
-from .staging import is_tensor
+from .staging import is_tensor, location
 
 _ITER_ADVICE = ("a comprehension over a tensor (or range, zip or enumerate of one) cannot be converted: comprehensions run as Python and the tensor's "
                 "rows are only known when the graph runs. Write a for loop that appends to a list (it becomes a "
@@ -72,7 +72,7 @@ class GeneratorExpression:
 
     def __next__(self):
         if self._lost is not None:
-            raise StagingError(self._lost)
+            raise StagingError(f"{location(0)}: {self._lost}")
         return self.item(*next(self._targets))
 
     def close(self) -> None:
@@ -86,9 +86,9 @@ class GeneratorExpression:
     def lose_position(self, builtin: str) -> None:
         """After a staged any / all, how far the generator ran is decided when the graph
         runs: it cannot be iterated again."""
-        self._lost = (f"{_where(self.origin)}: this generator expression was given to {builtin}(), which stops at "
-                      f"an item whose truth is only known when the graph runs, so how many items are left is not "
-                      f"known while tracing. Make a new generator (or a list) for the second use.\n"
+        self._lost = (f"the generator expression made at {_where(self.origin)} was given to {builtin}() before, "
+                      f"which stops at an item whose truth is only known when the graph runs, so how many items are "
+                      f"left is not known while tracing. Make a new generator (or a list) for this second use.\n"
                       f"{_location(*self.origin)}")
 
 
