@@ -138,6 +138,24 @@ def grad_with_aux(x):
     return x * x, x + 1
 
 
+def _checked(x, i):
+    print("checking", i)
+    return x > i
+
+
+def any_and_all_of_generators_stop_where_python_stops(x):
+    return any(_checked(x, i) for i in range(4)), all(_checked(x, -i) for i in (2, 1, 0))
+
+
+def generators_folded_by_sum_min_max(x):
+    return sum(x * i for i in range(3)), sum(x > i for i in range(3)), min(x - i for i in range(3)), \
+        max(abs(x - i) for i in [1, 2])
+
+
+def generators_listed_and_sorted(x):
+    return list(x + i for i in (1, 2)), tuple(x * i for i in range(2)), sorted(x * i - i * i for i in range(4))
+
+
 SUPPORTED = [
     ("1", "`str()` / f-strings of tensors and string operations on the text", text_of_a_tensor,
      (np.float64(-2.5), np.int64(7))),
@@ -162,6 +180,12 @@ SUPPORTED = [
      (np.float64(2.0), np.int64(3))),
     ("9", "`lst.count`, `lst.index` in tensor control flow, `json.dumps(float(x))`, `n < 2**64`",
      list_methods_and_json, (np.float64(2.0), np.int64(1))),
+    ("11", "`any` / `all` of a generator expression of tensors (`_checked(x, i)` prints `checking i` and returns "
+     "`x > i`): items after the deciding one never run (their prints, their errors)", any_and_all_of_generators_stop_where_python_stops, (np.float64(0.5),)),
+    ("11", "`sum` / `min` / `max` of generator expressions of tensors", generators_folded_by_sum_min_max,
+     (np.float64(1.5),)),
+    ("11", "`list` / `tuple` / `sorted` of generator expressions of tensors", generators_listed_and_sorted,
+     (np.float64(1.5),)),
 ]
 
 # -- refused: each must raise, its message is quoted -----------------------------------------------
@@ -248,6 +272,16 @@ def grad_of_a_tuple(x):
     return x * x, x + 1
 
 
+def generator_over_a_tensor(x):
+    return any(v > 0 for v in x)
+
+
+def generator_reused_after_a_staged_any(x):
+    g = (x > i for i in range(3))
+    found = any(g)
+    return found, list(g)
+
+
 REFUSED = [
     ("5", "a list argument appended to in a loop on a tensor", appends_to_an_argument_in_a_loop, ([1], np.int64(2))),
     ("5", "a dict argument changed in an if on a tensor", sets_a_key_of_an_argument_in_an_if, ({}, np.float64(1.0))),
@@ -265,6 +299,9 @@ REFUSED = [
      (np.float64(2.0), np.int64(3))),
     ("9", "lambdas appended to a list in a loop on a tensor", appends_lambdas_in_a_tensor_loop, (np.int64(2),)),
     ("1", "iterating over the text of a tensor", iterates_over_the_text_of_a_tensor, (np.float64(2.5),)),
+    ("11", "a generator expression over a tensor", generator_over_a_tensor, (np.array([1.0, -2.0]),)),
+    ("11", "a generator expression iterated again after `any` stopped in it at run time",
+     generator_reused_after_a_staged_any, (np.float64(1.5),)),
 ]
 
 
@@ -320,7 +357,8 @@ def report() -> str:
              "construct is listed only when the two agree in value, exact type, printed lines, the caller's",
              "objects after the call and exception type; a refused one with the message its refusal gives.",
              "The random-program generator writes classes 1, 2, 5, 6 and 7 (autograph/testing/random_programs.py;",
-             "`autograph fuzz --n 10000`). The class numbers are the issue's.", "", "## Supported", ""]
+             "`autograph fuzz --n 10000`). The class numbers are the issue's; 11 is generator expressions given",
+             "to builtins (tests/autograph/test_generator_expressions.py runs them under every engine).", "", "## Supported", ""]
     failures = []
     for cls, title, fn, args in SUPPORTED:
         problem = check_supported(fn, args)

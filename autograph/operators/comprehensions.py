@@ -115,7 +115,7 @@ class Positions:
             if staged and g is not None and g.checkpoint() != mark:
                 raise StagingError(
                     f"{_where(self._gen.origin)}: the `for` / `if` part of this generator expression computes graph "
-                    f"values (a print, a call), and {self._builtin}() reaches it only when the items before it "
+                    f"values (a print, a call, the items of another generator), and {self._builtin}() reaches it only when the items before it "
                     f"decide so at run time. Compute them in a for loop instead (`for v in ...:` with an if that "
                     f"breaks), or use a list comprehension to compute every item.\n{_location(*self._gen.origin)}")
         return self._values[k] if k < len(self._values) else None
