@@ -75,7 +75,7 @@ def any_failing_at_the_third_item(x):
 
 
 def all_failing_at_the_third_item(x):
-    return all(reached(-x, -i) for i in range(4))
+    return all(not reached(-x, i) for i in range(4))  # item i: x >= -i, item 2 raises
 
 
 def any_over_a_list_a_tuple_and_a_dict(x):
@@ -102,6 +102,14 @@ def any_in_a_loop_on_a_tensor(x, n):
     return c
 
 
+def any_in_an_if_on_a_tensor(x):
+    found = False
+    if x > -2:
+        found = any(over(x, i) for i in range(3))
+        print("found", found)
+    return found
+
+
 SHORT_CIRCUIT = [
     (any_of_comparisons, [(np.float64(-1.0),), (np.float64(0.5),), (np.float64(5.0),)]),
     (all_of_comparisons, [(np.float64(-1.0),), (np.float64(1.5),), (np.float64(5.0),)]),
@@ -109,11 +117,12 @@ SHORT_CIRCUIT = [
     (all_printing_each_item, [(np.float64(-1.0),), (np.float64(1.5),), (np.float64(5.0),)]),
     (any_with_a_print_in_the_item, [(np.float64(-1.0),), (np.float64(2.0),), (np.float64(5.0),)]),
     (any_failing_at_the_third_item, [(np.float64(5.0),), (np.float64(1.5),), (np.float64(-1.0),)]),
-    (all_failing_at_the_third_item, [(np.float64(5.0),), (np.float64(-1.0),), (np.float64(-5.0),)]),
+    (all_failing_at_the_third_item, [(np.float64(5.0),), (np.float64(-0.5),), (np.float64(-5.0),)]),
     (any_over_a_list_a_tuple_and_a_dict, [(np.float64(0.5),), (np.float64(1.5),), (np.float64(3.0),)]),
     (any_of_python_values_and_tensors, [(np.float64(0.5),)]),
     (any_with_nested_fors_and_a_filter, [(np.float64(0.1),), (np.float64(0.5),), (np.float64(1.0),)]),
     (any_in_a_loop_on_a_tensor, [(np.float64(1.5), np.int64(2)), (np.float64(-1.0), np.int64(3))]),
+    (any_in_an_if_on_a_tensor, [(np.float64(-3.0),), (np.float64(-1.0),), (np.float64(1.5),)]),
 ]
 
 
@@ -185,12 +194,14 @@ def chosen_by_any(x):
     return x * 3.0 if any(x > i for i in range(2)) else x * x
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("fn", [folded, chosen_by_any])
-@pytest.mark.parametrize("x", [-0.7, 0.4, 1.7])
-def test_gradients_match_central_differences(fn, x):
+def test_gradients_match_central_differences(fn, engine):
+    grad = autograph.grad(function(fn, **engine))
     h = 1e-6
-    numeric = (fn(np.float64(x + h)) - fn(np.float64(x - h))) / (2 * h)
-    np.testing.assert_allclose(autograph.grad(fn)(np.float64(x)), numeric, rtol=1e-6)
+    for x in (-0.7, 0.4, 1.7):
+        numeric = (fn(np.float64(x + h)) - fn(np.float64(x - h))) / (2 * h)
+        np.testing.assert_allclose(grad(np.float64(x)), numeric, rtol=1e-6)
 
 
 # -- refused -------------------------------------------------------------------------------------
