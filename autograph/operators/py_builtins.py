@@ -17,12 +17,11 @@ from graphcore.ops.logging_ops import FormattedString
 from graphcore.ops.py_function_ops import is_pyobject
 from graphcore.ops.python_type_ops import int_check
 
-from . import effects, math_functions, numpy_types, path_types, python_calls
+from . import effects, math_functions, numpy_types, path_types, python_calls, short_circuit
 from .iterables import enumerate_, range_, reversed_, zip_
 from .comprehensions import GeneratorExpression
-from .conditionals import if_exp
 from .staged_lists import StagedList
-from .staging import as_test, is_tensor, is_weak, location, python_value, to_tensor, truth
+from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
@@ -80,58 +79,16 @@ def _any_all(x, name: str):
     return getattr(np, name)(x)  # numpy's any / all on a graph tensor build the graph ops
 
 
-def _short_circuit(gen: GeneratorExpression, name: str):
-    """`any(gen)` / `all(gen)` of a converted generator expression, as Python runs it: items
-    in order, stopping at the first true one (any) or false one (all), so later items, their
-    prints and their errors, never run. An item that is a tensor decides at run time: the
-    rest are computed inside a graph cond on its truth (a chain of conds, as `or` / `and`
-    are staged). The result is a Python bool."""
-    stop = name == "any"  # the truth that ends the scan, and the result then
-    positions = gen.positions(name)
-    staged = [False]
-
-    def scan(k: int):
-        while True:
-            values = positions.at(k, staged[0])
-            if values is None:
-                return not stop
-            v = as_test(positions.item(values))
-            if is_tensor(v):
-                break
-            if builtins.bool(v) == stop:
-                return stop
-            k += 1
-        staged[0] = True
-        rest = k + 1
-
-        def scan_rest():
-            out = scan(rest)
-            return python_value(out) if is_tensor(out) else out
-        if stop:
-            return if_exp(truth(v), lambda: True, scan_rest)
-        return if_exp(truth(v), scan_rest, lambda: False)
-
-    try:
-        out = scan(0)
-    except RecursionError:
-        raise StagingError(f"{location(0)}: {name}() of a generator expression with too many items that are graph "
-                           f"tensors to stage one cond per item. Make an array and use np.{name}(...), or write a "
-                           f"for loop") from None
-    if staged[0]:
-        gen.lose_position(name)
-    return python_value(out) if is_tensor(out) else out
-
-
 def any_(x):
-    if isinstance(x, GeneratorExpression) and gc.get_default_graph() is not None:
-        return _short_circuit(x, "any")
-    return python_value(_any_all(_listed(x), "any"))
+    if isinstance(x, _LAZY) and gc.get_default_graph() is not None:
+        return short_circuit.any_all(x, "any")  # stops at the first true item, as Python does
+    return python_value(_any_all(x, "any"))
 
 
 def all_(x):
-    if isinstance(x, GeneratorExpression) and gc.get_default_graph() is not None:
-        return _short_circuit(x, "all")
-    return python_value(_any_all(_listed(x), "all"))
+    if isinstance(x, _LAZY) and gc.get_default_graph() is not None:
+        return short_circuit.any_all(x, "all")
+    return python_value(_any_all(x, "all"))
 
 
 def _listed(x):

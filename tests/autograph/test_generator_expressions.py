@@ -258,3 +258,42 @@ def test_python_only_generators_keep_python_semantics():
         first = next(g)
         return first, any(v > 3 for v in g), list(g)
     assert function(f)(4) == f(4)
+
+
+# -- lazy iterators the converter did not split (a generator function, := in the item) -------------
+
+@autograph.do_not_convert
+def comparisons(x, n):
+    for i in range(n):
+        yield x > i
+
+
+def any_of_a_generator_function_ending_at_a_tensor(x):
+    return any(comparisons(x, 1)), all(i < 5 for i in range(2)), any(i > 5 for i in range(2))
+
+
+def any_with_an_assignment_expression_over_python_values(x):
+    return any((y := i * 2) > 1 for i in range(3)), y, x
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn", [any_of_a_generator_function_ending_at_a_tensor,
+                                any_with_an_assignment_expression_over_python_values])
+def test_unsplit_iterators_decided_by_python_values_or_their_last_item(fn, engine):
+    for x in (np.float64(-1.0), np.float64(1.7)):
+        agree(fn, (x,), engine)
+
+
+def any_of_a_generator_function(x):
+    return any(comparisons(x, 3))
+
+
+def any_with_an_assignment_expression(x):
+    return any((y := x * i) > 1 for i in range(3)), y
+
+
+@pytest.mark.parametrize("fn", [any_of_a_generator_function, any_with_an_assignment_expression])
+def test_unsplit_iterators_with_items_after_a_tensor_are_refused(fn):
+    fn(np.float64(0.7))
+    with pytest.raises(StagingError, match=r"test_generator_expressions.py:\d+: any\(\) of an iterator .* for loop"):
+        function(fn)(np.float64(0.7))
