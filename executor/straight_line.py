@@ -21,7 +21,7 @@ loop gets KeyboardInterrupt, a numba loop the signal's flag: executor/interrupt.
 """
 from __future__ import annotations
 
-from . import loop_runner
+from . import blas, loop_runner
 from .plan import ENTER, EXIT, FEED, NORMAL, TO_FETCH, ExecutionPlan
 from .stats import RunStats
 
@@ -36,9 +36,9 @@ class StraightLine:
     reader ran, as the frame executor lets an input slot go once its kernel has it. `stats`
     are what the frame executor's RunStats would say of the last run."""
 
-    __slots__ = ("steps", "tail", "fetch_slots", "nodes", "loops", "stats")
+    __slots__ = ("steps", "tail", "fetch_slots", "nodes", "loops", "stats", "small_blas")
 
-    def __init__(self, steps: list, computed: int, fetch_slots: list, nodes: int, loops: list):
+    def __init__(self, steps: list, computed: int, fetch_slots: list, nodes: int, loops: list, small_blas: bool):
         self.steps = steps
         self.tail = [None] * computed  # the slots after the feeds'
         self.fetch_slots = fetch_slots
@@ -46,10 +46,18 @@ class StraightLine:
         self.loops = loops
         self.stats = RunStats()
         self.stats.nodes = nodes
+        # loops of small matmuls: on a busy machine BLAS on one thread, as the frame executor runs them (blas.py)
+        self.small_blas = small_blas
 
     def run(self, feed_values: list) -> list | None:
         """The fetched values, or None when a kernel raised or a loop has no runner yet (run
         the plan the usual way)."""
+        if self.small_blas and blas.machine_busy():
+            with blas.one_thread():
+                return self._run(feed_values)
+        return self._run(feed_values)
+
+    def _run(self, feed_values: list) -> list | None:
         loops = self.loops
         if loops:
             for loop in loops:
@@ -212,4 +220,5 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
         steps.append((arity, item.kernel, ins[0] if ins else -1, ins[1] if len(ins) > 1 else -1, ins,
                       outs[0] if len(outs) == 1 else -1, outs, free))
     root_nodes = sum(1 for item in items if item.frame is plan.root)
-    return StraightLine(steps, len(slot_of) - len(plan.feeds), fetch_slots, root_nodes, list(loops.values()))
+    return StraightLine(steps, len(slot_of) - len(plan.feeds), fetch_slots, root_nodes, list(loops.values()),
+                        plan.small_blas and bool(loops))

@@ -71,6 +71,21 @@ def test_a_run_of_small_matmuls_has_blas_on_one_thread_and_restores_it(two_blas_
     assert blas.threads() == 2  # given back
 
 
+def test_a_straight_line_run_of_a_loop_of_small_matmuls_has_blas_on_one_thread_too(two_blas_threads, monkeypatch):
+    """(a loop its runner runs whole, as one step of a straight-line plan: executor/straight_line.py)"""
+    import executor.executor  # noqa: PLC0415
+    import executor.loop_runner  # noqa: PLC0415
+    monkeypatch.setattr(executor.loop_runner, "RUNNER_AFTER", 0)
+    monkeypatch.setattr(executor.executor.ExecutorState, "run", lambda self: pytest.fail("not straight-line"))
+    spy, seen = _spy_op()
+    g, h0, w, h = _loop_of_matmuls(3, 64, spy)
+    run = Session(g).make_callable(h, [h0, w])
+    hv, wv = np.ones((32, 64), np.float32), np.eye(64, dtype=np.float32) * 0.5
+    np.testing.assert_array_equal(run(hv, wv), np.tanh(np.tanh(np.tanh(hv * 0.5) * 0.5) * 0.5))
+    assert run._line is not None and run._line.loops[0].info.runner
+    assert seen == [1, 1, 1] and blas.threads() == 2
+
+
 def test_the_count_comes_back_when_the_run_fails(two_blas_threads):
     spy, seen = _spy_op()
     g, h0, w, h = _loop_of_matmuls(2, 64, spy)
