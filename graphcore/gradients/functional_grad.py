@@ -9,9 +9,10 @@ not compute it outputs zeros of its type).
 While: a While that runs the gradient of the body as many times as the forward loop ran
 (its iteration counter, output 0). Each forward tensor the gradient body reads is pushed,
 every iteration, onto a TensorList carried by the forward loop as an extra loop variable
-(added to the While op when first asked for), and popped in reverse order by the gradient
-loop. Gradients of loop invariants (captures) are summed over the iterations in loop
-variables of the gradient loop.
+(added to the While op when first asked for, once per tensor: every later gradient pops
+the same list), and popped in reverse order by the gradient loop; a constant of the body
+is made again in the gradient body instead. Gradients of loop invariants (captures) are
+summed over the iterations in loop variables of the gradient loop.
 """
 from __future__ import annotations
 

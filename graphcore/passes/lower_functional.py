@@ -3,7 +3,10 @@ replaced by what v1 builds, so the frame executor, the other passes, placement a
 partitioning see only the five primitives.
 
 An If becomes a v1 cond on its predicate whose branches are the bodies of its two
-functions, inlined; a While becomes one v1 loop frame whose condition and body are its
+functions, inlined. An If on the predicate of an If lowered before in the same context
+that reads its outputs (its gradient If) is built in that If's branches and reads their
+values there, as v1's gradient does; the Merges of outputs only it read are then dropped.
+A While becomes one v1 loop frame whose condition and body are its
 functions inlined. Function inputs map to the op's inputs, and the v1 builders wire the
 outer tensors in (Switch, Enter) as they do for user code. A While's loop variables that
 its body passes through unchanged (captures) enter as loop invariants (constant Enters),
