@@ -10,7 +10,8 @@ A generator expression is also split, so that its items can be computed inside g
     -> ag__.generator_expression(lambda i: x > i, ((i,) for i in xs if i), origin)
 
 The `for` / `if` part stays a Python generator giving the loop variables' values; the item is
-a function of them (operators/comprehensions.GeneratorExpression)."""
+a function of them (operators/comprehensions.SplitGenerator); the generator the user holds
+is still a Python generator."""
 from __future__ import annotations
 
 import gast
@@ -62,7 +63,8 @@ class ComprehensionTransformer(Converter):
     def visit_GeneratorExp(self, node):
         node = self._comprehension(node, generator=True)
         names: list[str] = []
-        if not all(_target_names(g.target, names) for g in node.generators) or \
+        if any(g.is_async for g in node.generators) or \
+                not all(_target_names(g.target, names) for g in node.generators) or \
                 any(isinstance(n, _NOT_SPLIT) for n in gast.walk(node.elt)) or len(set(names)) != len(names):
             return node  # left as Python's generator
         item = node.elt

@@ -1,12 +1,14 @@
 """Comprehensions and generator expressions in converted code. Their iterables and `if`
 conditions must be Python values (a tensor has no Python length): a tensor is refused at
 the user's line and column, a comprehension's with a ConversionError, a generator
-expression's with a StagingError saying to write a `for` loop. A generator expression is a
-`GeneratorExpression`: Python's lazy iterator, whose items can also be computed one at a
-time inside graph conds, so `any` / `all` of it stop where Python would (py_builtins)."""
+expression's with a StagingError saying to write a `for` loop. A generator expression is
+Python's generator, remembered with its split (`SplitGenerator`): its items can also be
+computed one at a time inside graph conds, so `any` / `all` of it stop where Python would
+(short_circuit.py)."""
 from __future__ import annotations
 
 import os
+import weakref
 
 import graphcore as gc
 
@@ -53,53 +55,50 @@ def comprehension_test(test, origin: tuple):
     return test
 
 
-class GeneratorExpression:
-    """`(item for v in xs if c)` in converted code: the converter splits it into `targets`,
-    a Python generator of the loop variables' values (`((v,) for v in xs if c)`: the `for`
-    and `if` parts, run as Python), and `item`, a function of those values (`lambda v: item`).
-    Iterated, it is Python's generator: each item computed when it is asked for. `any` /
-    `all` instead take the values one position at a time (`values_at`) and compute each item
-    inside the graph cond that decides whether Python would reach it; a cond branch may be
-    traced more than once, and it computes the item again from the same values."""
+class SplitGenerator:
+    """What the converter split `(item for v in xs if c)` into: `targets`, a Python generator
+    of the loop variables' values (`((v,) for v in xs if c)`: the `for` and `if` parts, run as
+    Python), and `item`, a function of those values (`lambda v: item`). The generator the user
+    holds is Python's (`generator_expression`), each item computed when asked for; `any` /
+    `all` instead take the values one position at a time (`positions`) and compute each item
+    inside the graph cond that decides whether Python would reach it (a cond branch may be
+    traced more than once: it computes the item again from the same values)."""
 
-    __slots__ = ("item", "_targets", "origin", "_lost")
+    __slots__ = ("item", "targets", "origin", "lost")
 
     def __init__(self, item, targets, origin: tuple):
-        self.item, self._targets, self.origin, self._lost = item, targets, origin, None
+        self.item, self.targets, self.origin, self.lost = item, targets, origin, None
 
     def __iter__(self):
         return self
 
-    def __next__(self):
-        if self._lost is not None:
-            raise StagingError(f"{location(0)}: {self._lost}")
-        return self.item(*next(self._targets))
-
-    def close(self) -> None:
-        self._targets.close()
+    def __next__(self):  # the values the user's generator takes next
+        if self.lost is not None:
+            raise StagingError(f"{location(0)}: {self.lost}")
+        return next(self.targets)
 
     def positions(self, builtin: str) -> "Positions":
-        """The loop variables' values from where this generator is now, for `builtin`'s
-        staged short-circuit (any / all)."""
+        """The loop variables' values from where the generator is now, for `builtin`'s
+        staged short circuit (any / all)."""
         return Positions(self, builtin)
 
     def lose_position(self, builtin: str) -> None:
         """After a staged any / all, how far the generator ran is decided when the graph
         runs: it cannot be iterated again."""
-        self._lost = (f"the generator expression made at {_where(self.origin)} was given to {builtin}() before, "
-                      f"which stops at an item whose truth is only known when the graph runs, so how many items are "
-                      f"left is not known while tracing. Make a new generator (or a list) for this second use.\n"
-                      f"{_location(*self.origin)}")
+        self.lost = (f"the generator expression made at {_where(self.origin)} was given to {builtin}() before, "
+                     f"which stops at an item whose truth is only known when the graph runs, so how many items are "
+                     f"left is not known while tracing. Make a new generator (or a list) for this second use.\n"
+                     f"{_location(*self.origin)}")
 
 
 class Positions:
-    """The loop variables' values of a GeneratorExpression by position, each fetched once
-    (a cond branch traced again reads the same ones)."""
+    """The loop variables' values of a SplitGenerator by position, each fetched once (a cond
+    branch traced again reads the same ones)."""
 
-    __slots__ = ("_gen", "_builtin", "_values", "_ended")
+    __slots__ = ("_split", "_builtin", "_values", "_ended")
 
-    def __init__(self, gen: GeneratorExpression, builtin: str):
-        self._gen, self._builtin, self._values, self._ended = gen, builtin, [], False
+    def __init__(self, split: SplitGenerator, builtin: str):
+        self._split, self._builtin, self._values, self._ended = split, builtin, [], False
 
     def at(self, k: int, staged: bool):
         """The values of the k-th item from the start, or None past the end. `staged`: the
@@ -109,20 +108,43 @@ class Positions:
             g = gc.get_default_graph()
             mark = g.checkpoint() if g is not None else 0
             try:
-                self._values.append(next(self._gen._targets))
+                self._values.append(next(self._split.targets))
             except StopIteration:
                 self._ended = True
             if staged and g is not None and g.checkpoint() != mark:
                 raise StagingError(
-                    f"{_where(self._gen.origin)}: the `for` / `if` part of this generator expression computes graph "
-                    f"values (a print, a call, the items of another generator), and {self._builtin}() reaches it only when the items before it "
-                    f"decide so at run time. Compute them in a for loop instead (`for v in ...:` with an if that "
-                    f"breaks), or use a list comprehension to compute every item.\n{_location(*self._gen.origin)}")
+                    f"{_where(self._split.origin)}: the `for` / `if` part of this generator expression computes "
+                    f"graph values (a print, a call, the items of another generator), and {self._builtin}() reaches "
+                    f"it only when the items before it decide so at run time. Compute them in a for loop instead "
+                    f"(`for v in ...:` with an if that breaks), or use a list comprehension to compute every item."
+                    f"\n{_location(*self._split.origin)}")
         return self._values[k] if k < len(self._values) else None
 
     def item(self, values):
-        return self._gen.item(*values)
+        return self._split.item(*values)
 
 
-def generator_expression(item, targets, origin: tuple) -> GeneratorExpression:
-    return GeneratorExpression(item, targets, origin)
+_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # the user's generator -> its SplitGenerator
+
+
+def _items(split: SplitGenerator):
+    for values in split:
+        yield split.item(*values)
+
+
+def generator_expression(item, targets, origin: tuple):
+    """The generator `(item for ...)` is in Python (a generator object, named <genexpr>),
+    remembered with its split for any / all."""
+    split = SplitGenerator(item, targets, origin)
+    gen = _items(split)
+    gen.__name__, gen.__qualname__ = "<genexpr>", "<genexpr>"
+    _splits[gen] = split
+    return gen
+
+
+def split_of(gen) -> "SplitGenerator | None":
+    """The split of a generator expression written in converted code, else None."""
+    try:
+        return _splits.get(gen)
+    except TypeError:
+        return None

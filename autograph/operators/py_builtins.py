@@ -19,14 +19,13 @@ from graphcore.ops.python_type_ops import int_check
 
 from . import effects, math_functions, numpy_types, path_types, python_calls, short_circuit
 from .iterables import enumerate_, range_, reversed_, zip_
-from .comprehensions import GeneratorExpression
 from .staged_lists import StagedList
 from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
 # iterators whose items are made as they are asked for
-_LAZY = (GeneratorExpression, types.GeneratorType, builtins.map, builtins.filter, builtins.zip, builtins.enumerate)
+_LAZY = (types.GeneratorType, builtins.map, builtins.filter, builtins.zip, builtins.enumerate)
 
 
 def len_(x):

@@ -2,7 +2,7 @@
 circuit: items in order, stopping at the first true one (any) or false one (all), so items
 after it, their prints and their errors, never run. The result is a Python bool.
 
-A generator expression written in converted code (comprehensions.GeneratorExpression) is
+A generator expression written in converted code (comprehensions.SplitGenerator) is
 staged as a chain of conds, as `or` / `and` are (logical.py): an item that is a tensor decides
 at run time, and the items after it are computed inside the cond branch that needs them.
 Any other lazy iterator (a generator function, map, zip) cannot be replayed inside a cond: its
@@ -15,18 +15,19 @@ import builtins
 
 from graphcore.errors import StagingError
 
-from .comprehensions import GeneratorExpression
+from .comprehensions import SplitGenerator, split_of
 from .conditionals import if_exp
 from .staging import as_test, is_tensor, location, python_value, truth
 
 
 def any_all(iterable, name: str):
-    if isinstance(iterable, GeneratorExpression):
-        return _conds(iterable, name)
+    split = split_of(iterable)
+    if split is not None:
+        return _conds(split, name)
     return _until_a_tensor(iterable, name)
 
 
-def _conds(gen: GeneratorExpression, name: str):
+def _conds(gen: SplitGenerator, name: str):
     stop = name == "any"  # the truth that ends the scan, and the result then
     positions = gen.positions(name)
     staged = [False]

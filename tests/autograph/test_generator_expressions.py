@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import types
 
 import numpy as np
 import pytest
@@ -249,6 +250,16 @@ def test_refused_with_the_line_and_what_to_write(fn, args, words):
     assert f"{os.path.basename(__file__)}:{line}:" in message, message
     for w in words:
         assert w in message, message
+
+
+def generator_types(x):
+    g = (x * i for i in range(2))
+    return isinstance(g, types.GeneratorType), type(g).__name__, g.__name__, next(g)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_generator_expression_is_still_a_python_generator(engine):
+    agree(generator_types, (np.float64(1.5),), engine)
 
 
 def test_python_only_generators_keep_python_semantics():
