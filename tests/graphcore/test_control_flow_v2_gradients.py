@@ -235,3 +235,24 @@ def test_a_while_accumulates_each_tensor_once_and_no_constants():
     h = 1e-5
     d_plus, d_minus = (Session(g).run(dx, {x: 0.6 + s}) for s in (h, -h))
     assert got[2] == pytest.approx((d_plus - d_minus) / (2 * h), rel=1e-6)
+
+
+def test_the_lowering_pass_in_place_reads_the_forward_branches_too():
+    """The pass (the optimizer's first, in place) lowers a gradient If as lowered_copy does:
+    no unread Merge left but the fetched ones, values bit for bit those of direct mode."""
+    from graphcore import passes
+
+    g, x, out = _build(_nested_conds, True)
+    want = {p: Session(g, functional="direct").run(out, {x: p}) for p in POINTS}
+    copy = g.copy()
+    c_out = [copy.get_tensor_by_name(t.name) for t in out]
+    c_x = copy.get_tensor_by_name(x.name)
+    report = passes.optimize(copy, c_out + [c_x], passes=["lower_functional"])
+    fetches = report.fetches[:len(out)]
+    assert not copy.library and not [op.name for op in copy.get_operations() if op.type in ("If", "While")]
+    assert len(copy) <= len(_build(_nested_conds, False)[0])  # (it was twice v1's)
+    fetched = {id(t) for t in report.fetches}
+    assert not [op.name for op in copy.get_operations()
+                if op.type == "Merge" and not op.outputs[0].readers and id(op.outputs[0]) not in fetched]
+    for p in POINTS:
+        assert Session(copy).run(fetches, {c_x: p}) == want[p]
