@@ -101,14 +101,61 @@ def _listed(x):
 
 def sorted_(iterable, /, **kwargs):
     """`sorted(gen)`: Python consumes the whole generator first, so its items are computed
-    here in order; then sorted as a list is (one holding graph values: Python's sorted, when
-    the graph runs)."""
-    iterable = _listed(iterable)
-    if gc.get_default_graph() is not None:
-        staged = python_calls.maybe_stage(builtins.sorted, (iterable,), kwargs)
-        if staged is not python_calls.NOT_STAGED:
-            return staged
+    here in order. Scalars of one dtype (with Python numbers it holds exactly) are picked in
+    Python's order (`_picked_in_order`: gradients reach each item); any other list holding
+    graph values is sorted by Python when the graph runs, as a run-time object."""
+    if gc.get_default_graph() is None:
+        return builtins.sorted(iterable, **kwargs)
+    if isinstance(iterable, _LAZY):
+        iterable = builtins.list(iterable)
+    if isinstance(iterable, (list, tuple)) and builtins.set(kwargs) <= {"reverse"}:
+        picked = _picked_in_order(builtins.list(iterable), builtins.bool(kwargs.get("reverse", False)))
+        if picked is not None:
+            return picked
+    staged = python_calls.maybe_stage(builtins.sorted, (iterable,), kwargs)
+    if staged is not python_calls.NOT_STAGED:
+        return staged
     return builtins.sorted(iterable, **kwargs)
+
+
+def _picked_in_order(items: list, reverse: bool):
+    """Python's sorted() of scalars as the items themselves: the order is Python's own sorted
+    of the values, computed when the graph runs (its stability, where it puts NaNs), and each
+    output picks its item by it (a gather, so gradients flow; its Python type is the picked
+    item's). None where that does not hold them exactly (mixed dtypes, arrays, a Python number
+    the dtype does not hold)."""
+    tensors = [v for v in items if is_tensor(v)]
+    if not tensors:
+        return None
+    dtype = tensors[0].dtype
+    if builtins.any(t.dtype != dtype or t.shape.rank != 0 for t in tensors) or dtype.np_dtype is None or \
+            not (dtype.is_bool or dtype.is_numeric):
+        return None
+    kind = _kind_of(tensors[0])
+    for v in items:
+        if not is_tensor(v) and (_kind_of(v) != kind or not _held_exactly(v, dtype)):
+            return None
+    n = builtins.len(items)
+    stacked = gc.stack([v if is_tensor(v) else gc.constant(v, dtype=dtype) for v in items])
+
+    def order(values):
+        return np.array(builtins.sorted(builtins.range(n), key=values.__getitem__, reverse=reverse), dtype=np.int64)
+    positions = gc.py_function(order, [stacked], gc.int64, stateful=False, shapes=[n], name="SortedOrder")
+    picked = gc.gather(stacked, positions)
+    out = []
+    for k in builtins.range(n):
+        item = _python_typed_like(picked[k], items)
+        steps = [(gc.equal(positions[k], i), items[i]) for i in builtins.range(1, n)]
+        out.append(path_types.chosen(item, items[0], steps))
+    return out
+
+
+def _held_exactly(v, dtype) -> bool:
+    try:
+        held = np.asarray(v, dtype=dtype.np_dtype).item()
+    except (OverflowError, ValueError):
+        return False
+    return builtins.bool(held == v) or (held != held and v != v)
 
 
 def _minmax(args, kwargs, name: str, py):

@@ -158,6 +158,13 @@ def listed_and_sorted(x):
             sorted((x - i for i in range(3)), reverse=True))
 
 
+def sorted_as_python_orders(x):
+    # Python's stable order (0.5 and np.float64(0.5) keep their places), its NaN placement, -0.0 before
+    # 0.0 when it comes first, each item keeping its own type
+    return (sorted([x, x - 1, 0.5]), sorted([x, 0.5, x - 1], reverse=True), sorted([x, x / x, 0.5, x - 1.0]),
+            sorted([-0.0, x * 0.0, 0.0]), sorted([x > 0, x < 0, True]), sorted(int(x) - i for i in range(3)))
+
+
 def every_item_printed(x):
     return list(over(x, i) for i in range(3)), sum(over(x, i) for i in range(2))
 
@@ -173,6 +180,7 @@ CONSUMING = [
     (sums, [(np.float64(1.5),), (np.float64(-2.0),)]),
     (minimum_and_maximum, [(np.float64(1.5),), (np.float64(-2.0),)]),
     (listed_and_sorted, [(np.float64(1.5),), (np.float64(3.0),)]),
+    (sorted_as_python_orders, [(np.float64(1.5),), (np.float64(0.0),), (np.float64(-1.0),)]),
     (every_item_printed, [(np.float64(0.5),)]),
     (generator_in_a_for_loop, [(np.float64(1.5),)]),
 ]
@@ -195,12 +203,16 @@ def chosen_by_any(x):
     return x * 3.0 if any(x > i for i in range(2)) else x * x
 
 
+def picked_by_sorted(x):
+    return sorted(x * i - i * i for i in range(4))[1] * 3.0 + sorted([x, 0.5, x * x], reverse=True)[0]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("fn", [folded, chosen_by_any])
+@pytest.mark.parametrize("fn", [folded, chosen_by_any, picked_by_sorted])
 def test_gradients_match_central_differences(fn, engine):
     grad = autograph.grad(function(fn, **engine))
     h = 1e-6
-    for x in (-0.7, 0.4, 1.7):
+    for x in (-0.7, 0.4, 1.7, 2.6):
         numeric = (fn(np.float64(x + h)) - fn(np.float64(x - h))) / (2 * h)
         np.testing.assert_allclose(grad(np.float64(x)), numeric, rtol=1e-6)
 
