@@ -90,15 +90,6 @@ def all_(x):
     return python_value(_any_all(x, "all"))
 
 
-def _listed(x):
-    """A lazy iterator (a generator, map, zip ... not written in converted code) as the list of
-    its items, in a graph: Python would take each item's truth, which a tensor has only when
-    the graph runs. (Its items are all computed: it cannot be replayed inside a cond.)"""
-    if gc.get_default_graph() is not None and isinstance(x, _LAZY):
-        return builtins.list(x)
-    return x
-
-
 def sorted_(iterable, /, **kwargs):
     """`sorted(gen)`: Python consumes the whole generator first, so its items are computed
     here in order. Scalars of one dtype (with Python numbers it holds exactly) are picked in
