@@ -2,14 +2,15 @@
 
 A plan whose nodes are all ops of the root frame (no Switch, Merge, Enter, Exit or
 NextIteration, no control edge), stateless, cheap enough to need no worker pool, with no
-_Send/_Recv, fires each node exactly once, in an order its data
-edges allow. So does one whose only control flow is while loops of the root frame that a
-loop runner can run whole (executor/loop_runner.py): each loop is one step, from its
-Enters' values to its Exits', once the frame executor gave its frame a runner (until then,
-after RUNNER_AFTER iterations, its runs take the frame executor). The frame executor would work that order out on every run (tagged nodes,
-pending counts, a ready queue: most of a one-op call's cost); here it is worked out
-once per plan, and a run is the kernel calls alone (a one-op `@function` call: about
-0.5 us of executor time instead of 4).
+_Send/_Recv, fires each node exactly once, in an order its data edges allow. The frame
+executor would work that order out on every run (tagged nodes, pending counts, a ready
+queue: most of a one-op call's cost); here it is worked out once per plan, and a run is
+the kernel calls alone (a one-op `@function` call: about 0.5 us of executor time instead
+of 4). So is a plan whose only control flow is while loops of the root frame that a loop
+runner can run whole (executor/loop_runner.py): each loop is one step, from its Enters'
+values to its Exits', once its frame is due its runner (RUNNER_AFTER iterations run by the
+frame executor, which runs the plan until then). Such a plan whose matmuls are all small
+runs with BLAS on one thread on a busy machine, as the frame executor runs it (blas.py).
 
 It keeps the run contract by not making its own errors: a kernel that raises has the
 whole run done again by the frame executor, which raises what it always does (its
@@ -63,7 +64,6 @@ class StraightLine:
             for loop in loops:
                 if not loop_runner.runner_of(loop.plan, loop.info):
                     return None
-                loop.iterations = 0
         values = feed_values + self.tail
         try:
             for arity, kernel, a, b, ins, out, outs, free in self.steps:
@@ -85,7 +85,7 @@ class StraightLine:
             return None
         if loops:
             self.stats = stats = RunStats()
-            stats.nodes = self.nodes + sum(loop.iterations * loop.n_nodes for loop in loops)
+            stats.nodes = self.nodes + sum(values[loop.count_slot] * loop.n_nodes for loop in loops)
             stats.frames = len(loops)
             for loop in loops:
                 stats.note_iterations(loop.info.name, 1)
@@ -94,9 +94,10 @@ class StraightLine:
 
 class _LoopStep:
     """A while frame of the root run whole by its runner: the values of its Enters (in
-    `enters`' order) in, its Exits' values (in `exits`' order) out."""
+    `enters`' order) in, its Exits' values (in `exits`' order) out, then the number of
+    iterations it ran (into `count_slot`, for the run's stats)."""
 
-    __slots__ = ("plan", "info", "enters", "exits", "n_nodes", "iterations", "runner", "order", "exit_order")
+    __slots__ = ("plan", "info", "enters", "exits", "n_nodes", "count_slot", "runner", "order", "exit_order")
 
     def __init__(self, plan: ExecutionPlan, info, enters: list, exits: list):
         self.plan = plan
@@ -104,7 +105,7 @@ class _LoopStep:
         self.enters = enters
         self.exits = exits
         self.n_nodes = len(info.nodes)
-        self.iterations = 0
+        self.count_slot = -1
         self.runner = None  # the runner `order` and `exit_order` are for
         self.order: list = []
         self.exit_order: list = []
@@ -120,8 +121,7 @@ class _LoopStep:
             self.exit_order = [position[x.id] for x in self.exits]
             self.runner = runner
         _done, i, out = runner.loop(None, None, (), 0, 0, *[values[k] for k in self.order])
-        self.iterations = i + 1
-        return [out[k] for k in self.exit_order]
+        return [out[k] for k in self.exit_order] + [i + 1]
 
 
 def straight_line(plan: ExecutionPlan) -> StraightLine | None:
@@ -167,6 +167,7 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
             slot_of[(item.id, k)] = len(slot_of)
     for name, loop in loops.items():
         inputs[name] = [None] * len(loop.enters)
+        loop.count_slot = slot_of[("iterations", name)] = len(slot_of)
     enter_at = {e.id: (name, k) for name, loop in loops.items() for k, e in enumerate(loop.enters)}
     fetch_slots = [None] * len(plan.fetches)
     for item in items:
@@ -183,7 +184,7 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
                     inputs[dst.id][index] = slot_of[(item.id, k)]
     if any(s is None for s in fetch_slots) or any(s is None for ins in inputs.values() for s in ins):
         return None
-    producer = {slot: unit_of.get(item_id) for (item_id, _k), slot in slot_of.items()}  # (a feed's: None)
+    producer = {slot: unit_of.get(item_id) for (item_id, _k), slot in slot_of.items()}  # (a feed's, a count's: None)
     waiting = {u: len({producer[s] for s in ins} - {None}) for u, ins in inputs.items()}
     readers: dict = {}
     for u, ins in inputs.items():
@@ -212,7 +213,8 @@ def straight_line(plan: ExecutionPlan) -> StraightLine | None:
         free = tuple(sorted({s for s in ins if last_read[s] == pos and s not in kept}))
         if u in loops:
             loop = loops[u]
-            steps.append((0, loop, -1, -1, ins, -1, tuple(slot_of[(x.id, 0)] for x in loop.exits), free))
+            steps.append((0, loop, -1, -1, ins, -1, tuple(slot_of[(x.id, 0)] for x in loop.exits) + (loop.count_slot,),
+                          free))
             continue
         item = by_id[u]
         outs = tuple(slot_of[(item.id, k)] for k in range(item.num_outputs))
