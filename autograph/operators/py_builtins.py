@@ -20,7 +20,7 @@ from graphcore.ops.python_type_ops import int_check
 from . import effects, math_functions, numpy_types, path_types, python_calls, short_circuit
 from .iterables import enumerate_, range_, reversed_, zip_
 from .staged_lists import StagedList
-from .staging import is_tensor, is_weak, location, python_value, to_tensor, truth
+from .staging import checkpoint, is_tensor, is_weak, location, python_value, rollback, to_tensor, truth
 from .strings import ascii_, container_text, format_, holds_tensor, repr_, str_
 
 
@@ -90,48 +90,49 @@ def all_(x):
     return python_value(_any_all(x, "all"))
 
 
-def sorted_(iterable, /, **kwargs):
+def sorted_(iterable, /, *, key=None, reverse=False):
     """`sorted(gen)`: Python consumes the whole generator first, so its items are computed
-    here in order. Scalars of one dtype (with Python numbers it holds exactly) are picked in
-    Python's order (`_picked_in_order`: gradients reach each item); any other list holding
-    graph values is sorted by Python when the graph runs, as a run-time object."""
+    here in order. Scalars of one dtype (with Python numbers it holds exactly), with keys of
+    that kind, are picked in Python's order (`_picked_in_order`: gradients reach each item);
+    any other list holding graph values is sorted by Python when the graph runs, as a run-time
+    object."""
     if gc.get_default_graph() is None:
-        return builtins.sorted(iterable, **kwargs)
+        return builtins.sorted(iterable, key=key, reverse=reverse)
     if isinstance(iterable, _LAZY):
         iterable = builtins.list(iterable)
-    if isinstance(iterable, (list, tuple)) and builtins.set(kwargs) <= {"reverse"}:
-        picked = _picked_in_order(builtins.list(iterable), builtins.bool(kwargs.get("reverse", False)))
+    if isinstance(iterable, (list, tuple)) and not is_tensor(reverse):
+        picked = _picked_in_order(builtins.list(iterable), key, builtins.bool(reverse))
         if picked is not None:
             return picked
+    kwargs = {**({"key": key} if key is not None else {}), **({"reverse": reverse} if reverse else {})}
     staged = python_calls.maybe_stage(builtins.sorted, (iterable,), kwargs)
     if staged is not python_calls.NOT_STAGED:
         return staged
     return builtins.sorted(iterable, **kwargs)
 
 
-def _picked_in_order(items: list, reverse: bool):
+def _picked_in_order(items: list, key, reverse: bool):
     """Python's sorted() of scalars as the items themselves: the order is Python's own sorted
-    of the values, computed when the graph runs (its stability, where it puts NaNs), and each
-    output picks its item by it (a gather, so gradients flow; its Python type is the picked
-    item's). None where that does not hold them exactly (mixed dtypes, arrays, a Python number
-    the dtype does not hold)."""
-    tensors = [v for v in items if is_tensor(v)]
-    if not tensors:
+    of the keys' values, computed when the graph runs (its stability, where it puts NaNs), and
+    each output picks its item by it (a gather, so gradients flow; its Python type is the
+    picked item's). `key` is called on each item in order, as Python calls it, while tracing.
+    None, with nothing built, where the items or keys are not scalars of one kind that one
+    dtype holds exactly (the run-time sorted then)."""
+    stacked = _stacked_scalars(items)
+    if stacked is None:
         return None
-    dtype = tensors[0].dtype
-    if builtins.any(t.dtype != dtype or t.shape.rank != 0 for t in tensors) or dtype.np_dtype is None or \
-            not (dtype.is_bool or dtype.is_numeric):
-        return None
-    kind = _kind_of(tensors[0])
-    for v in items:
-        if not is_tensor(v) and (_kind_of(v) != kind or not _held_exactly(v, dtype)):
+    keys, mark = stacked, checkpoint()
+    if key is not None:
+        from ..conversion import converted_call  # noqa: PLC0415 (conversion imports the operators)
+        keys = _stacked_scalars([converted_call(key, (v,), None) for v in items])
+        if keys is None:
+            rollback(mark)
             return None
     n = builtins.len(items)
-    stacked = gc.stack([v if is_tensor(v) else gc.constant(v, dtype=dtype) for v in items])
 
     def order(values):
         return np.array(builtins.sorted(builtins.range(n), key=values.__getitem__, reverse=reverse), dtype=np.int64)
-    positions = gc.py_function(order, [stacked], gc.int64, stateful=False, shapes=[n], name="SortedOrder")
+    positions = gc.py_function(order, [keys], gc.int64, stateful=False, shapes=[n], name="SortedOrder")
     picked = gc.gather(stacked, positions)
     out = []
     for k in builtins.range(n):
@@ -139,6 +140,22 @@ def _picked_in_order(items: list, reverse: bool):
         steps = [(gc.equal(positions[k], i), items[i]) for i in builtins.range(1, n)]
         out.append(path_types.chosen(item, items[0], steps))
     return out
+
+
+def _stacked_scalars(values: list):
+    """The values as one rank-1 tensor, if they are scalar tensors of one dtype and Python
+    numbers of that kind it holds exactly (at least one tensor), else None."""
+    tensors = [v for v in values if is_tensor(v)]
+    if not tensors:
+        return None
+    dtype = tensors[0].dtype
+    if builtins.any(t.dtype != dtype or t.shape.rank != 0 for t in tensors) or dtype.np_dtype is None or \
+            not (dtype.is_bool or dtype.is_numeric):
+        return None
+    kind = _kind_of(tensors[0])
+    if not builtins.all(is_tensor(v) or (_kind_of(v) == kind and _held_exactly(v, dtype)) for v in values):
+        return None
+    return gc.stack([v if is_tensor(v) else gc.constant(v, dtype=dtype) for v in values])
 
 
 def _held_exactly(v, dtype) -> bool:

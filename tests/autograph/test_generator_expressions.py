@@ -165,6 +165,14 @@ def sorted_as_python_orders(x):
             sorted([-0.0, x * 0.0, 0.0]), sorted([x > 0, x < 0, True]), sorted(int(x) - i for i in range(3)))
 
 
+def sorted_by_keys(x):
+    def squared(v):
+        print("key of", v)
+        return v * v
+    return (sorted((x * i - i * i for i in range(4)), key=lambda v: -v), sorted([x, x - 2, 0.5], key=abs, reverse=True),
+            sorted([x, x - 2, 0.5], key=squared), sorted([x, x - 2], key=str))
+
+
 def every_item_printed(x):
     return list(over(x, i) for i in range(3)), sum(over(x, i) for i in range(2))
 
@@ -181,6 +189,7 @@ CONSUMING = [
     (minimum_and_maximum, [(np.float64(1.5),), (np.float64(-2.0),)]),
     (listed_and_sorted, [(np.float64(1.5),), (np.float64(3.0),)]),
     (sorted_as_python_orders, [(np.float64(1.5),), (np.float64(0.0),), (np.float64(-1.0),)]),
+    (sorted_by_keys, [(np.float64(1.5),), (np.float64(-0.5),)]),
     (every_item_printed, [(np.float64(0.5),)]),
     (generator_in_a_for_loop, [(np.float64(1.5),)]),
 ]
@@ -204,7 +213,8 @@ def chosen_by_any(x):
 
 
 def picked_by_sorted(x):
-    return sorted(x * i - i * i for i in range(4))[1] * 3.0 + sorted([x, 0.5, x * x], reverse=True)[0]
+    return sorted(x * i - i * i for i in range(4))[1] * 3.0 + sorted([x, 0.5, x * x], reverse=True)[0] + \
+        sorted([x * 2.0, x * 3.0], key=lambda v: -v)[1]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
