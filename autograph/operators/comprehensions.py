@@ -23,9 +23,10 @@ _TEST_ADVICE = ("a comprehension's condition is a tensor, which cannot be conver
                 "and the condition is only known when the graph runs. Write a for loop with an if statement that "
                 "appends to a list, or select with graphcore.where.")
 _GENERATOR_ITER_ADVICE = (
-    "a graph tensor (or range, zip or enumerate of one), whose number of items is only known when the graph runs, so it has no staged form. Write a for loop that accumulates instead, "
-    "e.g. `found = False` / `for v in x:` / `    found = found or v > 0` for any(v > 0 for v in x), "
-    "`total += v` for sum(), or use numpy on the array: np.any(x > 0), np.sum(x * 2)")
+    "a graph tensor (or range, zip or enumerate of one), whose number of items is only known when the graph runs, "
+    "so the generator has no staged form. Write a for loop that accumulates instead (it becomes a graph loop): "
+    "for any(v > 0 for v in xs), `found = False` then `for v in xs:` / `    found = found or v > 0`; for sum(), "
+    "`total += v`. Or use numpy on the array: np.any(xs > 0), np.sum(xs * 2).")
 
 
 def _where(origin: tuple) -> str:
