@@ -70,22 +70,21 @@ class SplitGenerator:
     def __init__(self, item, targets, origin: tuple):
         self.item, self.targets, self.origin, self.lost = item, targets, origin, None
 
-    def __iter__(self):
-        return self
-
-    def __next__(self):  # the values the user's generator takes next
+    def check_position(self) -> None:
         if self.lost is not None:
             raise StagingError(f"{location(0)}: {self.lost}")
-        return next(self.targets)
 
     def positions(self, builtin: str) -> "Positions":
         """The loop variables' values from where the generator is now, for `builtin`'s
         staged short circuit (any / all)."""
+        self.check_position()
         return Positions(self, builtin)
 
     def lose_position(self, builtin: str) -> None:
         """After a staged any / all, how far the generator ran is decided when the graph
-        runs: it cannot be iterated again."""
+        runs: it cannot be iterated again (its `for` part is closed, and the user's generator
+        raises when it finds it ended)."""
+        self.targets.close()
         self.lost = (f"the generator expression made at {_where(self.origin)} was given to {builtin}() before, "
                      f"which stops at an item whose truth is only known when the graph runs, so how many items are "
                      f"left is not known while tracing. Make a new generator (or a list) for this second use.\n"
@@ -129,8 +128,10 @@ _splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # the user's
 
 
 def _items(split: SplitGenerator):
-    for values in split:
-        yield split.item(*values)
+    item = split.item
+    for values in split.targets:
+        yield item(*values)
+    split.check_position()  # (ended, or closed by a staged any / all)
 
 
 def generator_expression(item, targets, origin: tuple):

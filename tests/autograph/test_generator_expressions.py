@@ -330,3 +330,13 @@ def test_unsplit_iterators_with_items_after_a_tensor_are_refused(fn):
     fn(np.float64(0.7))
     with pytest.raises(StagingError, match=r"test_generator_expressions.py:\d+: any\(\) of an iterator .* for loop"):
         function(fn)(np.float64(0.7))
+
+
+def given_to_any_twice(x):
+    g = (x > i for i in range(3))
+    return any(g), any(g)
+
+
+def test_a_second_any_after_a_staged_one_is_refused():
+    with pytest.raises(StagingError, match="given to any\\(\\) before"):
+        function(given_to_any_twice)(np.float64(1.5))
