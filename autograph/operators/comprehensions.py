@@ -65,10 +65,11 @@ class SplitGenerator:
     inside the graph cond that decides whether Python would reach it (a cond branch may be
     traced more than once: it computes the item again from the same values)."""
 
-    __slots__ = ("item", "targets", "origin", "lost")
+    __slots__ = ("item", "targets", "origin", "lost", "_staged")
 
     def __init__(self, item, targets, origin: tuple):
         self.item, self.targets, self.origin, self.lost = item, targets, origin, None
+        self._staged = None  # (the result op, the Positions) of the staged any / all that lost the position
 
     def check_position(self) -> None:
         if self.lost is not None:
@@ -76,29 +77,54 @@ class SplitGenerator:
 
     def positions(self, builtin: str) -> "Positions":
         """The loop variables' values from where the generator is now, for `builtin`'s
-        staged short circuit (any / all)."""
-        self.check_position()
+        staged short circuit (any / all). After a staged any / all whose graph was undone (a
+        cond branch traced again), the same values again: that trace is being redone."""
+        if self.lost is not None:
+            op, positions = self._staged
+            if _built(op):  # a second use
+                self.check_position()
+            positions.builtin = builtin
+            return positions
         return Positions(self, builtin)
 
-    def lose_position(self, builtin: str) -> None:
+    def lose_position(self, builtin: str, result, positions: "Positions") -> None:
         """After a staged any / all, how far the generator ran is decided when the graph
-        runs: it cannot be iterated again (its `for` part is closed, and the user's generator
-        raises when it finds it ended)."""
-        self.targets.close()
+        runs: it cannot be iterated again (the user's generator raises when asked)."""
+        self._staged = (result.op, positions)
         self.lost = (f"the generator expression made at {_where(self.origin)} was given to {builtin}() before, "
                      f"which stops at an item whose truth is only known when the graph runs, so how many items are "
                      f"left is not known while tracing. Make a new generator (or a list) for this second use.\n"
                      f"{_location(*self.origin)}")
 
 
+def _built(op) -> bool:
+    """Whether `op` is still part of the graph being built: in its graph, and that graph the
+    one being built, one enclosing it, or a function an op still in such a graph calls (not
+    the branch of a trace that was undone)."""
+    g = op.graph
+    if op not in g:
+        return False
+    enclosing = set()
+    current = gc.get_default_graph()
+    while current is not None:
+        enclosing.add(current)
+        current = getattr(current, "outer_graph", None)
+    while g not in enclosing:
+        caller = getattr(g, "caller", None)
+        if caller is None or caller not in caller.graph:
+            return False
+        g = caller.graph
+    return True
+
+
 class Positions:
     """The loop variables' values of a SplitGenerator by position, each fetched once (a cond
     branch traced again reads the same ones)."""
 
-    __slots__ = ("_split", "_builtin", "_values", "_ended")
+    __slots__ = ("_split", "builtin", "_values", "_ended")
 
     def __init__(self, split: SplitGenerator, builtin: str):
-        self._split, self._builtin, self._values, self._ended = split, builtin, [], False
+        self._split, self.builtin, self._values, self._ended = split, builtin, [], False
 
     def at(self, k: int, staged: bool):
         """The values of the k-th item from the start, or None past the end. `staged`: the
@@ -114,7 +140,7 @@ class Positions:
             if staged and g is not None and g.checkpoint() != mark:
                 raise StagingError(
                     f"{_where(self._split.origin)}: the `for` / `if` part of this generator expression computes "
-                    f"graph values (a print, a call, the items of another generator), and {self._builtin}() reaches "
+                    f"graph values (a print, a call, the items of another generator), and {self.builtin}() reaches "
                     f"it only when the items before it decide so at run time. Compute them in a for loop instead "
                     f"(`for v in ...:` with an if that breaks), or use a list comprehension to compute every item."
                     f"\n{_location(*self._split.origin)}")
@@ -128,10 +154,12 @@ _splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # the user's
 
 
 def _items(split: SplitGenerator):
+    split.check_position()
     item = split.item
     for values in split.targets:
         yield item(*values)
-    split.check_position()  # (ended, or closed by a staged any / all)
+        if split.lost is not None:  # given to a staged any / all meanwhile
+            split.check_position()
 
 
 def generator_expression(item, targets, origin: tuple):

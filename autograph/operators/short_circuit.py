@@ -59,9 +59,10 @@ def _conds(gen: SplitGenerator, name: str):
         raise StagingError(f"{location(0)}: {name}() of a generator expression with too many items that are graph "
                            f"tensors to stage one cond per item. Make an array and use np.{name}(...), or write a "
                            f"for loop") from None
+    out = python_value(out) if is_tensor(out) else out
     if staged[0]:
-        gen.lose_position(name)
-    return python_value(out) if is_tensor(out) else out
+        gen.lose_position(name, out, positions)
+    return out
 
 
 def _until_a_tensor(iterator, name: str):

@@ -111,6 +111,15 @@ def any_in_an_if_on_a_tensor(x):
     return found
 
 
+def made_outside_an_if_given_to_any_inside(x):
+    g = (over(x, i) for i in range(3))
+    found = False
+    if x > -2:
+        found = any(g)  # the branch is traced again (its prints): any() computes the same items again
+        print("found", found)
+    return found
+
+
 SHORT_CIRCUIT = [
     (any_of_comparisons, [(np.float64(-1.0),), (np.float64(0.5),), (np.float64(5.0),)]),
     (all_of_comparisons, [(np.float64(-1.0),), (np.float64(1.5),), (np.float64(5.0),)]),
@@ -124,6 +133,7 @@ SHORT_CIRCUIT = [
     (any_with_nested_fors_and_a_filter, [(np.float64(0.1),), (np.float64(0.5),), (np.float64(1.0),)]),
     (any_in_a_loop_on_a_tensor, [(np.float64(1.5), np.int64(2)), (np.float64(-1.0), np.int64(3))]),
     (any_in_an_if_on_a_tensor, [(np.float64(-3.0),), (np.float64(-1.0),), (np.float64(1.5),)]),
+    (made_outside_an_if_given_to_any_inside, [(np.float64(-3.0),), (np.float64(-1.0),), (np.float64(1.5),)]),
 ]
 
 
@@ -337,6 +347,26 @@ def given_to_any_twice(x):
     return any(g), any(g)
 
 
-def test_a_second_any_after_a_staged_one_is_refused():
-    with pytest.raises(StagingError, match="given to any\\(\\) before"):
-        function(given_to_any_twice)(np.float64(1.5))
+def given_to_any_in_an_if_then_listed(x):
+    g = (x > i for i in range(3))
+    found = False
+    if x > -2:
+        found = any(g)
+    return found, list(g)
+
+
+def given_to_all_in_both_branches(x):
+    g = (x > i for i in range(3))
+    if x > 0:
+        found = all(g)
+    else:
+        found = any(g)
+    return found, any(g)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn", [given_to_any_twice, given_to_any_in_an_if_then_listed, given_to_all_in_both_branches])
+def test_a_second_use_after_a_staged_any_is_refused(fn, engine):
+    fn(np.float64(1.5))
+    with pytest.raises(StagingError, match="given to (any|all)\\(\\) before"):
+        function(fn, **engine)(np.float64(1.5))
