@@ -4,6 +4,10 @@ executor gives (a traced run: the generic handlers), bit for bit, counts the sam
 raises the same errors, ends at a deadline naming the frame and iteration, and hands a frame
 back to the frame executor mid-loop when something else is queued."""
 import collections
+import os
+import signal
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -243,3 +247,22 @@ def test_a_frame_is_handed_back_to_the_frame_executor_when_something_else_is_que
         _GrowsOnce.after = k + 1
         assert np.array_equal(s.run(h, feeds), want)
         assert s.last_stats.nodes == sum(1 for e in traced if e["event"] == "run")
+
+
+def test_ctrl_c_ends_a_loop_its_runner_runs_and_the_session_runs_on(runners_at_once):
+    g = gc.Graph()
+    with g.as_default():
+        x = gc.placeholder(gc.int64, [], name="x")
+        r = gc.while_loop(lambda i: i >= 0, lambda i: i + 1, [x])
+    s = Session(g, num_threads=1)
+    assert s.run(r, {x: -2}) == -2 and _frames(s)[0]["while"].runner
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            s.run(r, {x: 0})
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 10
+    assert s.run(r, {x: -7}) == -7
