@@ -153,21 +153,24 @@ def runner_of(plan, info):
 def loop_runner(plan, info) -> LoopRunner | None:
     """The runner of the while frame `info` of `plan`, or None if the frame is not straight-line."""
     try:
-        return _build(plan, info)
+        return _generate(info, *_analyse(plan, info))
     except NotStraightLine:
         return None
 
 
 def why_not(plan, info) -> str | None:
-    """Why the frame has no runner (None: it can have one)."""
+    """Why the frame can have no runner (None: it can have one); nothing is generated."""
     try:
-        _build(plan, info)
+        _analyse(plan, info)
     except NotStraightLine as e:
         return str(e)
     return None
 
 
-def _build(plan, info) -> LoopRunner:
+def _analyse(plan, info) -> tuple:
+    """The frame's nodes in order, its values' producers, its body, LoopCond, loop variables,
+    Enters and NextIterations (what _generate writes the loop from); NotStraightLine if it
+    is not one a runner can run."""
     nodes = info.nodes
     enters = [it for it in plan.items if it.kind == ENTER and it.child_frame is info]
     producers: dict = {}  # (consumer local id, input index) -> (producer item, output index)
@@ -259,8 +262,7 @@ def _build(plan, info) -> LoopRunner:
     for n in nodes:
         if n.kind == SWITCH and producers[(n.local_id, 1)][0] is not loop_cond:
             raise NotStraightLine(f"{n.name} does not switch on the loop's LoopCond")
-    return _generate(info, order, producers, body, loop_cond, var_of_merge, var_enters, invariant_enters,
-                     next_iterations)
+    return order, producers, body, loop_cond, var_of_merge, var_enters, invariant_enters, next_iterations
 
 
 def _order(nodes: list, producers: dict, control_from: dict) -> list:
