@@ -39,11 +39,12 @@ What it keeps of the frame executor's contract:
     iteration, live or dead) and one iteration in flight.
 A run takes the runner only without a trace (a traced run records every node), without
 a pool or a transport (nothing else runs while it does), and with every Enter live (else
-the Enters are delivered as usual).
+the Enters are delivered as usual). A plan whose only control flow is such loops of the
+root frame runs each as one step of a straight-line run (executor/straight_line.py).
 
 A frame gets its runner once its instances ran RUNNER_AFTER iterations (building one costs
-about what a hundred iterations run node by node do), so a short loop never pays for it,
-and a loop too short to tell iterations apart keeps them in flight side by side.
+about what a hundred iterations run node by node do), so a short loop never pays for it;
+until then the frame executor runs it, iterations side by side (parallel_iterations).
 """
 from __future__ import annotations
 
