@@ -78,9 +78,12 @@ _lock = threading.RLock()
 def transform_node(node: gast.AST, ctx: Context, skip_idle: bool = True) -> gast.AST:
     """`node` through every pass in order. A pass whose module names the nodes it acts on
     (`ACTS_ON`) is skipped when the tree has none of them (`skip_idle`; most functions
-    have no break, try, with, f-string...): the node classes are found by a walk, again
-    only after a pass that ran (it may have made new nodes) when a later pass asks. The
-    runtime's functions the passes call (`ag__.augmented`) are no attributes to act on."""
+    have no break, try, with, f-string...), and so are the analyses it reads (their
+    reaching definitions also mark reads for later passes: ACTS_ON is only declared where
+    skipping both converts the same, which tests/autograph/test_conversion_shortcuts.py
+    checks on a corpus). The node classes are found by a walk, again only after a pass
+    that ran (it may have made new nodes) when a later pass asks. The runtime's functions
+    the passes call (`ag__.augmented`) are no attributes to act on."""
     passes = _EXPRESSION_PASSES if isinstance(node, gast.Lambda) else PASSES
     present: set | None = None  # the tree's node classes, as last walked
     changed = True  # a pass ran since: `present` may lack the classes of nodes it made
