@@ -124,12 +124,48 @@ class _LoopStep:
         return [out[k] for k in self.exit_order] + [i + 1]
 
 
-def straight_line(plan: ExecutionPlan) -> StraightLine | None:
-    """The plan as a StraightLine, or None if it is not one (see the module docstring)."""
+class LoopsDue:
+    """A plan with while loops of the root frame: its StraightLine, made once every loop is
+    due its runner (loop_runner.runner_of: after RUNNER_AFTER iterations on the frame
+    executor), so that a function's first call does not pay for looking at its loops; until
+    then, and for good if a loop has no runner or the plan is not straight-line, `run` gives
+    None (the frame executor runs the plan)."""
+
+    __slots__ = ("plan", "frames", "line", "stats")
+
+    def __init__(self, plan: ExecutionPlan, frames: list):
+        self.plan = plan
+        self.frames = frames
+        self.line = None  # (False: not straight-line)
+        self.stats = None
+
+    def run(self, feed_values: list) -> list | None:
+        line = self.line
+        if line is None:
+            if not all(loop_runner.runner_of(self.plan, info) for info in self.frames):
+                return None
+            line = self.line = _straight_line(self.plan) or False
+        if line is False:
+            return None
+        results = line.run(feed_values)
+        self.stats = line.stats
+        return results
+
+
+def straight_line(plan: ExecutionPlan) -> StraightLine | LoopsDue | None:
+    """The plan as a StraightLine (a LoopsDue if it has while loops), or None if it is not
+    one (see the module docstring)."""
     if plan.needs_pool or plan.has_transport or plan.placeholders_needed:
         return None
     if plan.graph.library:  # (If/While ops call functions, which may hold effects a second run would repeat)
         return None
+    frames = [info for info in plan.frames.values() if info.parent is not None]
+    if frames:
+        return LoopsDue(plan, frames) if all(info.parent is plan.root for info in frames) else None
+    return _straight_line(plan)
+
+
+def _straight_line(plan: ExecutionPlan) -> StraightLine | None:
     items = plan.items
     loops: dict = {}  # frame name -> its _LoopStep
     for name, info in plan.frames.items():

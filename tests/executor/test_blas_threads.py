@@ -82,7 +82,7 @@ def test_a_straight_line_run_of_a_loop_of_small_matmuls_has_blas_on_one_thread_t
     run = Session(g).make_callable(h, [h0, w])
     hv, wv = np.ones((32, 64), np.float32), np.eye(64, dtype=np.float32) * 0.5
     np.testing.assert_array_equal(run(hv, wv), np.tanh(np.tanh(np.tanh(hv * 0.5) * 0.5) * 0.5))
-    assert run._line is not None and run._line.loops[0].info.runner
+    assert run._line is not None and run._line.line.loops[0].info.runner
     assert seen == [1, 1, 1] and blas.threads() == 2
 
 

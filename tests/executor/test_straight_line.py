@@ -75,7 +75,7 @@ def test_a_kernel_error_is_the_frame_executors_error():
     assert got.value.op is want.value.op and "root frame" in str(got.value)
 
 
-def test_plans_it_does_not_take():
+def test_plans_it_does_not_take(monkeypatch):
     g = gc.Graph()
     with g.as_default():
         n = gc.placeholder(gc.int64, [], name="n")
@@ -85,7 +85,9 @@ def test_plans_it_does_not_take():
         bump = v.assign_add(1.0)
         big = gc.placeholder(gc.float64, [512, 512], name="big")
         two = [gc.matmul(big, big), gc.matmul(big, big)]
-    assert straight_line(Session(g)._plan([loop], [], [n])) is None  # control flow but runnable loops
+    line = straight_line(Session(g)._plan([loop], [], [n]))  # control flow but runnable loops
+    monkeypatch.setattr(executor.loop_runner, "RUNNER_AFTER", 0)  # (due its runner: it has none)
+    assert line.run([np.int64(3)]) is None and line.frames[0].runner is False
     assert straight_line(Session(g)._plan([bump], [], [])) is None  # state
     assert straight_line(Session(g, num_threads=2)._plan(two, [], [big])) is None  # a pool
     assert straight_line(Session(g)._plan([n + 1], [], [n])) is not None
@@ -117,13 +119,13 @@ def test_a_loop_its_runner_runs_is_one_step(monkeypatch):
     xv = np.arange(6.0)
     assert run._line is None and run(np.int64(4), xv) == [120.0, 4]
     line = run._line
-    assert line is not None and not line.loops[0].info.runner
+    assert line is not None and line.frames[0].runner is None
     assert run(np.int64(6), xv) == [300.0, 6]  # (5 + 7 iterations node by node: the runner is due)
-    assert line.loops[0].info.runner is None
+    assert line.frames[0].runner is None and line.line is None
     monkeypatch.setattr(executor.executor.ExecutorState, "run", lambda self: pytest.fail("not straight-line"))
     for k in (0, 3, 6):
         got = run(np.int64(k), xv)  # (the first made the runner)
-        assert line.loops[0].info.runner
+        assert line.frames[0].runner and line.line.loops[0].info is line.frames[0]
         stats = repr(s.last_stats)
         assert got == [20.0 * sum(range(k)), k]
         monkeypatch.undo()
