@@ -278,6 +278,7 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     out_types = [None if r else np.dtype(d.np_dtype).type for d, r in zip(attrs["dtypes"], fn.exit_ranks)]
     other: list = []
     stoppable = numba_loop(entry, attrs["n_vars"], len(attrs["exits"]), where)
+    fp_checked = fn.fp_checked
 
     def loop(*inputs):
         try:
@@ -288,8 +289,15 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
                     raise TypeError("not the compiled signature")
             # (exactly the scalar type compiled for: a 0-d array or a Python number converted; a numpy
             # scalar's constructor costs a microsecond, so not called on one of that type already)
-            result = stoppable(*[x if T is None or type(x) is T else T(x) for x, T in zip(inputs, types)])
-        except Exception:  # noqa: BLE001 (not the compiled signature, or handed over: the Python kernel decides)
+            values = [x if T is None or type(x) is T else T(x) for x, T in zip(inputs, types)]
+            if fp_checked:  # the exceptions numpy would report under np.errstate now, none raised yet
+                values.append(numpy_loops.reported_fp_exceptions())
+                numpy_loops.fp_clear()
+            result = stoppable(*values)
+        except Exception as e:  # noqa: BLE001 (not the compiled signature, or handed over: the Python kernel decides)
+            stop = _stop_behind(e)
+            if stop is not None:
+                raise stop from None
             loop.handed_over += 1
             if not other:
                 other.append(python_loop(fallback(), where))
@@ -303,6 +311,18 @@ def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name:
     return loop
 
 
+def _stop_behind(error: BaseException) -> BaseException | None:
+    """A KeyboardInterrupt (or other BaseException) behind `error`: a signal's handler can run
+    in the Python call numba makes to box an array it returns (_numba_unpickle, for its
+    dtype), and CPython then reports "returned a result with an exception set", caused by it."""
+    seen = 0
+    while error is not None and seen < 8:
+        if not isinstance(error, Exception):
+            return error
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
+
+
 def _compile(a: dict, input_dtypes: list, name: str, input_ranks: list, outermost: bool = True):
     """The numba function of a loop: (inputs..., stop flag) -> (stopped, exits..., loop
     variables...). Each iteration ends reading the flag (executor/interrupt.py): one
@@ -312,9 +332,10 @@ def _compile(a: dict, input_dtypes: list, name: str, input_ranks: list, outermos
     wrap-arounds numpy has (tests/autograph/test_numba_loops.py). Set, it returns stopped
     with the variables the next iteration would start from (exits zero), so that the loop
     can go on from there; an inner loop that stopped makes its outer loop stop at the
-    start of its iteration. A loop with arrays clears the floating-point status first (the
-    outermost one) and hands over if numpy would have warned (executor/numba_numpy_loops.py).
-    The function's `exit_ranks` are its exits' ranks (0: a scalar)."""
+    start of its iteration. A loop with arrays (the outermost one) takes one more input,
+    fp_mask, the floating-point exceptions np.errstate does not ignore (its caller clears the
+    status first, not at a resume: executor/numba_numpy_loops.py), and hands over if one was
+    raised when it ends. The function's `exit_ranks` are its exits' ranks (0: a scalar)."""
     import numba  # noqa: PLC0415 (optional; checked by require_numba)
 
     n_in, n_vars = len(input_dtypes), a["n_vars"]
@@ -326,22 +347,19 @@ def _compile(a: dict, input_dtypes: list, name: str, input_ranks: list, outermos
         if ranks[nxt] != ranks[k] or dtypes[nxt] != dtypes[k]:
             raise NumbaRefused(f"loop variable {k} changes from rank {ranks[k]} {dtypes[k]} to rank {ranks[nxt]} "
                                f"{dtypes[nxt]} in an iteration: a numba variable keeps one type")
-    has_arrays = any(ranks)
     exit_values = [_zero(dtypes[k], ranks[k]) for k in a["exits"]]
     state = [ident("v", k) for k in range(n_vars)]
     returned = [ident("v", k) for k in a["exits"]]
     check = []
-    if has_arrays and outermost:  # numpy would have warned or raised: its kernels run instead
-        env.update(zip(("fp_clear", "fp_raised"), numpy_loops.fp_status()))
+    fp_checked = any(ranks) and outermost
+    if fp_checked:  # numpy would have warned or raised: its kernels run instead
+        env["fp_raised"] = numpy_loops.fp_raised()
         env["HandOver"] = numpy_loops.HandOver
-        check = ["if fp_raised():", "    raise HandOver('a floating-point exception numpy reports')"]
-    stopped = check + ["return (True, " + "".join(f"{x}, " for x in exit_values) + "".join(f"{v}, " for v in state)
-                       + ")"]
+        check = ["if fp_raised() & fp_mask:", "    raise HandOver('a floating-point exception numpy reports')"]
+    stopped = ["return (True, " + "".join(f"{x}, " for x in exit_values) + "".join(f"{v}, " for v in state) + ")"]
     params = args("x", range(n_in))
     src = Source()
-    with src.block(f"def loop({params}{', ' if params else ''}stop_flag)"):
-        if check:
-            src.line("fp_clear()")
+    with src.block(f"def loop({params}{', ' if params else ''}{'fp_mask, ' if fp_checked else ''}stop_flag)"):
         src.line(args("v", range(n_in)) + f"{',' if n_in == 1 else ''} = {params}")
         with src.block("while True"):
             src.extend(_with_stopped(cond_lines, stopped))
@@ -357,11 +375,13 @@ def _compile(a: dict, input_dtypes: list, name: str, input_ranks: list, outermos
     loop = compile_function(source, "loop", env, "numba loop", name)
     try:
         fn = numba.njit(error_model="numpy", cache=False, nogil=True)(loop)
-        fn.compile((*(_numba_type(d, r) for d, r in zip(input_dtypes, input_ranks)), numba.int64))
+        fn.compile((*(_numba_type(d, r) for d, r in zip(input_dtypes, input_ranks)),
+                    *((numba.int64,) if fp_checked else ()), numba.int64))
         fn.disable_compile()  # one signature: other argument types go to the fallback
     except numba.core.errors.NumbaError as e:
         raise NumbaRefused(f"numba could not compile it: {str(e).strip().splitlines()[0][:200]}") from None
     fn.exit_ranks = [ranks[k] for k in a["exits"]]
+    fn.fp_checked = fp_checked
     return fn, source
 
 

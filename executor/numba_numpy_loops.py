@@ -22,10 +22,13 @@ match, an empty operand (numpy makes no call then), an index out of range. The l
 Python kernel (executor/compiled_loop.py) then runs it again from its inputs with numpy.
 
 numpy's ufunc machinery clears the floating-point status before each loop and, after it,
-warns or raises as np.errstate says; these calls do not. A numba loop over arrays clears
-the status once when it starts and hands over if, when it returns, any of invalid,
-divide-by-zero, overflow or underflow is raised (`fp_status`), so numpy's warnings and
-errors come from numpy. (A BLAS worker thread's status is its own, under numpy too.)
+warns or raises as np.errstate says; these calls do not. A numba loop over arrays is
+called with the status cleared and the exceptions np.errstate does not ignore
+(`reported_fp_exceptions`: by default invalid, divide-by-zero and overflow), and hands
+over if one of those is raised when it ends, so numpy's warnings and errors come from
+numpy. (Underflow, ignored by default, is common: tanh and exp of small values.) It does
+not clear the status itself: a loop stopped by a signal resumes where it was, with the
+exceptions raised so far. (A BLAS worker thread's status is its own, under numpy too.)
 
 Made on x86-64 Linux only (glibc's fenv flags; `unavailable` says why elsewhere).
 """
@@ -115,27 +118,40 @@ def strided_loop(ufunc, in_dtypes: tuple, fixed_strides: tuple | None):
     return _LOOP_TYPE(info.strided_loop), int(info.context or 0), int(info.auxdata or 0)
 
 
-def fp_status():
-    """(clear, raised): numba functions clearing the floating-point exceptions numpy checks,
-    and giving those raised since."""
+_ERRSTATE_FLAGS = {"invalid": FE_INVALID, "divide": FE_DIVBYZERO, "over": FE_OVERFLOW, "under": FE_UNDERFLOW}
+
+
+def reported_fp_exceptions() -> int:
+    """The exceptions numpy reports under np.errstate now (warns, raises, calls...): those
+    not 'ignore' (by default invalid, divide-by-zero and overflow; underflow is ignored)."""
+    return sum(flag for kind, flag in _ERRSTATE_FLAGS.items() if np.geterr()[kind] != "ignore")
+
+
+def fp_clear() -> None:
+    """Clears the floating-point exceptions numpy checks (from Python, before a loop)."""
+    _fenv()[1](FP_CHECKED)
+
+
+@functools.cache
+def fp_raised():
+    """A numba function giving the floating-point exceptions numpy checks raised since they
+    were last cleared (a bit mask of FE_*)."""
     import numba  # noqa: PLC0415 (optional; the caller checked)
 
-    test, clear_fn = _fenv()
-
-    @numba.njit(nogil=True, cache=False)
-    def clear():
-        clear_fn(FP_CHECKED)
+    test = _fenv()[0]
 
     @numba.njit(nogil=True, cache=False)
     def raised():
         return test(FP_CHECKED)
-    return clear, raised
+    return raised
 
 
+@functools.cache
 def elementwise(ufunc, kinds: tuple, dtype, out_dtype):
     """A numba function applying `ufunc` (one or two inputs, all of `dtype`) as numpy's
     trivial path does: `kinds` says which operands are arrays ("a") and which scalars
-    ("s"); array operands must have one shape (else HandOver)."""
+    ("s"); array operands must have one shape (else HandOver). Made once per process (as
+    the other makers here): numba compiles it on first use, for the types it is given."""
     import numba  # noqa: PLC0415
 
     d, out_d = np.dtype(dtype), np.dtype(out_dtype)
@@ -215,6 +231,7 @@ def elementwise(ufunc, kinds: tuple, dtype, out_dtype):
     raise ValueError(f"operand kinds {kinds}: one or two operands, at least one an array")
 
 
+@functools.cache
 def matmul(dtype, transpose_a: bool, transpose_b: bool):
     """A numba function (a, b) -> a @ b on 2-D arrays of `dtype` (either seen transposed, as
     numpy's swapaxes view is): one call of numpy's matmul loop with the operands' strides."""
@@ -254,6 +271,7 @@ def matmul(dtype, transpose_a: bool, transpose_b: bool):
     return product
 
 
+@functools.cache
 def index_first_axis():
     """A numba function (x, i) -> x[i] on an array (a view, or a scalar for a vector), with
     numpy's rule for a negative index; out of range, HandOver (numpy raises IndexError,
