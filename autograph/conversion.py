@@ -20,7 +20,8 @@ from .conversion_policy import do_not_convert, is_convertible, plain_function  #
 from .errors import SourceNotFoundError
 from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
-from .operators.side_effects import check_call_result, check_changing_call, converted_call_scope
+from .operators.side_effects import (check_call_advances, check_call_result, check_changing_call,
+                                     converted_call_scope, note_made)
 from .operators.py_builtins import OVERLOADS
 from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
@@ -66,7 +67,18 @@ def changing_call(method, args: tuple, kwargs: dict | None, what: str, line: int
 
 def converted_call(f, args, kwargs):
     """Call `f(*args, **kwargs)` the way converted code should: builtins with tensor
-    overloads use them, the user's functions are converted first, the rest is called."""
+    overloads use them, the user's functions are converted first, the rest is called.
+    While a graph is built, a Python iterator the call makes is remembered with the loop
+    or branch it was made in, and a call to Python that may advance one made outside the
+    loop or branch being traced is refused (operators/side_effects.py)."""
+    if gc.get_default_graph() is None:
+        return _call(f, args, kwargs)
+    if not is_convertible(f) and not getattr(type(f), "inlined_when_traced", False):
+        check_call_advances(f, args, kwargs)
+    return note_made(_call(f, args, kwargs), args)
+
+
+def _call(f, args, kwargs):
     try:
         overload = OVERLOADS.get(f)
     except TypeError:  # unhashable callable

@@ -14,6 +14,7 @@ import graphcore as gc
 
 from ..errors import ConversionError, StagingError, _location
 from .iterables import GraphIterable
+from .side_effects import check_advance, note_made
 from .staging import is_tensor, location
 
 _ITER_ADVICE = ("a comprehension over a tensor (or range, zip or enumerate of one) cannot be converted: comprehensions run as Python and the tensor's "
@@ -41,6 +42,8 @@ def _refused(value) -> bool:
 def comprehension_iter(iterable, origin: tuple, generator_iterable: str | None = None):
     """The iterable of a comprehension, if it is a Python value. `generator_iterable`: in a
     generator expression, the iterable's text (the refusal names it)."""
+    check_advance(iterable, "this comprehension" if generator_iterable is None else "this generator expression",
+                  origin[1])
     if _refused(iterable):
         if generator_iterable is not None:
             raise StagingError(f"{_where(origin)}: this generator expression iterates over `{generator_iterable}`, "
@@ -169,7 +172,7 @@ def generator_expression(item, targets, origin: tuple):
     gen = _items(split)
     gen.__name__, gen.__qualname__ = "<genexpr>", "<genexpr>"
     _splits[gen] = split
-    return gen
+    return note_made(gen)
 
 
 def split_of(gen) -> "SplitGenerator | None":

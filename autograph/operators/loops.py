@@ -77,6 +77,7 @@ def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: C
         _graph_for(staged, extra_test, body, get_state, set_state, names, line,
                    site=("for", type(staged), getattr(body, "__code__", None), extra_test is None, line))
         return
+    side_effects.check_advance(iterated, "this for loop", line)  # (an iterator made outside a loop or if on a tensor)
     it = iter(iterated)
     for x in it:
         if extra_test is not None:

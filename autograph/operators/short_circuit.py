@@ -17,17 +17,18 @@ from graphcore.errors import StagingError
 
 from .comprehensions import SplitGenerator, split_of
 from .conditionals import if_exp
+from .side_effects import check_advance
 from .staging import as_test, is_tensor, location, python_value, truth
 
 
 def any_all(iterable, name: str):
     split = split_of(iterable)
     if split is not None:
-        return _conds(split, name)
+        return _conds(split, name, iterable)
     return _until_a_tensor(iterable, name)
 
 
-def _conds(gen: SplitGenerator, name: str):
+def _conds(gen: SplitGenerator, name: str, user_generator):
     stop = name == "any"  # the truth that ends the scan, and the result then
     positions = gen.positions(name)
     staged = [False]
@@ -61,7 +62,9 @@ def _conds(gen: SplitGenerator, name: str):
                            f"for loop") from None
     out = python_value(out) if is_tensor(out) else out
     if staged[0]:
-        gen.lose_position(name, out, positions)
+        gen.lose_position(name, out, positions)  # (how far it ran is decided when the graph runs)
+    else:  # decided while tracing: the generator ran on, a Python iterator advanced where the trace is
+        check_advance(user_generator, f"{name}()")
     return out
 
 

@@ -13,9 +13,14 @@ test's changes are not loop state), in an operand of `and` / `or` or a branch of
 conditional expression decided by a tensor (a cond that gives only the expression's value),
 and, for `append` (which only as a statement becomes loop or branch state, converters/
 lists.py), anywhere inside a loop or `if` on a tensor. Traced there, the change would happen
-once, while the graph is built, not on each evaluation the graph makes."""
+once, while the graph is built, not on each evaluation the graph makes.
+
+`check_advance` / `check_call_advances` (for for_stmt, comprehensions, conversion.converted_call):
+advancing, inside a loop or `if` on a tensor, a Python iterator made outside it (`next(it)`,
+`for v in it`, `any(gen)`) is refused: its position is Python state no cond or loop carries."""
 from __future__ import annotations
 
+import builtins
 import collections
 import contextlib
 import os
@@ -27,7 +32,7 @@ import warnings
 import graphcore as gc
 from graphcore import source_info
 from graphcore.errors import StagingError
-from graphcore.function_graph import control_flow_scope
+from graphcore.function_graph import control_flow_scope, root_graph
 from graphcore.side_tables import SideTable
 
 from .staged_lists import StagedList
@@ -259,3 +264,111 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
         "per trace (not once per iteration, nor only when the branch is taken), and the object may be left holding "
         "graph tensors. Return the value from the function instead, or keep it in a graphcore.Variable.",
         SideEffectWarning, filename, line)
+
+
+# -- Python iterators advanced inside graph control flow ----------------------------------------
+#
+# A Python iterator's position is Python state that no cond or loop carries: advanced while a
+# branch or loop body is traced, it moves once per trace (twice when the branch is traced again),
+# whatever the run does, where Python moves it only when and as often as the run takes that path.
+# So advancing, inside a loop or `if` on a tensor, an iterator made outside it is refused; one
+# made inside it (a fresh one each trace, as Python makes a fresh one on each pass) is Python's.
+
+_iterators_made = SideTable("python iterators made")  # root graph -> {id(iterator): (iterator, scope made in)}
+_DRY_RUN = "the dry run of a loop body"
+
+# builtins that look at an iterator without advancing it (`iter(it)` returns `it` itself)
+_NOT_ADVANCING = frozenset({builtins.isinstance, builtins.type, builtins.id, builtins.print, builtins.repr,
+                            builtins.str, builtins.iter, builtins.hasattr, builtins.getattr, builtins.callable,
+                            builtins.hash, builtins.len})
+
+
+def is_python_iterator(value) -> bool:
+    kind = type(value)
+    return hasattr(kind, "__next__") and hasattr(kind, "__iter__") and not isinstance(value, gc.Tensor)
+
+
+def _traced_scope(g):
+    """The loop or branch on a tensor code is traced in now (None: none, Python runs it as it is)."""
+    scope = control_flow_scope(g)
+    return _DRY_RUN if scope is None and _in_dry_run() else scope
+
+
+def note_made(value, args: tuple = ()):
+    """Remember the scope a Python iterator returned by a call in converted code was made in
+    (not an argument handed back: `iter(it)` is `it`, made where `it` was). Returns `value`."""
+    if not is_python_iterator(value) or builtins.any(value is a for a in args):
+        return value
+    g = gc.get_default_graph()
+    if g is not None:
+        _iterators_made.setdefault(root_graph(g), {}).setdefault(id(value), (value, _traced_scope(g)))
+    return value
+
+
+def _made_elsewhere(it, g) -> bool:
+    """Whether `it` was made outside the loop or branch on a tensor traced now (or where this
+    trace cannot tell: an argument, a global, an attribute)."""
+    made = _iterators_made.get(root_graph(g), {}).get(id(it))
+    return made is None or made[0] is not it or made[1] is not _traced_scope(g)
+
+
+def check_advance(it, what: str, line: int | None = None) -> None:
+    """StagingError when `what` (a call, a for loop) advances `it`, a Python iterator made
+    outside the loop or `if` on a tensor being traced, inside it (see above)."""
+    g = gc.get_default_graph()
+    if g is None or _traced_scope(g) is None or not is_python_iterator(it) or not _made_elsewhere(it, g):
+        return
+    here = source_info.user_location()
+    filename = os.path.basename(here.filename) if here is not None else "<unknown>"
+    line = here.lineno if line is None and here is not None else line
+    name = _name_of(it)
+    shown = f"'{name}'" if name is not None else f"(a {type(it).__name__})"
+    raise StagingError(
+        f"{filename}:{line}: {what} advances the Python iterator {shown}, made outside this loop or `if` on a tensor, "
+        f"inside it. A Python iterator's position is Python state the graph cannot carry: it would move once while "
+        f"the graph is built (again each time the branch or body is traced), whatever the run does, where Python "
+        f"moves it only when the run takes this path. Advance it before the loop or `if` (e.g. `first = next(it)` "
+        f"there), make the iterator inside it, or make the items an array and index it (`items = np.array([...])`, "
+        f"`items[k]` with a counter k).")
+
+
+def check_call_advances(f, args: tuple, kwargs: dict | None) -> None:
+    """For a call converted code makes to Python (not to converted code, whose own calls are
+    checked): refused if it may advance a Python iterator made outside the loop or `if` on a
+    tensor being traced (`next(it)`, `list(it)`, `zip(it, ys)`, `it.send(v)`)."""
+    g = gc.get_default_graph()
+    if g is None or _traced_scope(g) is None:
+        return
+    try:
+        if f in _NOT_ADVANCING:
+            return
+    except TypeError:  # unhashable callable
+        pass
+    if f in (builtins.any, builtins.all) and builtins.len(args) == 1 and _split_generator(args[0]):
+        return  # any / all of a generator expression: short_circuit.py decides
+    owner = getattr(f, "__self__", None)
+    for value in (owner, *args, *(kwargs or {}).values()):
+        if is_python_iterator(value):
+            check_advance(value, f"{getattr(f, '__name__', 'a call')}()")
+
+
+def _split_generator(value) -> bool:
+    from .comprehensions import split_of  # noqa: PLC0415 (comprehensions imports this module)
+
+    return split_of(value) is not None
+
+
+def _name_of(obj) -> str | None:
+    """The user's name for `obj`: a local or closure variable of the innermost user frame binding it."""
+    f = sys._getframe(2)
+    while f is not None:
+        if not f.f_code.co_filename.startswith(_PROJECT_DIRS):
+            for name, value in f.f_locals.items():
+                if value is obj and not name.startswith("ag__"):
+                    return name
+        f = f.f_back
+    return None
+
+
+_PROJECT_DIRS = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), p)
+                      + os.sep for p in ("graphcore", "executor", "autograph"))
