@@ -45,6 +45,12 @@ class GraphFileError(GraphError):
     """A graph file (JSON) is malformed; the message gives the location of the first problem."""
 
 
+class NoGradientError(GraphError, LookupError):
+    """A gradient that exists mathematically but that the graph cannot compute: an op on the
+    path has no gradient rule, or a run-time Python object carries the value (a LookupError
+    too, as TensorFlow's "No gradient defined for operation ...")."""
+
+
 class GraphIndexError(GraphError, IndexError):
     """An index that is out of range, known while the graph is built: an IndexError too,
     as the same indexing raises in Python."""

@@ -16,7 +16,7 @@ import contextlib
 import numpy as np
 
 from ..control_flow import tuple_
-from ..errors import GraphError
+from ..errors import GraphError, NoGradientError
 from ..graph import Operation, Tensor, graph_of
 from ..ops.array_ops import constant
 from ..registry import set_needed
@@ -24,7 +24,7 @@ from . import remat
 from .contraction import factorizer_for
 from .control_flow_grad import while_loop_grad
 from .liveness import exit_owners, liveness
-from .util import add_grads, differentiable
+from .util import add_grads, carries_value, differentiable
 
 
 def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: bool = False,
@@ -45,8 +45,11 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
       differentiable ops (integer and bool tensors are never differentiated).
 
     Raises:
-      GraphError: a y is not a scalar and no grad_ys is given; an op on the path
-        has no gradient rule (the message names its type and the line that built it).
+      GraphError: a y is not a scalar and no grad_ys is given.
+      NoGradientError (a GraphError and a LookupError): an op on the path has no
+        gradient rule, or a run-time Python object (pyobject) carries a y's dependence
+        on an x: a gradient exists that the graph cannot compute, never a silent zero
+        (the message names the op and the line that built it).
 
     Example:
         dx, = gc.gradients(y, [x])
@@ -76,6 +79,8 @@ def gradients(ys, xs, grad_ys=None, name: str = "gradients", gate_gradients: boo
                         f"gradients: {y.name} has shape {y.shape}, not a scalar; pass grad_ys (a cotangent shaped "
                         "like it) or reduce it first, e.g. graphcore.reduce_sum(y)")
                 if not differentiable(y):
+                    if carries_value(y):  # a run-time object made from an x: its gradient cannot be computed
+                        _refuse_object_on_path(g, y, x_tensors)
                     dys.append(None)
                     continue
                 dy = constant(np.ones((), dtype=y.dtype.np_dtype), name="grad_ys")
@@ -249,10 +254,13 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
         outs = [sums.total(t) for t in op.outputs]
         if all(d is None for d in outs):
             continue
+        for t in op.inputs:
+            if carries_value(t) and is_relevant(t):  # the gradient would stop here, silently
+                raise _no_gradient(_object_maker(t, is_relevant))
         if op.op_def.grad_fn is None:
             if op.op_def.no_gradient_reason is not None:
                 continue
-            raise GraphError(
+            raise NoGradientError(
                 f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
                 "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
         mask = [is_relevant(t) and differentiable(t) for t in op.inputs]
@@ -263,6 +271,45 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
             sums.add(t, gr)
 
     return [sums.total(x) if x is not None and differentiable(x) else None for x in (result_for or xs)]
+
+
+def _refuse_object_on_path(g, y: Tensor, xs: list) -> None:
+    """NoGradientError when the run-time object `y` depends on one of the `xs` (else its
+    gradient is None, as for any y with no path to an x)."""
+    xs = [x for x in xs if x is not None and differentiable(x)]
+    x_ids = {id(x) for x in xs}
+    level = _Level(g, g.control_flow_context)
+    relevant = level.between([y], xs, x_ids)
+    if relevant:
+        raise _no_gradient(_object_maker(y, lambda t: id(t) in x_ids or
+                                         (level.unit_of(t.op) is not None and id(level.unit_of(t.op)) in relevant)))
+
+
+def _object_maker(t: Tensor, is_relevant) -> Operation:
+    """The op that turns differentiated values into the run-time object `t` (or one it is made
+    from): where the gradient would stop."""
+    op = t.op
+    seen = set()
+    while id(op) not in seen:
+        seen.add(id(op))
+        if any(differentiable(i) and is_relevant(i) for i in op.inputs):
+            return op
+        objects = [i for i in op.inputs if carries_value(i) and is_relevant(i)]
+        if not objects:
+            return op
+        op = objects[0].op
+    return op
+
+
+def _no_gradient(op: Operation) -> NoGradientError:
+    what = op.attrs.get("func") if op.type == "PyFunction" else None
+    called = f", a call of Python's {what}() when the graph runs" if what else ""
+    return NoGradientError(
+        f"No gradient defined for operation '{op.name}' (op type: {op.type}{called}), created at {op.location()}: "
+        f"its output is a run-time Python object, which the graph cannot differentiate through, and the value "
+        f"differentiated depends on it (a gradient exists, but the graph cannot compute it; it is not 0). Compute the value with graph "
+        f"ops on arrays of one dtype (e.g. sorted() of values of one kind, np.sort), give a py_function a grad=, "
+        f"or wrap its input in graphcore.stop_gradient if no gradient should flow through it.")
 
 
 def _run_rule(op, outs, mask, taken, gate: bool) -> list:

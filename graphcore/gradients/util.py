@@ -16,6 +16,13 @@ def differentiable(t: Tensor) -> bool:
     return t.dtype.is_floating or t.dtype is dt.variant
 
 
+def carries_value(t: Tensor) -> bool:
+    """A run-time Python object (`pyobject`): it may hold numbers made from floats (a sorted
+    list, a string), so a gradient through it exists but the graph cannot compute it. Ints,
+    bools and strings of the graph are truly not differentiable."""
+    return t.dtype is dt.pyobject
+
+
 def zeros_like_fwd(t: Tensor) -> Tensor:
     """Zeros shaped like the forward tensor `t`, built in the current context."""
     return list_zeros_like_fwd(t) if t.dtype is dt.variant else zeros_shaped_like(t)

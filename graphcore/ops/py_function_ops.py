@@ -17,7 +17,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..attr_schema import BOOL, DTYPE, SHAPE, STR, AttrError, opt, tuple_of
 from ..eager import ordered_state_access
-from ..errors import GraphError
+from ..errors import GraphError, NoGradientError
 from ..graph import Tensor, get_default_graph, graph_of
 from ..registry import CHEAP, define_op
 from ..shapes import TensorShape, as_shape
@@ -119,7 +119,7 @@ def _py_function_grad(op, *dys):
     entry = _functions.get(op.attrs["key"])
     if entry is None or entry.grad is None:
         name = entry.name if entry is not None else op.name
-        raise GraphError(
+        raise NoGradientError(
             f"{op.location()}: no gradient for py_function {name}: the graph cannot differentiate Python code. "
             f"Give one with py_function(..., grad=g), g(*inputs, *output_grads) -> one gradient per input, or "
             f"wrap its inputs in graphcore.stop_gradient")
