@@ -282,6 +282,31 @@ def generator_reused_after_a_staged_any(x):
     return found, list(g)
 
 
+def next_of_an_iterator_made_before_an_if(x):
+    it = iter([1, 2, 3])
+    if x > 0:
+        r = next(it)
+    else:
+        r = 0
+    return r + next(it)
+
+
+def for_over_an_iterator_made_before_a_while(x):
+    it = iter([1, 2, 3])
+    s = 0
+    while x > 0:
+        for v in it:
+            s += v
+            break
+        x -= 1
+    return s
+
+
+def grad_through_sorted_of_mixed_kinds(x):
+    s = sorted([x * 2.0, 1])
+    return s[0] * 1.0
+
+
 REFUSED = [
     ("5", "a list argument appended to in a loop on a tensor", appends_to_an_argument_in_a_loop, ([1], np.int64(2))),
     ("5", "a dict argument changed in an if on a tensor", sets_a_key_of_an_argument_in_an_if, ({}, np.float64(1.0))),
@@ -302,6 +327,16 @@ REFUSED = [
     ("11", "a generator expression over a tensor", generator_over_a_tensor, (np.array([1.0, -2.0]),)),
     ("11", "a generator expression iterated again after `any` stopped in it at run time",
      generator_reused_after_a_staged_any, (np.float64(1.5),)),
+    ("12", "a Python iterator made before an `if` on a tensor, advanced inside it", next_of_an_iterator_made_before_an_if,
+     (np.float64(1.0),)),
+    ("12", "a `for` over a Python iterator made before a `while` on a tensor, inside it",
+     for_over_an_iterator_made_before_a_while, (np.float64(2.0),)),
+]
+
+# refused by autograph.grad: a gradient that exists but that the graph cannot compute
+GRAD_REFUSED = [
+    ("10", "`grad` through a run-time Python object (`sorted` of a float and an int, kept as Python's sorted for "
+           "the run)", grad_through_sorted_of_mixed_kinds, (np.float64(1.5),)),
 ]
 
 
@@ -335,6 +370,15 @@ def refusal(fn, args) -> str:
     return ""
 
 
+def grad_refusal(fn, args) -> str:
+    """The refusal of autograph.grad(fn) ('' when it gave a gradient)."""
+    try:
+        autograph.grad(fn)(*args)
+    except Exception as e:  # noqa: BLE001 (any refusal is what is reported)
+        return f"{type(e).__name__}: {_cut_paths(str(e))}"
+    return ""
+
+
 def _fresh(a):
     return a.copy() if isinstance(a, (np.ndarray, list, dict)) else a
 
@@ -358,7 +402,9 @@ def report() -> str:
              "objects after the call and exception type; a refused one with the message its refusal gives.",
              "The random-program generator writes classes 1, 2, 5, 6 and 7 (autograph/testing/random_programs.py;",
              "`autograph fuzz --n 10000`). The class numbers are the issue's; 11 is generator expressions given",
-             "to builtins (tests/autograph/test_generator_expressions.py runs them under every engine).", "", "## Supported", ""]
+             "to builtins (tests/autograph/test_generator_expressions.py runs them under every engine); 12 is",
+             "Python iterators advanced inside a loop or `if` on a tensor (tests/autograph/",
+             "test_iterators_in_control_flow.py).", "", "## Supported", ""]
     failures = []
     for cls, title, fn, args in SUPPORTED:
         problem = check_supported(fn, args)
@@ -379,6 +425,12 @@ def report() -> str:
                   message or "(not refused)", "```", ""]
     lines += ["### 10. `grad` of a function returning a tuple", "", "```python", _source(grad_of_a_tuple), "```", "",
               "```text", refused_grad or "(not refused)", "```", ""]
+    for cls, title, fn, args in GRAD_REFUSED:
+        message = grad_refusal(fn, args)
+        if not message:
+            failures.append(f"{fn.__name__}: grad not refused")
+        lines += [f"### {cls}. {title}", "", "```python", _source(fn), "```", "", "```text",
+                  message or "(not refused)", "```", ""]
     if failures:
         raise SystemExit("conformance report: " + "; ".join(failures))
     return "\n".join(lines)
