@@ -307,7 +307,7 @@ def _no_gradient(op: Operation) -> NoGradientError:
     return NoGradientError(
         f"No gradient defined for operation '{op.name}' (op type: {op.type}{called}), created at {op.location()}: "
         f"its output is a run-time Python object, which the graph cannot differentiate through, and the value "
-        f"differentiated depends on it (a gradient exists, but the graph cannot compute it; it is not 0). Compute the value with graph "
+        f"differentiated depends on it: the graph cannot compute that gradient, and 0 could be wrong. Compute the value with graph "
         f"ops on arrays of one dtype (e.g. sorted() of values of one kind, np.sort), give a py_function a grad=, "
         f"or wrap its input in graphcore.stop_gradient if no gradient should flow through it.")
 
