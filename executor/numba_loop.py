@@ -1,5 +1,5 @@
-"""`jit_compile="numba"`: a CompiledLoop whose values are all numeric scalars and whose
-steps all have an exact machine form runs as one numba-compiled function (numba is an
+"""`jit_compile="numba"`: a CompiledLoop whose values are numbers or arrays of known rank and
+whose steps all have an exact form runs as one numba-compiled function (numba is an
 optional extra: pip install -e '.[jit]').
 
 Exact means the same value, bit for bit, as the numpy kernel the frame executor runs:
@@ -11,10 +11,14 @@ Exact means the same value, bit for bit, as the numpy kernel the frame executor 
   Maximum/Minimum are written as numpy's loop computes them (a NaN wins);
   each result is cast to the dtype the op declares;
   a Cast is exact except float -> int (out of range or NaN, numpy's result is its own).
-Transcendental functions (exp, tanh, ...) may differ from numpy's in the last bit and
-arrays follow other rules: a loop with any of those keeps the generated Python kernel
-(executor/compiled_loop.py). A Fused step is written out step by step; an inner compiled
-loop becomes a numba function it calls.
+numba's transcendental functions (exp, tanh, ...) are libm's, which differ from numpy's in
+the last bit: on scalars a loop with one keeps the generated Python kernel
+(executor/compiled_loop.py). Values of known rank may be arrays (C-contiguous, checked at
+each call): an op on an array calls numpy's own loop for it (executor/numba_numpy_loops.py:
+elementwise ops whose kernel is their ufunc, MatMul 2-D, x[i]), and where numpy's call cannot
+be reproduced at run time, or numpy would report a floating-point exception, the loop hands
+the call over to the Python kernel. A Fused step is written out step by step; an inner
+compiled loop becomes a numba function it calls.
 """
 from __future__ import annotations
 
@@ -259,8 +263,9 @@ def _const(value, dtype) -> str:
 
 def numba_loop_kernel(attrs: dict, input_dtypes: list, input_shapes: list, name: str, fallback, where: str = ""):
     """The numba-compiled kernel of a CompiledLoop with these attributes; NumbaRefused, saying
-    why, if some step has no exact machine form or a value is not a scalar. `fallback()` gives the
-    kernel to run instead should a call not fit the compiled signature."""
+    why, if some step has no exact form (a numpy loop, for arrays) or a value's rank is not known.
+    `fallback()` gives the kernel to run instead should a call not fit the compiled signature or
+    be handed over (its `handed_over` counts those calls)."""
     require_numba()
     ranks = []
     for k, (d, s) in enumerate(zip(input_dtypes, input_shapes)):

@@ -382,7 +382,8 @@ sign_op.not_differentiable("piecewise constant")
 square_op = define_op("Square", shape=_numeric_unary_rule, kernel=np.square, cost=CHEAP, elementwise=True, fails=None,
                       family="arithmetic", python=np.square, ufunc=np.square, numba="({0} * {0})")
 # (numba's exp, log, tanh, log1p and expm1 are libm's, which differ from numpy's in the last
-# bit for some values: numba loops do not take them)
+# bit for some values: numba loops take them on arrays only, by calling the kernel's own ufunc
+# loop, executor/numba_numpy_loops.py)
 exp_op = define_op("Exp", shape=_float_unary_rule, kernel=np.exp, cost=CHEAP, elementwise=True, fails=None,
                    family="math", python=np.exp, ufunc=np.exp, expr="np.exp({0})")
 log_op = define_op("Log", shape=_float_unary_rule, kernel=np.log, cost=CHEAP, elementwise=True, fails=None,
