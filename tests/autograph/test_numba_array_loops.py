@@ -66,6 +66,15 @@ def _cases():
         yield ufunc, ("s", "a")
 
 
+def _at_offset(x, offset: int):
+    """A copy of the C-contiguous array x starting `offset` bytes past a 64-byte boundary."""
+    buf = np.empty(x.nbytes + 128, np.uint8)
+    start = (-buf.ctypes.data) % 64 + offset
+    y = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    y[...] = x
+    return y
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_elementwise_loops_give_numpys_bits_at_any_alignment(dtype):
     """Each ufunc on arrays (and an array with a scalar), its operands at every offset from
@@ -77,20 +86,12 @@ def test_elementwise_loops_give_numpys_bits_at_any_alignment(dtype):
         fn = loops.elementwise(ufunc, kinds, d, loops.resolved_dtypes(ufunc, (d,) * len(kinds))[-1])
         for _ in range(4):
             shape = (int(rng.integers(1, 40)), int(rng.choice([1, 2, 3, 7, 16, 33])))
-            n = shape[0] * shape[1]
             values = [awkward_values(rng, shape, dtype) if k == "a" else d.type(awkward_values(rng, (), dtype))
                       for k in kinds]
             with np.errstate(all="ignore"):
                 want = bits(ufunc(*values))
             for offset in range(0, 64, d.itemsize):
-                moved = []
-                for v, k in zip(values, kinds):
-                    if k == "a":
-                        buf = np.empty(n * d.itemsize + 128, np.uint8)
-                        start = (-buf.ctypes.data) % 64 + offset
-                        v = buf[start:start + n * d.itemsize].view(d).reshape(shape)
-                        v[...] = values[len(moved)]
-                    moved.append(v)
+                moved = [_at_offset(v, offset) if k == "a" else v for v, k in zip(values, kinds)]
                 with np.errstate(all="ignore"):
                     assert bits(fn(*moved)) == want, (ufunc.__name__, dtype, shape, kinds, offset)
 
@@ -123,6 +124,19 @@ def test_matmul_gives_numpys_bits_for_every_shape_layout_and_blas_thread_count(d
             with _blas_threads(threads):
                 results += [bits(np.matmul(x, y)), bits(fn(a, b))]
         assert all(r == results[0] for r in results), (m, n, p, ta, tb, same)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_matmul_bits_do_not_depend_on_where_the_operands_lie(dtype):
+    """A numba loop's arrays are numba's allocations, the frame executor's numpy's: BLAS
+    (gemm, gemv) gives the same bits whatever the operands' alignment."""
+    rng = np.random.default_rng(2)
+    fn = loops.matmul(np.dtype(dtype), False, False)
+    for m, n, p in [(32, 256, 256), (1, 64, 33), (17, 9, 1), (8, 8, 8), (3, 130, 7)]:
+        a, b = rng.normal(size=(m, n)).astype(dtype), rng.normal(size=(n, p)).astype(dtype)
+        want = bits(a @ b)
+        for offset in range(0, 64, np.dtype(dtype).itemsize):
+            assert bits(fn(_at_offset(a, offset), _at_offset(b, (offset * 3) % 64))) == want, (m, n, p, offset)
 
 
 def test_an_index_out_of_range_or_mismatched_shapes_hand_over():
