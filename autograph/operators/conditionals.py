@@ -472,6 +472,17 @@ def _returned_in_else(cond, names, init) -> int | None:
     return None
 
 
+def _grown_in_place(name: str, line: int) -> StagingError:
+    """A list made longer in place (`insert`) in a branch: carried item by
+    item and written back in place, so it must keep its length (the insert was lost, or the
+    other branch's kept)."""
+    return StagingError(
+        f"{location(line)}: the list '{name}' gets longer inside an `if` on a tensor through a change in place "
+        f"(`insert`), which the graph cannot carry: the list is changed item by item there and "
+        f"must keep its length. Build the new list and assign it (`{name} = [v] + {name}`, `{name} = {name} + [v]`), "
+        f"or add items with `{name}.append(v)` statements.")
+
+
 def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> None:
     raw_init = state.get_raw()
     init = tuple(state.get())
@@ -495,6 +506,9 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> Non
             rollback(mark)
             state.set_raw(raw_init)
             template = state.templates[r.index]
+            grown = state.in_place(r.index) if isinstance(template, list) else None
+            if grown is not None:  # (its items are written back one by one: a longer list was lost)
+                raise _grown_in_place(grown, line) from None
             if r.index in reshaped or not (adds_keys(template, r.value) or _appended(template, r.value)):
                 raise StagingError(str(r)) from None
             reshaped.add(r.index)

@@ -189,6 +189,11 @@ class FlatState:
     def templates(self) -> list:
         return list(self._templates)
 
+    def in_place(self, index: int) -> str | None:
+        """The user's name of variable `index` if it is the items of a container (`a[:]`),
+        written back in place (data_structures.set_contents) so it must keep its length."""
+        return self._names[index] if self._raw_names[index].endswith(CONTENTS_SUFFIX) else None
+
     @classmethod
     def of_values(cls, get_state, set_state, names, nouts, what: str, line: int) -> "FlatState":
         """Opens up every container the variables hold now (and item snapshots, which
