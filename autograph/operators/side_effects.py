@@ -218,10 +218,15 @@ def _uncarried_change(what: str, line: int, obj, where: str) -> StagingError:
         f"test, before the loop and again at the end of its body) and test what it gave afterwards.")
 
 
-def _in_dry_run() -> bool:
-    from .staging import in_dry_run  # noqa: PLC0415 (staging imports effects; keep this module light)
+_dry_run_check = []  # staging.in_dry_run, once imported
 
-    return in_dry_run()
+
+def _in_dry_run() -> bool:
+    if not _dry_run_check:  # (staging imports effects; keep this module light: imported on first use)
+        from .staging import in_dry_run  # noqa: PLC0415
+
+        _dry_run_check.append(in_dry_run)
+    return _dry_run_check[0]()
 
 
 def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -> None:
@@ -294,14 +299,22 @@ def _traced_scope(g):
     return _DRY_RUN if scope is None and _in_dry_run() else scope
 
 
+def in_traced_scope() -> bool:
+    """Whether code is traced inside a loop or `if` on a tensor now."""
+    g = gc.get_default_graph()
+    return g is not None and _traced_scope(g) is not None
+
+
 def note_made(value, args: tuple = ()):
-    """Remember the scope a Python iterator returned by a call in converted code was made in
-    (not an argument handed back: `iter(it)` is `it`, made where `it` was). Returns `value`."""
+    """Remember the loop or branch on a tensor a Python iterator returned by a call in converted
+    code was made in (not an argument handed back: `iter(it)` is `it`, made where `it` was); one
+    made outside any needs no record (it is refused wherever it is advanced in one). Returns `value`."""
     if not is_python_iterator(value) or builtins.any(value is a for a in args):
         return value
     g = gc.get_default_graph()
-    if g is not None:
-        _iterators_made.setdefault(root_graph(g), {}).setdefault(id(value), (value, _traced_scope(g)))
+    scope = _traced_scope(g) if g is not None else None
+    if scope is not None:
+        _iterators_made.setdefault(root_graph(g), {}).setdefault(id(value), (value, scope))
     return value
 
 
