@@ -487,7 +487,14 @@ def _op_expr(kind: str, attrs: dict, values: list[str], in_dtypes: list, in_rank
 
 def _array_op(kind: str, attrs: dict, in_dtypes: list, in_ranks: list, out):
     """(the numba function computing an op with an array operand as numpy's kernel does,
-    its value's rank), or NumbaRefused saying why not."""
+    its value's rank), or NumbaRefused saying why not (numpy not giving its loop too)."""
+    try:
+        return _numpy_loop_op(kind, attrs, in_dtypes, in_ranks, out)
+    except (ValueError, TypeError, AttributeError) as e:
+        raise NumbaRefused(f"numpy did not give its loop for {kind}: {e}") from None
+
+
+def _numpy_loop_op(kind: str, attrs: dict, in_dtypes: list, in_ranks: list, out):
     d0 = np.dtype(in_dtypes[0])
     if any(np.dtype(d) not in _TYPES for d in in_dtypes) or out not in _TYPES:
         raise NumbaRefused("arrays of bool, int32, int64, float32 and float64 only")
