@@ -21,7 +21,7 @@ from .errors import SourceNotFoundError
 from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
 from .operators.side_effects import (check_call_advances, check_call_result, check_changing_call,
-                                     converted_call_scope, in_traced_scope, note_made)
+                                     converted_call_scope, checks_calls, note_made)
 from .operators.py_builtins import OVERLOADS
 from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
@@ -71,7 +71,7 @@ def converted_call(f, args, kwargs):
     While a graph is built, a Python iterator the call makes is remembered with the loop
     or branch it was made in, and a call to Python that may advance one made outside the
     loop or branch being traced is refused (operators/side_effects.py)."""
-    if not in_traced_scope():  # (no graph, or its top level: Python's own order of calls)
+    if not checks_calls():  # (no graph, or its top level with no iterator left to the run)
         return _call(f, args, kwargs)
     if not is_convertible(f) and not getattr(type(f), "inlined_when_traced", False):
         check_call_advances(f, args, kwargs)

@@ -83,6 +83,8 @@ def for_stmt(iterated, extra_test: Callable | None, body: Callable, get_state: C
         if extra_test is not None:
             t = as_test(extra_test())
             if is_tensor(t):
+                if it is iterated:  # the user's iterator: how far it goes is decided when the graph runs
+                    side_effects.lose_position(it, line)
                 _py_for_under_tensor_test(x, it, t, extra_test, body, get_state, set_state, names, line)
                 return
             if not t:

@@ -17,7 +17,8 @@ once, while the graph is built, not on each evaluation the graph makes.
 
 `check_advance` / `check_call_advances` (for for_stmt, comprehensions, conversion.converted_call):
 advancing, inside a loop or `if` on a tensor, a Python iterator made outside it (`next(it)`,
-`for v in it`, `any(gen)`) is refused: its position is Python state no cond or loop carries."""
+`for v in it`, `any(gen)`) is refused: its position is Python state no cond or loop carries; so
+is advancing one again after a Python for loop over it stopped on a tensor (`lose_position`)."""
 from __future__ import annotations
 
 import builtins
@@ -280,6 +281,7 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
 # made inside it (a fresh one each trace, as Python makes a fresh one on each pass) is Python's.
 
 _iterators_made = SideTable("python iterators made")  # root graph -> {id(iterator): (iterator, scope made in)}
+_iterators_lost = SideTable("python iterators lost")  # root graph -> {id(iterator): (iterator, line of the loop)}
 _DRY_RUN = "the dry run of a loop body"
 
 # builtins that look at an iterator without advancing it (`iter(it)` returns `it` itself)
@@ -299,10 +301,11 @@ def _traced_scope(g):
     return _DRY_RUN if scope is None and _in_dry_run() else scope
 
 
-def in_traced_scope() -> bool:
-    """Whether code is traced inside a loop or `if` on a tensor now."""
+def checks_calls() -> bool:
+    """Whether calls must be checked for iterators they advance: code is traced inside a loop or
+    `if` on a tensor now, or this trace has an iterator whose position is left to the run."""
     g = gc.get_default_graph()
-    return g is not None and _traced_scope(g) is not None
+    return g is not None and (_traced_scope(g) is not None or _iterators_lost.get(root_graph(g)) is not None)
 
 
 def note_made(value, args: tuple = ()):
@@ -325,15 +328,28 @@ def _made_elsewhere(it, g) -> bool:
     return made is None or made[0] is not it or made[1] is not _traced_scope(g)
 
 
+def lose_position(it, line: int) -> None:
+    """`it`, a Python iterator, is iterated by the for loop at `line`, which stops on a tensor
+    (`break` / `return` on one): how far it goes is decided when the graph runs, so it cannot
+    be advanced again in this trace (the trace went through all its items)."""
+    g = gc.get_default_graph()
+    if g is not None and is_python_iterator(it):
+        _iterators_lost.setdefault(root_graph(g), {})[id(it)] = (it, line)
+
+
 def check_advance(it, what: str, line: int | None = None) -> None:
     """StagingError when `what` (a call, a for loop) advances `it`, a Python iterator made
-    outside the loop or `if` on a tensor being traced, inside it (see above)."""
+    outside the loop or `if` on a tensor being traced, inside it, or one whose position a for
+    loop stopping on a tensor left to the run (see above)."""
     g = gc.get_default_graph()
-    if g is None or _traced_scope(g) is None or not is_python_iterator(it) or not _made_elsewhere(it, g):
+    if g is None or not is_python_iterator(it):
         return
-    here = source_info.user_location()
-    filename = os.path.basename(here.filename) if here is not None else "<unknown>"
-    line = here.lineno if line is None and here is not None else line
+    lost = _iterators_lost.get(root_graph(g), {}).get(id(it))
+    if lost is not None and lost[0] is it:
+        raise _advanced_after_a_staged_stop(it, what, line, lost[1])
+    if _traced_scope(g) is None or not _made_elsewhere(it, g):
+        return
+    filename, line = _user_line(line)
     name = _name_of(it)
     shown = f"'{name}'" if name is not None else f"(a {type(it).__name__})"
     raise StagingError(
@@ -345,13 +361,28 @@ def check_advance(it, what: str, line: int | None = None) -> None:
         f"`items[k]` with a counter k).")
 
 
+def _user_line(line: int | None) -> tuple[str, int | None]:
+    here = source_info.user_location()
+    filename = os.path.basename(here.filename) if here is not None else "<unknown>"
+    return filename, (here.lineno if line is None and here is not None else line)
+
+
+def _advanced_after_a_staged_stop(it, what: str, line: int | None, loop_line: int) -> StagingError:
+    filename, line = _user_line(line)
+    name = _name_of(it)
+    shown = f"'{name}'" if name is not None else f"(a {type(it).__name__})"
+    return StagingError(
+        f"{filename}:{line}: {what} advances the Python iterator {shown} after the for loop at line {loop_line} over "
+        f"it, which stops (a `break` or `return`) on a tensor: how far that loop advanced it is known only when the "
+        f"graph runs (the trace went through all its items). Make a list of its items before the loop "
+        f"(`items = list(it)`) and loop over the list, keeping the position in a counter, or make a new iterator "
+        f"for this use.")
+
+
 def check_call_advances(f, args: tuple, kwargs: dict | None) -> None:
     """For a call converted code makes to Python (not to converted code, whose own calls are
     checked): refused if it may advance a Python iterator made outside the loop or `if` on a
     tensor being traced (`next(it)`, `list(it)`, `zip(it, ys)`, `it.send(v)`)."""
-    g = gc.get_default_graph()
-    if g is None or _traced_scope(g) is None:
-        return
     try:
         if f in _NOT_ADVANCING:
             return

@@ -2,8 +2,10 @@
 jit_compile=True. An iterator's position is Python state no cond or loop carries: advancing,
 inside a loop or `if` on a tensor, one made outside it moved it once per trace (twice when the
 branch was traced again: `next(it)` gave 2 for 1), whatever the run did. That is refused with a
-StagingError naming the file, the line and the iterator's variable; an iterator made inside
-the branch or body, or advanced before it, runs as Python does (compared with plain Python)."""
+StagingError naming the file, the line and the iterator's variable; so is advancing one after a
+Python for loop over it stopped (`break`) on a tensor (the trace went through all its items: -1
+for Python's 2). An iterator made inside the branch or body, or advanced before it, runs as
+Python does (compared with plain Python)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +21,7 @@ ENGINES = [
     pytest.param({"control_flow": "v2", "functional": "direct"}, id="v2-direct"),
     pytest.param({"jit_compile": True}, id="compiled"),
 ]
-XS = [np.float64(1.0), np.float64(-1.0), np.float64(2.0)]
+XS = [np.float64(1.0), np.float64(-1.0), np.float64(2.0), np.float64(2.5)]
 
 
 def agree(fn, args, engine):
@@ -146,6 +148,25 @@ def next_in_a_while_body(x):
     return total
 
 
+def next_after_a_loop_that_breaks_on_a_tensor(x):  # the trace went through every item: -1 for Python's 2
+    it = iter([1, 2, 3, 4])
+    for v in it:
+        if x > v:
+            break
+    return next(it, -1)
+
+
+def for_after_a_loop_that_breaks_on_a_tensor(x):
+    it = iter([1, 2, 3, 4])
+    for v in it:
+        if x > v:
+            break
+    s = 0
+    for w in it:
+        s += w
+    return s
+
+
 def next_of_an_argument_in_an_if(x, it):
     if x > 0:
         return next(it)
@@ -178,6 +199,24 @@ def test_advancing_an_iterator_made_outside_is_refused(fn, text, name, engine):
     message = str(info.value)
     assert where in message and f"Python iterator '{name}'" in message, message
     assert "Advance it before the loop or `if`" in message and "make the iterator inside it" in message, message
+
+
+AFTER_A_STAGED_STOP = [(next_after_a_loop_that_breaks_on_a_tensor, "return next(it, -1)"),
+                       (for_after_a_loop_that_breaks_on_a_tensor, "for w in it:")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn,text", AFTER_A_STAGED_STOP, ids=[f.__name__ for f, _ in AFTER_A_STAGED_STOP])
+def test_advancing_an_iterator_after_a_loop_stopped_on_a_tensor_is_refused(fn, text, engine):
+    for x in XS:
+        fn(float(x))
+    where = f"test_iterators_in_control_flow.py:{line_of(fn, text)}:"
+    loop = f"after the for loop at line {line_of(fn, 'for v in it:')} over it"
+    with pytest.raises(StagingError) as info:
+        function(fn, **engine)(np.float64(1.0))
+    message = str(info.value)
+    assert where in message and "Python iterator 'it'" in message and loop in message, message
+    assert "items = list(it)" in message, message
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -261,7 +300,30 @@ def iterator_at_the_top_level(x):
     return a + b + x
 
 
-WORKS = [made_inside_the_branch, made_inside_a_while_body, advanced_before_the_if, indexed_array_instead,
+def zip_in_a_loop_that_breaks_on_a_tensor(x):  # the loop's own iterator: nothing advances it afterwards
+    s = 0
+    for a, b in zip([1, 2, 3], [4, 5, 6]):
+        if x > a:
+            break
+        s += b
+    return s
+
+
+def listed_before_a_loop_that_breaks_on_a_tensor(x):  # the rewrite: a list and a counter
+    items = [1, 2, 3, 4]
+    k = 0
+    for v in items:
+        k += 1
+        if x > v:
+            break
+    rest = 0
+    for i in range(4):
+        if i >= k:
+            rest += items[i]
+    return rest
+
+
+WORKS = [zip_in_a_loop_that_breaks_on_a_tensor, listed_before_a_loop_that_breaks_on_a_tensor, made_inside_the_branch, made_inside_a_while_body, advanced_before_the_if, indexed_array_instead,
          generator_made_in_the_branch, enumerate_and_zip_made_in_a_loop_body, iterator_at_the_top_level]
 
 
