@@ -99,17 +99,35 @@ def a_py_function_returning_an_object(x):
     return autograph.py_function(lambda p: p[1], [pair], np.float64, shapes=[])
 
 
-REFUSED = [(sorted_of_mixed_kinds, "s = sorted(", "sorted"), (sorted_with_a_text_key, "s = sorted(", "sorted"),
-           (float_of_its_text, "return float(str(", None),
-           (a_py_function_returning_an_object, "pair = autograph.py_function", None)]
+def in_a_branch(x):  # refused whichever branch the run takes: the gradient graph has both
+    if x > 0:
+        y = float(sorted([x * 2.0, 1])[0]) * 1.0
+    else:
+        y = x * 1.0
+    return y
+
+
+def in_a_loop(x, n):
+    y = x
+    for _ in range(n):
+        y = float(str(y * 1.5))
+    return y
+
+
+X = (np.float64(1.5),)
+REFUSED = [(sorted_of_mixed_kinds, X, "s = sorted(", "sorted"), (sorted_with_a_text_key, X, "s = sorted(", "sorted"),
+           (float_of_its_text, X, "return float(str(", "str"),
+           (a_py_function_returning_an_object, X, "pair = autograph.py_function", None),
+           (in_a_branch, X, "y = float(sorted(", "sorted"), (in_a_branch, (np.float64(-1.5),), "y = float(sorted(", "sorted"),
+           (in_a_loop, (np.float64(1.5), np.int64(2)), "y = float(str(", "str")]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("fn,text,call", REFUSED, ids=[f.__name__ for f, _, _ in REFUSED])
-def test_grad_through_a_run_time_object_raises(fn, text, call, engine):
-    fn(1.5)  # plain Python computes it
+@pytest.mark.parametrize("fn,args,text,call", REFUSED, ids=[f"{f.__name__}-{a[0]}" for f, a, _, _ in REFUSED])
+def test_grad_through_a_run_time_object_raises(fn, args, text, call, engine):
+    fn(*args)  # plain Python computes it
     with pytest.raises(LookupError) as info:
-        autograph.grad(function(fn, **engine))(np.float64(1.5))
+        autograph.grad(function(fn, **engine))(*args)
     message = str(info.value)
     assert "No gradient defined for operation" in message, message
     assert f"test_gradients_without_kernels.py:{line_of(fn, text)}" in message, message
