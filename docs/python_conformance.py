@@ -302,6 +302,14 @@ def for_over_an_iterator_made_before_a_while(x):
     return s
 
 
+def next_after_a_loop_over_it_breaks_on_a_tensor(x):
+    it = iter([1, 2, 3, 4])
+    for v in it:
+        if x > v:
+            break
+    return next(it, -1)
+
+
 def grad_through_sorted_of_mixed_kinds(x):
     s = sorted([x * 2.0, 1])
     return s[0] * 1.0
@@ -331,6 +339,8 @@ REFUSED = [
      (np.float64(1.0),)),
     ("12", "a `for` over a Python iterator made before a `while` on a tensor, inside it",
      for_over_an_iterator_made_before_a_while, (np.float64(2.0),)),
+    ("12", "a Python iterator advanced after a `for` over it stopped (`break`) on a tensor",
+     next_after_a_loop_over_it_breaks_on_a_tensor, (np.float64(1.5),)),
 ]
 
 # refused by autograph.grad: a gradient that exists but that the graph cannot compute
