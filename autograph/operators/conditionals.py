@@ -497,7 +497,7 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> Non
     chain = effects.current()
     use_token = use_token and chain is not None and chain.token is not None  # (no token to sequence on here)
     for _ in range(6 + 2 * len(init)):
-        mark = checkpoint()
+        mark, changes = checkpoint(), side_effects.outside_changes()
         branches = _Branches(state, init, plan, use_token, line, frozenset(whole_lists), guess)
         guess = None  # (only the first attempt: a replan knows better)
         try:
@@ -505,6 +505,7 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> Non
         except ShapeChanged as r:  # a dict gains keys: fine if the other branch adds them too
             rollback(mark)
             state.set_raw(raw_init)
+            side_effects.refuse_if_redone(changes, "an `if`")
             template = state.templates[r.index]
             grown = state.in_place(r.index) if isinstance(template, list) else None
             if grown is not None:  # (its items are written back one by one: a longer list was lost)
@@ -521,13 +522,13 @@ def _graph_if(cond, body, orelse, state: FlatState, line: int, site=None) -> Non
             continue
         except Replan as r:
             rollback(mark)
+            state.set_raw(raw_init)  # undo what the failed trace bound
+            side_effects.refuse_if_redone(changes, "an `if`")
             if r.plan[0] == "state":  # open up containers one branch assigns: trace again
-                state.set_raw(raw_init)
                 state = r.plan[1]
                 init = tuple(state.get())
                 plan, use_token = None, False
             else:
-                state.set_raw(raw_init)  # undo what the failed trace bound
                 plan, use_token = r.plan
             continue
         except BaseException:  # no half-built cond left behind, nor variables bound to its tensors

@@ -242,7 +242,7 @@ def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
     then remove what it built. On the values before the loop the body may take a path
     the real one never does; if that path fails, the plan is left to the real body
     (the loop replans as it learns: see _Loop._next)."""
-    mark = checkpoint()
+    mark, changes = checkpoint(), side_effects.outside_changes()
     try:
         set_state(copy_containers(init))
         with dry_running(), effects.chain_scope(None) as chain:
@@ -255,6 +255,7 @@ def _dry_run(body, get_state, set_state, init) -> tuple[list, int]:
     finally:
         rollback(mark)
         set_state(init)
+    side_effects.refuse_if_redone(changes, "a loop")  # (the real body is traced next)
     return after, chain.effects
 
 
@@ -410,12 +411,15 @@ def _graph_while(test, body, get_state, set_state, names, line, site=None) -> No
     # Else each enclosing level's dry run traced it, and the traces grew with depth squared.
     summary = summary if reused is not None and in_dry_run() else None
     for _ in range(3 + 5 * len(plan)):
-        mark = checkpoint()
+        mark, changes = checkpoint(), side_effects.outside_changes()
         loop = _Loop(test, body, state, plan, use_token, line, strong, kinds, summary, guessed)
         try:
             loop.build()
         except BaseException as e:
             rollback(mark)  # no half-built loop left behind, nor variables bound to its tensors
+            if isinstance(e, Exception) and side_effects.outside_changes() != changes:
+                set_state(init)
+                side_effects.refuse_if_redone(changes, "a loop")  # (it would be traced again)
             if guessed and isinstance(e, Exception):  # the guess did not hold: plan as for any other loop
                 guessed = False
                 set_state(init)

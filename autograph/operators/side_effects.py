@@ -39,6 +39,31 @@ from graphcore.side_tables import SideTable
 from .staged_lists import StagedList
 
 
+_changes_made = threading.local()  # .count: changes to objects from outside made while tracing, .last: the latest
+
+
+def outside_changes() -> int:
+    """How many changes to objects from outside the function traces on this thread have made."""
+    return getattr(_changes_made, "count", 0)
+
+
+def refuse_if_redone(before: int, construct: str) -> None:
+    """After a trace of a branch or loop body that is undone to be done again (a replan, a dry
+    run that plans a loop): StagingError if it changed an object from outside the function
+    (`before`: outside_changes() when it started). Nothing undoes that change, so it would be
+    made twice while the graph is built (a list appended to twice), where Python makes it once."""
+    if outside_changes() == before:
+        return
+    what, line, filename = _changes_made.last
+    raise StagingError(
+        f"{os.path.basename(filename)}:{line}: '{what}' changes an object from outside the function inside {construct} "
+        f"on a tensor that has to be traced again (to plan its variables, types or effects): the change is made "
+        f"while the graph is built, and nothing can undo it, so it would be made twice, where Python makes it once. "
+        f"Make the change outside the {construct.split()[-1].strip('`')}, or keep the value in a local variable and "
+        f"return it (e.g. `new_items.append(v)` on a list made in the function, then `log.extend(new_items)` after "
+        f"the call).") from None
+
+
 class SideEffectWarning(UserWarning):
     """A Python side effect inside a loop or `if` on a tensor runs only while tracing."""
 
@@ -238,7 +263,7 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
         _refuse_local_change(what, line, obj)
         return
     g = gc.get_default_graph()
-    if control_flow_scope(g) is None:
+    if control_flow_scope(g) is None and not (g is not None and _in_dry_run()):
         return  # Python control flow, or the function's top level: runs as Python would
     if isinstance(obj, gc.Tensor):
         return  # an array argument changed in place: written back, or refused, by operators/arguments.py
@@ -259,6 +284,9 @@ def python_side_effect(what: str, passed_in: bool | None, line: int, obj=None) -
                 "the traced value). Keep the value in a local variable and return it (e.g. `count = self.count` "
                 "before the loop, `count += 1` in it, return count and assign it after the call), or keep it in a "
                 "graphcore.Variable.")
+        if not passed_in:  # a closure's object, changed now, while tracing; no loop or branch carries it
+            _changes_made.count = outside_changes() + 1  # (see refuse_if_redone)
+            _changes_made.last = (what, line, filename)
     seen = _warned.setdefault(g, set())
     if (filename, line, what) in seen:
         return
