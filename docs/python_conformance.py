@@ -310,6 +310,30 @@ def next_after_a_loop_over_it_breaks_on_a_tensor(x):
     return next(it, -1)
 
 
+def inserts_into_a_list_in_an_if(x):
+    acc = [3.0, 1.0, 2.0]
+    if x > 0:
+        acc.insert(0, 9.0)
+    return acc[0], len(acc)
+
+
+def _with_a_log():
+    log = []
+
+    def appends_to_a_closure_list_in_an_if_traced_again(x):
+        if x > 0:
+            log.append(1)
+            print("appended")
+            r = 1
+        else:
+            r = 2.5
+        return r
+    return appends_to_a_closure_list_in_an_if_traced_again
+
+
+appends_to_a_closure_list_in_an_if_traced_again = _with_a_log()
+
+
 def grad_through_sorted_of_mixed_kinds(x):
     s = sorted([x * 2.0, 1])
     return s[0] * 1.0
@@ -341,6 +365,10 @@ REFUSED = [
      for_over_an_iterator_made_before_a_while, (np.float64(2.0),)),
     ("12", "a Python iterator advanced after a `for` over it stopped (`break`) on a tensor",
      next_after_a_loop_over_it_breaks_on_a_tensor, (np.float64(1.5),)),
+    ("9", "a list made longer in place (`insert`) in an if on a tensor", inserts_into_a_list_in_an_if,
+     (np.float64(1.0),)),
+    ("5", "a closure's list appended to in an if on a tensor that is traced again (its print)",
+     appends_to_a_closure_list_in_an_if_traced_again, (np.float64(1.0),)),
 ]
 
 # refused by autograph.grad: a gradient that exists but that the graph cannot compute
