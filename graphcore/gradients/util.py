@@ -18,8 +18,8 @@ def differentiable(t: Tensor) -> bool:
 
 def carries_value(t: Tensor) -> bool:
     """A run-time Python object (`pyobject`): it may hold numbers made from floats (a sorted
-    list, a string), so a gradient through it exists but the graph cannot compute it. Ints,
-    bools and strings of the graph are truly not differentiable."""
+    list, a string), so a gradient through it exists but the graph cannot compute it. Ints
+    and bools are truly not differentiable: their gradient is zero where it is defined."""
     return t.dtype is dt.pyobject
 
 
