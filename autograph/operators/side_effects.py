@@ -318,6 +318,10 @@ _NOT_ADVANCING = frozenset({builtins.isinstance, builtins.type, builtins.id, bui
                             builtins.hash, builtins.len})
 
 
+# an iterator's own methods that advance or end it
+_ADVANCING_METHODS = frozenset({"__next__", "send", "throw", "close"})
+
+
 def is_python_iterator(value) -> bool:
     kind = type(value)
     return hasattr(kind, "__next__") and hasattr(kind, "__iter__") and not isinstance(value, gc.Tensor)
@@ -418,7 +422,8 @@ def check_call_advances(f, args: tuple, kwargs: dict | None) -> None:
         pass
     if f in (builtins.any, builtins.all) and builtins.len(args) == 1 and _split_generator(args[0]):
         return  # any / all of a generator expression: short_circuit.py decides
-    owner = getattr(f, "__self__", None)
+    owner = getattr(f, "__self__", None)  # (`it.__next__()`, `gen.send(v)`; not a file's `write`)
+    owner = owner if getattr(f, "__name__", None) in _ADVANCING_METHODS else None
     for value in (owner, *args, *(kwargs or {}).values()):
         if is_python_iterator(value):
             check_advance(value, f"{getattr(f, '__name__', 'a call')}()")
