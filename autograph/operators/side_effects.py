@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import io
 import os
 import re
 import sys
@@ -425,6 +426,8 @@ def check_call_advances(f, args: tuple, kwargs: dict | None) -> None:
     owner = getattr(f, "__self__", None)  # (`it.__next__()`, `gen.send(v)`; not a file's `write`)
     owner = owner if getattr(f, "__name__", None) in _ADVANCING_METHODS else None
     for value in (owner, *args, *(kwargs or {}).values()):
+        if isinstance(value, io.IOBase) and f is not builtins.next:
+            continue  # a file handed to a call is written to (json.dump(v, f)), not iterated
         if is_python_iterator(value):
             check_advance(value, f"{getattr(f, '__name__', 'a call')}()")
 
