@@ -13,7 +13,7 @@ from graphcore.errors import StagingError
 from graphcore.ops.logging_ops import FormattedString
 from graphcore.ops.py_function_ops import is_pyobject
 
-from . import python_calls
+from . import python_calls, side_effects
 from .conditionals import if_exp
 from .staging import TruthOnly, as_test, is_tensor, location, python_value, truth
 
@@ -78,6 +78,7 @@ def contains(item, container):
     or equals it (a tuple, list, set or dict of Python numbers), any equal element of an
     array (numpy's `in`). A tensor in a set or dict would be looked up by identity: the
     elements are compared instead, as Python's hash-then-equality does for numbers."""
+    side_effects.check_advance(container, "`in`")  # (an iterator: `in` advances it)
     if is_pyobject(container) or isinstance(container, FormattedString) or \
             (is_pyobject(item) and isinstance(container, (str, bytes))):  # `"." in str(x)`: Python's `in`, run time
         return python_calls.stage(operator.contains, (container, item), None, gc.bool_, name="in")

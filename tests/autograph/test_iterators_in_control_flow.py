@@ -138,6 +138,15 @@ def comprehension_over_an_iterator_in_an_if(x):
     return r + next(it, 0)
 
 
+def membership_in_an_iterator_in_an_if(x):  # `in` advances it to the item found
+    it = iter([1, 2, 3])
+    if x > 0:
+        r = 2 in it
+    else:
+        r = False
+    return r, next(it, -1)
+
+
 def next_in_a_while_body(x):
     it = iter(range(100))
     n = x
@@ -185,6 +194,7 @@ REFUSED = [
     (dunder_next_in_an_if, "r = it.__next__()", "it"),
     (comprehension_over_an_iterator_in_an_if, "r = sum([v for v in it])", "it"),
     (next_in_a_while_body, "total += next(it)", "it"),
+    (membership_in_an_iterator_in_an_if, "r = 2 in it", "it"),
 ]
 
 
