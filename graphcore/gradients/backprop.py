@@ -255,8 +255,8 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
         if all(d is None for d in outs):
             continue
         for t in op.inputs:
-            if carries_value(t) and is_relevant(t):  # the gradient would stop here, silently
-                raise _no_gradient(_object_maker(t, is_relevant))
+            if carries_value(t) and is_relevant(t) and _smoothly_from_x(t, x_ids, is_relevant):
+                raise _no_gradient(_object_maker(t, is_relevant))  # (the gradient would stop here, silently)
         if op.op_def.grad_fn is None:
             if op.op_def.no_gradient_reason is not None:
                 continue
@@ -264,6 +264,8 @@ def backprop(g, ys, dys, xs, scope, result_for=None, gate: bool = False, factore
                 f"no gradient registered for op type '{op.type}' ({op.name}), created at {op.location()}; "
                 "wrap its input in graphcore.stop_gradient if no gradient should flow through it")
         mask = [is_relevant(t) and differentiable(t) for t in op.inputs]
+        if not any(mask):
+            continue  # no input takes a gradient (ints, bools, objects not made smoothly from an x)
         taken = _factor_invariants(g, op, outs, mask, scope, factored) if factored else ()
         if taken and not any(mask):
             continue
@@ -280,9 +282,27 @@ def _refuse_object_on_path(g, y: Tensor, xs: list) -> None:
     x_ids = {id(x) for x in xs}
     level = _Level(g, g.control_flow_context)
     relevant = level.between([y], xs, x_ids)
-    if relevant:
-        raise _no_gradient(_object_maker(y, lambda t: id(t) in x_ids or
-                                         (level.unit_of(t.op) is not None and id(level.unit_of(t.op)) in relevant)))
+
+    def is_relevant(t: Tensor) -> bool:
+        u = level.unit_of(t.op)
+        return id(t) in x_ids or (u is not None and id(u) in relevant)
+    if relevant and _smoothly_from_x(y, x_ids, is_relevant):
+        raise _no_gradient(_object_maker(y, is_relevant))
+
+
+def _smoothly_from_x(t: Tensor, x_ids: set, is_relevant) -> bool:
+    """Whether the run-time object `t` is made from an x through floats and objects only (not
+    through an int or a bool, whose gradient is zero: `str(int(x))` carries none)."""
+    stack, seen = [t], set()
+    while stack:
+        u = stack.pop()
+        if id(u) in x_ids:
+            return True
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
+        stack.extend(i for i in u.op.inputs if (differentiable(i) or carries_value(i)) and is_relevant(i))
+    return False
 
 
 def _object_maker(t: Tensor, is_relevant) -> Operation:

@@ -146,12 +146,17 @@ def length_of_a_run_time_list(x):
     return x * 2.0 + len(sorted([x * 2.0, 1]))  # the object reaches the result only as an int
 
 
+def text_of_its_integer_part(x):
+    return x * 2.0 + float(str(int(x)))  # the object is made from an int: its gradient is zero
+
+
 def sorted_of_one_kind(x):
     return sorted([x * 2.0, x * 3.0, 1.0])[0]  # picked by a gather: differentiable
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("fn", [floor_and_comparison, length_of_a_run_time_list, sorted_of_one_kind])
+@pytest.mark.parametrize("fn", [floor_and_comparison, length_of_a_run_time_list, text_of_its_integer_part,
+                                sorted_of_one_kind])
 def test_non_differentiable_steps_keep_their_zero(fn, engine):
     for x in (np.float64(1.3), np.float64(-0.7)):
         got = autograph.grad(function(fn, **engine))(x)
