@@ -37,7 +37,7 @@ from graphcore.side_tables import SideTable
 
 from . import guards
 from .errors import StagingError, UndefinedValueError
-from .operators import arguments, effects, exceptions, maybe_defined, path_types, python_calls
+from .operators import arguments, closure_cells, effects, exceptions, maybe_defined, path_types, python_calls
 from .operators.staged_lists import StagedList, listed
 from .operators.staging import TruthOnly
 from .conversion_policy import plain_function
@@ -311,8 +311,12 @@ class ConcreteFunction:
     def __init__(self, graph: gc.Graph, inputs: list, structured_outputs, fetches: list, token, name: str,
                  returned=None, optimize: bool | None = None, skip_passes=(), jit_compile: bool = False,
                  devices=None, engine: str = "local", kinds=None, write_back=None, functional: str | None = None,
-                 engine_options: dict | None = None):
+                 engine_options: dict | None = None, state_writes=()):
         self.graph = graph
+        # the `nonlocal` / global names the trace assigned (closure_cells.StateName), with the
+        # value each holds after a run: a tensor fetched (and its Python type code, path_types),
+        # or a Python value as the trace left it
+        self._state_writes = list(state_writes)
         self.inputs = inputs
         self.structured_outputs = structured_outputs
         self._fetches = fetches
@@ -343,7 +347,11 @@ class ConcreteFunction:
     def _all_fetches(self) -> list:
         return (list(self._fetches) + [k for k in self._kinds if isinstance(k, gc.Tensor)]
                 + [t for t in (self._token, self._returned) if t is not None]
-                + (self._write_back.tensors if self._write_back is not None else []))
+                + (self._write_back.tensors if self._write_back is not None else [])
+                + self._state_tensors())
+
+    def _state_tensors(self) -> list:
+        return [t for _, v, kind in self._state_writes for t in (v, kind) if isinstance(t, gc.Tensor)]
 
     def optimize(self, passes_to_run=None, force: bool = False) -> "passes.OptimizeReport | None":
         """Optimize the graph in place (graphcore.passes) for what a call fetches: the
@@ -387,6 +395,7 @@ class ConcreteFunction:
         self._token, self._returned = new(self._token), new(self._returned)
         if self._write_back is not None:
             self._write_back = self._write_back.follow(new)
+        self._state_writes = [(s, new(v), new(k)) for s, v, k in self._state_writes]
         self.structured_outputs = _pack(self.structured_outputs, [new(v) for v in _flatten(self.structured_outputs)])
     @property
     def outputs(self) -> list:
@@ -424,6 +433,8 @@ class ConcreteFunction:
         except gc.ExecutionError as e:  # a Python call's own exception (python_calls)
             python_calls.reraise_python(e)
             raise
+        if self._state_writes:  # (fetched after all else)
+            values = self._write_state(list(values))
         if self._write_back is not None:  # (fetched last)
             n = len(self._write_back.tensors)
             self._write_back.apply(list(values[len(values) - n:]), input_values, arguments)
@@ -440,6 +451,20 @@ class ConcreteFunction:
         out = [next(it) if isinstance(v, gc.Tensor) else v.listed(next(it)) if isinstance(v, _ListOutput) else v
                for v in flat]
         return _pack(self.structured_outputs, out, build=True)
+
+    def _write_state(self, values: list) -> list:
+        """Leave in each assigned `nonlocal` / global its value after this run, of the
+        Python type the program gives it; the other fetched values."""
+        n = len(self._state_tensors())
+        it = iter(values[len(values) - n:])
+        for state, v, kind in self._state_writes:
+            if isinstance(v, gc.Tensor):
+                value = next(it)
+                code = next(it) if isinstance(kind, gc.Tensor) else kind
+                state.set(as_type(value, code, state.what) if code is not None else value)
+            else:
+                state.set(v)
+        return values[:len(values) - n]
 
     def _as_python_types(self, values: list) -> list:
         """The returned values whose Python type depends on the path, as the type this run's
@@ -477,6 +502,83 @@ def _raise_undefined_read(e: "gc.InvalidArgumentError") -> None:
     message = e.op.attrs.get("message", "") if e.op is not None and e.op.type == "Assert" else ""
     if message.startswith(maybe_defined.MESSAGE_PREFIX):
         raise UndefinedValueError(message[len(maybe_defined.MESSAGE_PREFIX):], e) from e
+
+
+@contextlib.contextmanager
+def _state_fed(state_before: list, fed: list):
+    """While the trace runs, each fed `nonlocal` / global holds its placeholder; after it,
+    whatever happened, every assigned name that holds a tensor, and every fed one, is
+    given back its value from before: a user's cell never keeps a tensor. Yields the list
+    `_state_left` fills."""
+    for s, _, p in fed:
+        s.set(p)
+    after: list = []
+    try:
+        yield after
+    finally:
+        fed_names = {id(s) for s, _, _ in fed}
+        for s, before in state_before:
+            if id(s) in fed_names or _holds_tensor(s.get()):
+                s.set(before)
+
+
+def _state_left(state_before: list, fed: list, g: gc.Graph) -> list:
+    """(name, value) of each assigned `nonlocal` / global the run must leave a value in:
+    a tensor it holds now (fetched), or a fed one's new Python value. Refused: a tensor
+    made inside a loop or branch, or a container holding tensors, which cannot be written
+    back as the value Python leaves."""
+    fed_names = {id(s) for s, _, _ in fed}
+    out = []
+    for s, _ in state_before:
+        now = s.get()
+        if isinstance(now, gc.Tensor) and now.op.graph is g and now.op.ctx is None:
+            out.append((s, now))
+        elif _holds_tensor(now):
+            raise _state_refused(s, now)
+        elif id(s) in fed_names:
+            out.append((s, now))
+    return out
+
+
+def _state_refused(state, now) -> StagingError:
+    kind = "nonlocal" if state.cell is not None else "global"
+    if isinstance(now, gc.Tensor):
+        return StagingError(
+            f"{state.what} is assigned a tensor of one iteration or branch of a loop or `if` on a tensor that does "
+            f"not carry it (a helper called there assigns it), which the graph cannot leave in it as Python would "
+            f"after each call. Return the new value from the helper and assign '{state.name}' in the loop or `if` "
+            f"itself (declared `{kind}` in that function).")
+    what = ("a list changed inside a loop or `if` on a tensor" if isinstance(now, StagedList) else
+            f"a {type(now).__name__} changed inside a loop or `if` on a tensor" if isinstance(now, (list, dict, set))
+            else f"a {type(now).__name__} holding tensors")
+    return StagingError(
+        f"{state.what} is assigned {what}, which the graph cannot leave in it as Python would after each call. "
+        f"A `nonlocal` or `global` name can carry a number or a numpy array of a fixed shape: build the list in "
+        f"a local variable and return it (and assign '{state.name}' from the result outside the function), or "
+        f"assign '{state.name}' a number or array.")
+
+
+_GRAPH_STATEMENTS = {"_graph_while": "names", "_graph_for": "names", "_graph_if": None}
+
+
+def _state_refusal(state_before: list, error: BaseException) -> "StagingError | None":
+    """A trace failed inside a loop or `if` on a tensor that carries an assigned `nonlocal`
+    / global holding a list, dict or set (staged as a list of tensors: `items + [v]` then
+    fails on it): the refusal to give instead, as the limit is the name's."""
+    containers = {s.name: (s, before) for s, before in state_before if isinstance(before, (list, dict, set))}
+    if not containers:
+        return None
+    frames = [f for f, _ in traceback.walk_tb(error.__traceback__)]
+    for i, frame in enumerate(frames):
+        name = frame.f_code.co_name
+        if name in _GRAPH_STATEMENTS and _GRAPH_STATEMENTS[name] is None and i > 0:
+            frame = frames[i - 1]  # (_graph_if: its caller, if_stmt, has the names)
+        elif name not in _GRAPH_STATEMENTS:
+            continue
+        for n in frame.f_locals.get("names") or ():
+            if n in containers:
+                return _state_refused(*containers[n])
+    return None
 
 
 def _run_effects_before(graph: gc.Graph, token, feeds: dict) -> None:
@@ -569,6 +671,8 @@ class Function:
         # __dict__ in a weak table
         self._bound = SideTable("bound method")
         self._bound_elsewhere: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        # the `nonlocal` cells and globals it assigns: those holding numpy values are graph inputs
+        self._state = closure_cells.assigned_state(python_function)
         functools.update_wrapper(self, python_function)
         if not hasattr(self, "__name__"):  # functools.partial and other callables without one
             self.__name__ = getattr(plain_function(python_function), "__name__", type(python_function).__name__)
@@ -672,6 +776,8 @@ class Function:
                     if isinstance(v, (list, tuple, dict)):
                         inputs.extend(x for x in _flatten(v) if _is_graph_input(x))
             key = tuple(key)
+        if self._state:  # (after the arguments, as _trace makes their placeholders)
+            inputs = inputs + [v for v in (s.get() for s in self._state) if closure_cells.fed_value(v)]
         with self._lock:
             traces = self._cache.get(key)
             reason = None
@@ -697,7 +803,7 @@ class Function:
             names = self._arg_names
             if names is not None and not kwargs and len(args) == len(names):
                 fast = _fast_key(args)
-                if fast is not None:
+                if fast is not None and not self._state:
                     self._fast[fast] = traces
         return concrete, inputs
 
@@ -758,6 +864,14 @@ class Function:
                     else:
                         new.append(leaf)
                 call_args[name] = _pack(value, new)
+            # the `nonlocal` / global names it assigns: numpy values are inputs, fed at each call
+            state_before, fed = [], []
+            for s in self._state:
+                v = s.get()
+                state_before.append((s, v))
+                if closure_cells.fed_value(v):
+                    p = gc.placeholder(gc.as_dtype(v.dtype), shape=list(np.shape(v)), name=f"nonlocal_{s.name}")
+                    fed.append((s, v, p))
             tracker = arguments.start(g)  # the arguments changed in place, to write back
             k = 0
             for name, value in items:
@@ -769,12 +883,16 @@ class Function:
             token0 = gc.constant(np.int32(0), name="effects")
             # inputs belong to the user's `def` line, not to whoever called the function
             where = _definition_location(self.python_function)
-            for op in [p.op for p in placeholders] + [token0.op]:
+            for op in [p.op for p in placeholders] + [p.op for _, _, p in fed] + [token0.op]:
                 op.source = where
+            placeholders += [p for _, _, p in fed]
             # what the trace reads of Python values: its guards (converted functions are
             # noted as they start, by transpiler.convert)
             first = next(iter(self._signature.parameters), "self")
-            with guards.recording([n for n, _ in items], [v for _, v in items], self._instance, first) as recorder:
+            with guards.recording([n for n, _ in items], [v for _, v in items], self._instance, first) as recorder, \
+                    _state_fed(state_before, fed) as state_after:
+                for s, v, _ in fed:
+                    recorder.add_fed(s.guard_path, s.guard_get, s.name, v)
                 fn = self._callable()
                 recorder.add_function(fn)  # (not converted, or a partial's bound arguments)
                 with effects.chain_scope(token0) as chain:
@@ -784,7 +902,11 @@ class Function:
                         finally:
                             arguments.stop(g)
                         write_back = tracker.finish(placeholders)
+                        state_after.extend(_state_left(state_before, fed, g))
                     except Exception as e:
+                        refused = _state_refusal(state_before, e) if not isinstance(e, StagingError) else None
+                        if refused is not None:
+                            raise refused from e
                         _user_note(e)
                         if inputs is not None and chain.effects and not isinstance(e, gc.AutographError):
                             _run_effects_before(g, chain.token, dict(zip(placeholders, inputs)))
@@ -813,11 +935,13 @@ class Function:
             marks = [maybe_defined.lookup(t) for t in fetches]
             returned = next((m.flag for m in marks if m is not None and m.is_return), None)
             kinds = [path_types.returned_kind(t) for t in fetches]
+            state_writes = [(s, v, path_types.returned_kind(v) if isinstance(v, gc.Tensor) else None)
+                            for s, v in state_after]
         concrete = ConcreteFunction(g, placeholders, out, fetches, token, self.__name__, returned,
                                     optimize=self.optimize, skip_passes=self.skip_passes,
                                     jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
                                     kinds=kinds, write_back=write_back, functional=self.functional,
-                                    engine_options=self.engine_options)
+                                    engine_options=self.engine_options, state_writes=state_writes)
         concrete.guards = recorder.compile(self.__name__)
         concrete._check = concrete.guards.check if concrete.guards is not None else None
         return concrete

@@ -287,6 +287,13 @@ class Recorder:
         self._roots.append((path, get, text, keyed, structural, current))
         return True
 
+    def add_fed(self, path, get, text: str, value) -> None:
+        """A `nonlocal` or global fed to the trace as a graph input (closure_cells): only
+        its type, dtype and shape are the trace's; its value is read at each call."""
+        if path not in self._nodes:
+            self._nodes[path] = _Node(len(self._nodes), None, get, text,
+                                      ("kind", type(value), value.dtype, np.shape(value)))
+
     def add_function(self, fn) -> None:
         """`fn` runs in the trace: the globals it loads, its closure cells and defaults are
         roots, the names it mentions are followed; then the roots are walked again."""
@@ -555,6 +562,8 @@ class Guards:
         if kind == "array":
             return (f"_type({v}) is {k(test[1])} and {v}.shape == {k(test[2])} and {v}.dtype == {k(test[3])} "
                     f"and {v}.tobytes() == {k(test[4])}")
+        if kind == "kind":  # a fed value: its type, dtype and shape
+            return f"_type({v}) is {k(test[1])} and {v}.dtype == {k(test[2])} and {v}.shape == {k(test[3])}"
         if kind == "tuple":
             return f"_type({v}) is {k(test[1])} and _len({v}) == {int(test[2])}"
         if kind == "list":
@@ -597,6 +606,8 @@ class Guards:
                 what = f"== the {t[3]}{list(t[2])} array it held"
             elif t[0] == "tuple":
                 what = f"is a {t[1].__name__} of {t[2]}"
+            elif t[0] == "kind":
+                what = f"is a {t[1].__name__} of {t[2]}{list(t[3])} (fed at each call)"
             else:
                 what = f"is the same {t[0]}, unchanged"
             out.append(f"{n.text} {what}")

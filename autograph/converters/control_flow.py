@@ -25,6 +25,7 @@ from ..pyct import anno, templates
 from ..pyct.qual_names import CONTENTS_SUFFIX, is_composite, is_contents
 from ..pyct.transformer import walk
 from .base import Converter
+from .unsupported import _declared
 
 
 # the nodes without which this pass changes nothing: a tree with none (straight-line code) skips it,
@@ -76,6 +77,8 @@ class ControlFlowTransformer(Converter):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.closures: list | None = None
+        self.globals: frozenset = frozenset()
+        self.declared: frozenset = frozenset()  # its `nonlocal` / `global` names: bound outside it
 
     def visit(self, node):
         if self.closures is None:  # the tree as it comes in: its nested functions are the user's
@@ -83,10 +86,23 @@ class ControlFlowTransformer(Converter):
             self.changed_params = _changed_in_place_params(node)
         return super().visit(node)
 
+    def visit_FunctionDef(self, node):
+        """Its `nonlocal` / `global` names (the converted function's, or a nested one's) are
+        read by its callers after it returns: live around every statement, carried as state,
+        never set undefined; generated functions reach a global by `global`."""
+        saved = self.declared, self.globals
+        declared = _declared(node)
+        self.declared = frozenset(declared)
+        self.globals = frozenset(n for n, stmt in declared.items() if isinstance(stmt, gast.Global))
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.declared, self.globals = saved
+
     def _closure_state(self, node) -> tuple[frozenset, frozenset]:
         """(names closures defined outside `node` may read later, names closures may change
         when `node` calls something); call before `node`'s children are converted."""
-        live, changed = self.changed_params, frozenset()
+        live, changed = self.changed_params | self.declared, frozenset()
         if not self.closures:  # (the usual case: no nested function, nothing to walk for)
             return live, changed
         nodes = walk(node)
@@ -128,10 +144,11 @@ class ControlFlowTransformer(Converter):
         code[-1].body += write_backs
         return code, get_state, set_state
 
-    @staticmethod
-    def _nonlocal(names: list[str]) -> list:
-        basic = [n for n in names if not is_composite(n)]
-        return [gast.Nonlocal(names=basic)] if basic else []
+    def _nonlocal(self, names: list[str]) -> list:
+        basic = [n for n in names if not is_composite(n) and n not in self.globals]
+        globals_ = [n for n in names if n in self.globals]
+        return (([gast.Nonlocal(names=basic)] if basic else [])
+                + ([gast.Global(names=globals_)] if globals_ else []))
 
     def _function(self, name: str, body: list, names: list[str], args: list[str] = ()) -> list:
         fn = templates.replace("def fn():\n    nonlocal_stmt\n    body\n", fn=name,
@@ -143,7 +160,7 @@ class ControlFlowTransformer(Converter):
         defined = anno.getanno(node, anno.DEFINED_IN, frozenset())
         out = []
         for n in names:
-            if not is_composite(n) and n not in defined:
+            if not is_composite(n) and n not in defined and n not in self.declared:
                 out += templates.replace(f"{n} = ag__.Undefined({n!r}, {self.lineno(node)})")
         return out
 

@@ -3,9 +3,6 @@ to write instead (never a silent fallback). Runs first, before anything is rewri
 
 What is rejected, and why:
 * `yield` / `yield from` / `await`: no graph equivalent.
-* `global` / `nonlocal` names assigned inside an if / while / for: such a statement may
-  become graph control flow, which carries its variables as local values; the global
-  (or closure variable) would silently receive a graph tensor, or lose it.
 * `del x` of a name inside an if / while / for: the statement's state would lose a
   variable on one path only.
 * `:=` in an operand of `and` / `or` or in a conditional expression (outside a `while`
@@ -55,7 +52,6 @@ class UnsupportedChecker(Converter):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.declared: list[dict] = []
         self.depth = 0  # how many if / while / for statements enclose the node
 
     def visit(self, node):
@@ -65,27 +61,14 @@ class UnsupportedChecker(Converter):
         return super().visit(node)
 
     def visit_FunctionDef(self, node):
-        self.declared.append(_declared(node))
         depth, self.depth = self.depth, 0
         self.generic_visit(node)
         self.depth = depth
-        self.declared.pop()
         return node
 
     def _control_flow(self, node):
-        declared = self.declared[-1] if self.declared else {}
-        modified = set()
-        for key in (anno.BODY_SCOPE, anno.ORELSE_SCOPE):
-            scope = anno.getanno(node, key)
-            if scope is not None:
-                modified |= scope.modified
-        for name in sorted(modified & set(declared)):
-            kind = "global" if isinstance(declared[name], gast.Global) else "nonlocal"
-            what = type(node).__name__.lower()
-            raise self.error(
-                node, f"'{name}' is declared {kind} and assigned inside this {what} statement, which may become "
-                      f"graph control flow (carrying its variables as local values). Assign a local variable "
-                      f"inside the statement and set the {kind} '{name}' after it.")
+        # (a `global` / `nonlocal` name assigned inside is carried as the statement's state,
+        # control_flow.py, and written back after each run, function.py)
         self.depth += 1
         self.generic_visit(node)
         self.depth -= 1

@@ -60,3 +60,133 @@ def write(cell, value) -> None:
     if value is _EMPTY:
         return
     cell.cell_contents = value
+
+
+# -- `nonlocal` / `global` names a `@function` assigns: fed in and written back per call --------
+#
+# `def add(x): nonlocal total; total = total + x`: Python reads the cell's current value on
+# each call and leaves the new one there. A trace that read the cell as a constant and left
+# its tensor in it broke the next call (a tensor of another graph). So each such name holding
+# a numpy value is a graph input of the trace (fed its value at each call; a guard retraces
+# when its type, dtype or shape changes), and a tensor the trace leaves in it is fetched and
+# written back after each run, as the Python type the program gives it. The name is given
+# back its value before the trace, whatever happens: a user's cell never holds a tensor.
+
+
+class StateName:
+    """One `nonlocal` cell or module global a traced function assigns."""
+
+    __slots__ = ("name", "cell", "namespace", "guard_path", "guard_get", "where")
+
+    def __init__(self, name: str, cell=None, namespace: "dict | None" = None, where: str = ""):
+        # where: "file:line" of the function's first assignment to the name
+        self.name, self.cell, self.namespace, self.where = name, cell, namespace, where
+        if cell is not None:
+            self.guard_path, self.guard_get = ("cell", id(cell)), ("cell", cell)
+        else:
+            self.guard_path, self.guard_get = ("global", id(namespace), name), ("global", namespace, name)
+
+    def get(self):
+        if self.cell is not None:
+            return read(self.cell)
+        return self.namespace.get(self.name, _EMPTY)
+
+    def set(self, value) -> None:
+        if value is _EMPTY:
+            return
+        if self.cell is not None:
+            self.cell.cell_contents = value
+        else:
+            self.namespace[self.name] = value
+
+    @property
+    def what(self) -> str:
+        return f"{self.where}: the {'nonlocal' if self.cell is not None else 'global'} '{self.name}'"
+
+
+def assigned_state(fn) -> list[StateName]:
+    """The `nonlocal` cells and globals that `fn`, or a function it reaches through its
+    closure or the globals it loads (a helper, the function `grad` wraps), assigns: a
+    helper's `nonlocal` changed in a trace is the caller's to carry (the library's are not
+    followed)."""
+    from ..guards import _library_file  # noqa: PLC0415 (guards imports the operators' package)
+
+    found: dict = {}
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        while not isinstance(f, types.FunctionType):
+            inner = getattr(f, "__func__", None) or getattr(f, "__wrapped__", None)  # (a method, a `@function`)
+            if inner is None or inner is f:
+                break
+            f = inner
+        if not isinstance(f, types.FunctionType) or id(f) in seen:
+            continue
+        seen.add(id(f))
+        code = f.__code__
+        if _library_file(code.co_filename):  # (grad's wrapper: only the functions it holds)
+            todo.extend(v for v in map(read, f.__closure__ or ()) if callable(v))
+            continue
+        todo.extend(v for name in _loaded_global_names(code) if callable(v := f.__globals__.get(name)))
+        written = _assigned_free_names(code)
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
+            if name in written and id(cell) not in found:
+                found[id(cell)] = StateName(name, cell=cell, where=_assignment_line(code, name))
+            value = read(cell)
+            if callable(value):
+                todo.append(value)
+        for name in _assigned_global_names(code):
+            key = (id(f.__globals__), name)
+            if key not in found:
+                found[key] = StateName(name, namespace=f.__globals__, where=_assignment_line(code, name))
+    return sorted(found.values(), key=lambda s: s.name)
+
+
+def _assignment_line(code, name: str) -> str:
+    """"file:line" of the first assignment to `name` in `code` (or a function nested in it)."""
+    line = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_DEREF", "STORE_GLOBAL") and ins.argval == name:
+            line = ins.positions.lineno if ins.positions is not None else None
+            break
+    if line is None:
+        line = next((int(_assignment_line(c, name).rpartition(":")[2]) for c in code.co_consts
+                     if isinstance(c, types.CodeType) and name in _assigned_global_names(c)), code.co_firstlineno)
+    return f"{code.co_filename}:{line}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _loaded_global_names(code) -> frozenset:
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname == "LOAD_GLOBAL"}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _loaded_global_names(const)
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=4096)
+def _assigned_global_names(code) -> frozenset:
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname == "STORE_GLOBAL"}
+    for const in code.co_consts:  # (a nested function declaring the same `global`)
+        if isinstance(const, types.CodeType):
+            names |= _assigned_global_names(const)
+    return frozenset(names)
+
+
+def fed_value(value) -> bool:
+    """A value of an assigned name that is fed to the trace as a graph input."""
+    import numpy as np  # noqa: PLC0415
+
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        return value.dtype in _FED_DTYPES
+    return False
+
+
+def _fed_dtypes():
+    import numpy as np  # noqa: PLC0415
+
+    return frozenset(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64))
+
+
+_FED_DTYPES = _fed_dtypes()

@@ -10,27 +10,6 @@ import pytest
 from _helpers import check
 from autograph import ConversionError, function
 
-COUNTER = 0
-
-
-def global_in_loop(n):
-    global COUNTER
-    for i in range(n):
-        COUNTER = COUNTER + i
-    return n
-
-
-def nonlocal_in_branch(x):
-    total = 0
-
-    def inner(v):
-        nonlocal total
-        if v > 0:
-            total = v
-        return v
-    return inner(x)
-
-
 def del_in_loop(n):
     s = 0
     for i in range(n):
@@ -66,8 +45,6 @@ def _assert_points_at(err: ConversionError, fn, text: str, advice: str):
 
 
 @pytest.mark.parametrize("fn, arg, text, advice", [
-    (global_in_loop, np.int64(2), "for i in range(n)", "set the global 'COUNTER' after it"),
-    (nonlocal_in_branch, np.int64(2), "if v > 0", "set the nonlocal 'total' after it"),
     (del_in_loop, np.int64(2), "del t", "Assign 't = None' instead"),
     (comprehension_condition, np.int64(2), "if v > 0", "Write a for loop with an if statement"),
     (comprehension_over_tensor, np.arange(3.0), "for v in x", "Write a for loop that appends"),
