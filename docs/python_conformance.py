@@ -128,6 +128,26 @@ def counted_through_nonlocal_in_a_conditional_expression(x, n):
     return r, c
 
 
+def nonlocal_assigned_in_an_if_and_a_while(x, n):
+    total = np.float64(1.0)
+    count = 0
+
+    def add(v):
+        nonlocal total, count
+        if v > 0:
+            total = total + v
+        i = 0
+        while i < n:
+            total = total * 2.0
+            count += 1
+            i += 1
+        return total
+
+    add(x)
+    add(-x)
+    return total, count
+
+
 def list_methods_and_json(x, n):
     lst = [x, x + 1, 5.0, x]
     k = lst.count(x) if n > 0 else 0
@@ -178,6 +198,9 @@ SUPPORTED = [
     ("8", "negation of a path-typed float32", negated_path_typed, (np.float32(2.5),)),
     ("9", "`nonlocal` counters called in conditional expressions", counted_through_nonlocal_in_a_conditional_expression,
      (np.float64(2.0), np.int64(3))),
+    ("9", "`nonlocal` names assigned in an `if` and a `while` on a tensor (a `@function`'s own `nonlocal` and "
+     "`global` names are read at each call and written back after it: tests/autograph/"
+     "test_nonlocal_and_global_values.py)", nonlocal_assigned_in_an_if_and_a_while, (np.float64(2.0), np.int64(2))),
     ("9", "`lst.count`, `lst.index` in tensor control flow, `json.dumps(float(x))`, `n < 2**64`",
      list_methods_and_json, (np.float64(2.0), np.int64(1))),
     ("11", "`any` / `all` of a generator expression of tensors (`_checked(x, i)` prints `checking i` and returns "
@@ -334,6 +357,22 @@ def _with_a_log():
 appends_to_a_closure_list_in_an_if_traced_again = _with_a_log()
 
 
+def _with_items():
+    items = []
+
+    def rebuilds_a_nonlocal_list_in_a_loop(n):
+        nonlocal items
+        i = 0
+        while i < n:
+            items = items + [i]
+            i += 1
+        return i
+    return rebuilds_a_nonlocal_list_in_a_loop
+
+
+rebuilds_a_nonlocal_list_in_a_loop = _with_items()
+
+
 def grad_through_sorted_of_mixed_kinds(x):
     s = sorted([x * 2.0, 1])
     return s[0] * 1.0
@@ -369,6 +408,8 @@ REFUSED = [
      (np.float64(1.0),)),
     ("5", "a closure's list appended to in an if on a tensor that is traced again (its print)",
      appends_to_a_closure_list_in_an_if_traced_again, (np.float64(1.0),)),
+    ("9", "a `nonlocal` list rebuilt (`items = items + [i]`) in a loop on a tensor",
+     rebuilds_a_nonlocal_list_in_a_loop, (np.int64(2),)),
 ]
 
 # refused by autograph.grad: a gradient that exists but that the graph cannot compute
