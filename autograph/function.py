@@ -528,9 +528,12 @@ def _state_left(state_before: list, fed: list, g: gc.Graph) -> list:
     made inside a loop or branch, or a container holding tensors, which cannot be written
     back as the value Python leaves."""
     fed_names = {id(s) for s, _, _ in fed}
+    untouched = {id(p) for _, _, p in fed}
     out = []
     for s, _ in state_before:
         now = s.get()
+        if id(now) in untouched:  # not assigned by this trace: it keeps its object
+            continue
         if isinstance(now, gc.Tensor) and now.op.graph is g and now.op.ctx is None:
             out.append((s, now))
         elif _holds_tensor(now):

@@ -387,3 +387,25 @@ def make_helper_and_caller():
 def test_nonlocal_of_a_helper_the_function_calls(engine):
     """The helper's cell is the caller's to carry: it was left holding the trace's tensor."""
     agree_over_calls(make_helper_and_caller, [(np.int64(2),), (np.int64(-1),), (np.int64(3),)], engine)
+
+
+def make_assigned_on_one_python_path():
+    table = np.array([1.0, 2.0])
+
+    def look(x, reset):
+        nonlocal table
+        if reset:  # (a Python bool: one trace per value)
+            table = table * 0.0
+        return table.sum() + x
+    return look, lambda: table
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_name_the_trace_does_not_assign_keeps_its_object(engine):
+    look, state = make_assigned_on_one_python_path()
+    before = state()
+    converted = function(look, **engine)
+    assert converted(np.float64(1.0), False) == 4.0
+    assert state() is before
+    agree_over_calls(make_assigned_on_one_python_path,
+                     [(np.float64(1.0), False), (np.float64(1.0), True), (np.float64(2.0), False)], engine)
