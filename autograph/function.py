@@ -522,6 +522,22 @@ def _state_fed(state_before: list, fed: list):
                 s.set(before)
 
 
+def _state_of_started(state_before: list):
+    """A user function the trace runs that `assigned_state` did not reach from the function
+    (a helper found through an attribute, `obj.step(x)`): the names it assigns join
+    `state_before` with their values as it starts, so a tensor it leaves in them is written
+    back after each run (its value was a constant of the trace, and a guard: a change
+    retraces) or refused, and never stays there."""
+    known = {s.key for s, _ in state_before}
+
+    def started(fn) -> None:
+        for s in closure_cells.assigned_state(fn):
+            if s.key not in known:
+                known.add(s.key)
+                state_before.append((s, s.get()))
+    return started
+
+
 def _state_left(state_before: list, fed: list, g: gc.Graph) -> list:
     """(name, value) of each assigned `nonlocal` / global the run must leave a value in:
     a tensor it holds now (fetched), or a fed one's new Python value. Refused: a tensor
@@ -896,6 +912,7 @@ class Function:
                     _state_fed(state_before, fed) as state_after:
                 for s, v, _ in fed:
                     recorder.add_fed(s.guard_path, s.guard_get, s.name, v)
+                recorder.on_function = _state_of_started(state_before)
                 fn = self._callable()
                 recorder.add_function(fn)  # (not converted, or a partial's bound arguments)
                 with effects.chain_scope(token0) as chain:

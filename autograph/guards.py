@@ -274,6 +274,9 @@ class Recorder:
         self.unguarded: dict = {}  # text -> why: reads a check cannot repeat without effects
         self.truncated = False
         self._walked = False
+        # called with each user function (not code made in the trace) as it starts, before
+        # its body runs (Function._trace: the `nonlocal` / global names it assigns)
+        self.on_function = None
         for i, (name, value) in enumerate(zip(arg_names, arg_values)):
             self._add_root(("arg", i), ("arg", i), name, lambda v=value: v, keyed=True, structural=True)
         if instance is not None:
@@ -322,6 +325,8 @@ class Recorder:
         self._functions.add(key)
         if _library_file(code.co_filename):
             return
+        if self.on_function is not None and not source_info.is_generated(code.co_filename):
+            self.on_function(fn)
         names, mentions = _code_info(code)
         known, first_new = len(self.mentions), len(self._roots)
         self.mentions |= mentions

@@ -100,6 +100,10 @@ class StateName:
             self.namespace[self.name] = value
 
     @property
+    def key(self) -> tuple:
+        return ("cell", id(self.cell)) if self.cell is not None else ("global", id(self.namespace), self.name)
+
+    @property
     def what(self) -> str:
         return f"{self.where}: the {'nonlocal' if self.cell is not None else 'global'} '{self.name}'"
 

@@ -409,3 +409,30 @@ def test_a_name_the_trace_does_not_assign_keeps_its_object(engine):
     assert state() is before
     agree_over_calls(make_assigned_on_one_python_path,
                      [(np.float64(1.0), False), (np.float64(1.0), True), (np.float64(2.0), False)], engine)
+
+
+class _Holder:
+    pass
+
+
+def make_helper_through_an_attribute():
+    total = np.float64(0.0)
+
+    def bump(v):
+        nonlocal total
+        total = total + v
+        return v
+
+    holder = _Holder()
+    holder.bump = bump
+
+    def caller(x):
+        return holder.bump(x) * 2.0
+    return caller, lambda: total
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nonlocal_of_a_helper_reached_through_an_attribute(engine):
+    """Not found from the function's closure and globals: its names are taken as it starts
+    in the trace (a change of them retraces); it was left holding the trace's tensor."""
+    agree_over_calls(make_helper_through_an_attribute, F, engine)
