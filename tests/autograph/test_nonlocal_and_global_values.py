@@ -436,3 +436,22 @@ def test_nonlocal_of_a_helper_reached_through_an_attribute(engine):
     """Not found from the function's closure and globals: its names are taken as it starts
     in the trace (a change of them retraces); it was left holding the trace's tensor."""
     agree_over_calls(make_helper_through_an_attribute, F, engine)
+
+
+def make_python_numbers_in_an_if():
+    total, count = 0.0, 0
+
+    def f(x):
+        nonlocal total, count
+        if x > 0:
+            total = total + 1.5
+            count += 1
+        return x
+    return f, lambda: (total, count)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_python_float_and_int_assigned_in_an_if_on_a_tensor_stay_python_numbers(engine):
+    """Carried through the cond, written back as Python's float and int (each call retraces:
+    the trace holds them as constants)."""
+    agree_over_calls(make_python_numbers_in_an_if, F, engine)
