@@ -743,7 +743,8 @@ class Function:
             if traces is not None:
                 concrete = traces[0]
                 check = concrete._check
-                if check is None or check(list(zip(self._arg_names, args))):
+                # (a trace fed `nonlocal` / global values too takes the path that reads them)
+                if (check is None or check(list(zip(self._arg_names, args)))) and len(concrete.inputs) == len(args):
                     self._history.append(False)  # (_note_call of a call that traced nothing)
                     return concrete._run_flat(list(args))
                 # (a guard failed: _concrete tries the other traces, or traces anew)
@@ -822,7 +823,7 @@ class Function:
             names = self._arg_names
             if names is not None and not kwargs and len(args) == len(names):
                 fast = _fast_key(args)
-                if fast is not None and not self._state:
+                if fast is not None:
                     self._fast[fast] = traces
         return concrete, inputs
 
