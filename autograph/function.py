@@ -317,6 +317,7 @@ class ConcreteFunction:
         # value each holds after a run: a tensor fetched (and its Python type code, path_types),
         # or a Python value as the trace left it
         self._state_writes = list(state_writes)
+        self._fed: list = []  # the `nonlocal` / global names fed as its last inputs (closure_cells.StateName)
         self.inputs = inputs
         self.structured_outputs = structured_outputs
         self._fetches = fetches
@@ -743,10 +744,11 @@ class Function:
             if traces is not None:
                 concrete = traces[0]
                 check = concrete._check
-                # (a trace fed `nonlocal` / global values too takes the path that reads them)
-                if (check is None or check(list(zip(self._arg_names, args)))) and len(concrete.inputs) == len(args):
+                if check is None or check(list(zip(self._arg_names, args))):
                     self._history.append(False)  # (_note_call of a call that traced nothing)
-                    return concrete._run_flat(list(args))
+                    # (then the `nonlocal` / global values it is fed: the check held their types)
+                    return concrete._run_flat(list(args) + [s.get() for s in concrete._fed] if concrete._fed
+                                              else list(args))
                 # (a guard failed: _concrete tries the other traces, or traces anew)
         concrete, inputs = self._concrete(args, kwargs, record=True)
         if concrete._write_back is not None and concrete._write_back.needs_arguments:
@@ -963,6 +965,7 @@ class Function:
                                     jit_compile=self.jit_compile, devices=self.devices, engine=self.engine,
                                     kinds=kinds, write_back=write_back, functional=self.functional,
                                     engine_options=self.engine_options, state_writes=state_writes)
+        concrete._fed = [s for s, _, _ in fed]
         concrete.guards = recorder.compile(self.__name__)
         concrete._check = concrete.guards.check if concrete.guards is not None else None
         return concrete

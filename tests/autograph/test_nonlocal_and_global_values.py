@@ -455,3 +455,19 @@ def test_python_float_and_int_assigned_in_an_if_on_a_tensor_stay_python_numbers(
     """Carried through the cond, written back as Python's float and int (each call retraces:
     the trace holds them as constants)."""
     agree_over_calls(make_python_numbers_in_an_if, F, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_change_of_the_cells_dtype_or_shape_alone_retraces(engine):
+    """The arguments keep their types (the call's quick path): the cell's guard sees it."""
+    plain_add, plain_state = make_float32_array_accumulator()
+    add, state = make_float32_array_accumulator()
+    converted = function(add, **engine)
+    x = np.float32(1.5)
+    for new in (None, np.zeros(4, np.float64), None, np.ones(2, np.float32)):
+        if new is not None:
+            plain_add.__closure__[0].cell_contents = new.copy()
+            add.__closure__[0].cell_contents = new.copy()
+        for _ in range(2):
+            same(plain_add(x), converted(x), "result")
+            same(plain_state(), state(), "state")
