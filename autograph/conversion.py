@@ -22,7 +22,7 @@ from .operators.data_structures import LIST_QUERIES, list_method
 from .operators.maybe_defined import may_be_none
 from .operators.side_effects import (check_call_advances, check_call_result, check_changing_call,
                                      converted_call_scope, checks_calls, note_made)
-from .operators.py_builtins import OVERLOADS
+from .operators.py_builtins import OVERLOADS, install_user_call
 from .operators.python_calls import NOT_STAGED, maybe_stage
 from .operators.staging import mark_copy
 from .operators.strings import holds_tensor, str_format
@@ -76,6 +76,9 @@ def converted_call(f, args, kwargs):
     if not is_convertible(f) and not getattr(type(f), "inlined_when_traced", False):
         check_call_advances(f, args, kwargs)
     return note_made(_call(f, args, kwargs), args)
+
+
+install_user_call(converted_call)  # sorted(..., key=f) calls f as converted code calls it
 
 
 def _call(f, args, kwargs):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gast
 
-from ..pyct import anno
 from ..pyct.transformer import child_nodes, walk
 from .base import Converter
 

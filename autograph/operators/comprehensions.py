@@ -8,11 +8,11 @@ computed one at a time inside graph conds, so `any` / `all` of it stop where Pyt
 from __future__ import annotations
 
 import os
-import weakref
 
 import graphcore as gc
 
 from ..errors import ConversionError, StagingError, _location
+from . import generator_splits
 from .iterables import GraphIterable
 from .side_effects import check_advance, note_made
 from .staging import is_tensor, location
@@ -153,7 +153,6 @@ class Positions:
         return self._split.item(*values)
 
 
-_splits: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # the user's generator -> its SplitGenerator
 
 
 def _items(split: SplitGenerator):
@@ -171,13 +170,5 @@ def generator_expression(item, targets, origin: tuple):
     split = SplitGenerator(item, targets, origin)
     gen = _items(split)
     gen.__name__, gen.__qualname__ = "<genexpr>", "<genexpr>"
-    _splits[gen] = split
+    generator_splits.remember(gen, split)
     return note_made(gen)
-
-
-def split_of(gen) -> "SplitGenerator | None":
-    """The split of a generator expression written in converted code, else None."""
-    try:
-        return _splits.get(gen)
-    except TypeError:
-        return None

@@ -111,6 +111,17 @@ def sorted_(iterable, /, *, key=None, reverse=False):
     return builtins.sorted(iterable, **kwargs)
 
 
+# How a builtin calls a user function while tracing (sorted's key=): as converted code calls it,
+# by conversion.converted_call, installed when conversion is imported (`install_user_call`):
+# conversion imports this module, so importing it from here would close a circle.
+_user_call = None
+
+
+def install_user_call(call) -> None:
+    global _user_call
+    _user_call = call
+
+
 def _picked_in_order(items: list, key, reverse: bool):
     """Python's sorted() of scalars as the items themselves: the order is Python's own sorted
     of the keys' values, computed when the graph runs (its stability, where it puts NaNs), and
@@ -123,8 +134,7 @@ def _picked_in_order(items: list, key, reverse: bool):
         return None
     keys, mark = stacked, checkpoint()
     if key is not None:
-        from ..conversion import converted_call  # noqa: PLC0415 (conversion imports the operators)
-        keys = _stacked_scalars([converted_call(key, (v,), None) for v in items])
+        keys = _stacked_scalars([_user_call(key, (v,), None) for v in items])
         if keys is None:
             rollback(mark)
             return None

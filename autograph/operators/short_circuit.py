@@ -15,7 +15,8 @@ import builtins
 
 from graphcore.errors import StagingError
 
-from .comprehensions import SplitGenerator, split_of
+from .comprehensions import SplitGenerator
+from .generator_splits import split_of
 from .conditionals import if_exp
 from .side_effects import check_advance
 from .staging import as_test, is_tensor, location, python_value, truth

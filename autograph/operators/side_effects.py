@@ -37,6 +37,7 @@ from graphcore.errors import StagingError
 from graphcore.function_graph import control_flow_scope, root_graph
 from graphcore.side_tables import SideTable
 
+from . import generator_splits
 from .staged_lists import StagedList
 
 
@@ -433,9 +434,7 @@ def check_call_advances(f, args: tuple, kwargs: dict | None) -> None:
 
 
 def _split_generator(value) -> bool:
-    from .comprehensions import split_of  # noqa: PLC0415 (comprehensions imports this module)
-
-    return split_of(value) is not None
+    return generator_splits.split_of(value) is not None
 
 
 def _name_of(obj) -> str | None:

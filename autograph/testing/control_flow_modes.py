@@ -78,7 +78,6 @@ def check(kind: str, seed: int, options: dict | None = None) -> tuple[str, str]:
     """The verdict and detail of the program of `seed` under every mode (see the module)."""
     if kind == "grads":
         return _check_grads(seed, options)
-    import autograph  # noqa: PLC0415
 
     program = _generate(kind, seed)
     fn, filename = differential.load_function(program)

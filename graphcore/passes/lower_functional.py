@@ -108,7 +108,6 @@ def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[
     pred, args = inputs[0], inputs[1:]
     lib = op.graph  # (the op's own library: `g` may be a new graph the lowering copies into)
     fns = {1: lib.get_function(op.attrs["then_branch"]), 0: lib.get_function(op.attrs["else_branch"])}
-    outer = g.control_flow_context
     ctxs = _branches_read(g, pred, args)
     if ctxs is None:
         ctxs = {}
