@@ -7,7 +7,10 @@ or a tensor made inside one branch was read in the other. An `if` statement carr
 names as its state (converters/control_flow.py sees the nested functions' `nonlocal`); a
 conditional expression, converted inside an expression, finds them here instead: the cells
 of the functions its branches can reach through their closures, that one of those functions
-assigns (STORE_DEREF). `if_exp` carries their contents through the cond as variables."""
+assigns (STORE_DEREF). `if_exp` carries their contents through the cond as variables.
+
+Below, the same facts for a whole `@function`: the `nonlocal` cells and module globals it
+(or a helper it reaches) assigns, which Function feeds in and writes back per call."""
 from __future__ import annotations
 
 import dis
