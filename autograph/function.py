@@ -92,6 +92,11 @@ def _is_graph_input(value) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
 
+def _fed_value(value) -> bool:
+    """A value of an assigned `nonlocal` / global that is fed to the trace as a graph input."""
+    return _is_graph_input(value) and value.dtype in _GRAPH_NP_DTYPES
+
+
 # numpy's scalar types of numbers and bools: a value's type alone says its dtype and shape
 _SCALAR_TYPES = frozenset(t for t in set(np.sctypeDict.values()) if np.dtype(t).kind in "biufc")
 
@@ -799,7 +804,7 @@ class Function:
                         inputs.extend(x for x in _flatten(v) if _is_graph_input(x))
             key = tuple(key)
         if self._state:  # (after the arguments, as _trace makes their placeholders)
-            inputs = inputs + [v for v in (s.get() for s in self._state) if closure_cells.fed_value(v)]
+            inputs = inputs + [v for v in (s.get() for s in self._state) if _fed_value(v)]
         with self._lock:
             traces = self._cache.get(key)
             reason = None
@@ -891,7 +896,7 @@ class Function:
             for s in self._state:
                 v = s.get()
                 state_before.append((s, v))
-                if closure_cells.fed_value(v):
+                if _fed_value(v):
                     p = gc.placeholder(gc.as_dtype(v.dtype), shape=list(np.shape(v)), name=f"nonlocal_{s.name}")
                     fed.append((s, v, p))
             tracker = arguments.start(g)  # the arguments changed in place, to write back

@@ -180,20 +180,3 @@ def _assigned_global_names(code) -> frozenset:
             names |= _assigned_global_names(const)
     return frozenset(names)
 
-
-def fed_value(value) -> bool:
-    """A value of an assigned name that is fed to the trace as a graph input."""
-    import numpy as np  # noqa: PLC0415
-
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return value.dtype in _FED_DTYPES
-    return False
-
-
-def _fed_dtypes():
-    import numpy as np  # noqa: PLC0415
-
-    return frozenset(np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64))
-
-
-_FED_DTYPES = _fed_dtypes()
