@@ -40,8 +40,8 @@ UNDECLARED = "may fail: its op type does not declare otherwise"
 # The taxonomy an op type may declare in its define_op block (see OpDef); passes, the
 # converter's operators, placement and the pictures ask these instead of keeping lists.
 FACTS = ("elementwise", "fails", "commutative", "pure", "python", "symbol", "ufunc", "expr", "numba",
-         "unit", "involution", "family", "exact", "shape_only", "view", "forwards", "control_flow", "fusible",
-         "own_kind", "picture")
+         "unit", "involution", "family", "exact", "shape_only", "view", "forwards", "control_flow", "loop_frame",
+         "fusible", "own_kind", "picture")
 
 
 class OpDef:
@@ -83,6 +83,8 @@ class OpDef:
       view: its output is a view of its first input in numpy (in-place changes show through).
       forwards: its output is an input's value unchanged (Identity, Enter, Switch, Merge...).
       control_flow: a v1 control-flow primitive or LoopCond (dead-token rules of its own).
+      loop_frame: only a loop frame has it (Enter, Exit, NextIteration, LoopCond; not the
+        Switch and Merge a cond has too): a pass keeps or drops a loop whole.
       fusible: may be a step of a Fused op (default: elementwise).
       own_kind: its output's Python type is its own whatever its inputs' (a conversion, an
         index, a count, a list): the converter's path types stop there.
@@ -130,6 +132,7 @@ class OpDef:
         self.view = facts.get("view", False)
         self.forwards = facts.get("forwards", False)
         self.control_flow = facts.get("control_flow", False)
+        self.loop_frame = facts.get("loop_frame", False)
         self.fusible = facts.get("fusible", self.elementwise)
         self.own_kind = facts.get("own_kind", False)
         self.picture = facts.get("picture")

@@ -65,18 +65,18 @@ merge_op = define_op("Merge", shape=_merge_rule, kernel=_primitive_kernel, num_o
                      control_flow=True, forwards=True, fails=None,
                      picture={"shape": "invtriangle", "style": "filled", "fillcolor": "#8ecae6"})
 enter_op = define_op("Enter", shape=_enter_rule, kernel=_primitive_kernel, cost=CHEAP, control_flow=True,
-                     forwards=True, fails=None, picture={"shape": "house", "style": "filled", "fillcolor": "#90be6d"},
+                     loop_frame=True, forwards=True, fails=None, picture={"shape": "house", "style": "filled", "fillcolor": "#90be6d"},
                      attrs={
     "frame_name": NAME, "is_constant": opt(BOOL), "parallel_iterations": opt(int_in(1, 2 ** 31 - 1))})
 exit_op = define_op("Exit", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP, control_flow=True,
-                    forwards=True, fails=None,
+                    loop_frame=True, forwards=True, fails=None,
                     picture={"shape": "invhouse", "style": "filled", "fillcolor": "#f94144", "fontcolor": "white"})
 next_iteration_op = define_op("NextIteration", shape=same_as_input, kernel=_primitive_kernel, cost=CHEAP,
-                              control_flow=True, forwards=True, fails=None,
+                              control_flow=True, loop_frame=True, forwards=True, fails=None,
                               picture={"shape": "doubleoctagon", "style": "filled", "fillcolor": "#b5179e",
                                        "fontcolor": "white"})
 loop_cond_op = define_op("LoopCond", shape=_loop_cond_rule, kernel=_loop_cond_kernel, cost=CHEAP,
-                         control_flow=True, fails=None,
+                         control_flow=True, loop_frame=True, fails=None,
                          picture={"shape": "hexagon", "style": "filled", "fillcolor": "#f9c74f"})
 loop_cond_op.not_differentiable("boolean")
 

@@ -128,9 +128,6 @@ def _lower_if(g: Graph, op: Operation, inputs: list[Tensor], name: str) -> list[
     return out
 
 
-_STRUCTURE = frozenset({"Enter", "Exit", "NextIteration", "LoopCond", "Placeholder"})
-
-
 def _drop_unread_merges(g: Graph, mark: int, is_kept) -> None:
     """Erase the Merges of lowered Ifs that nothing reads, and the ops made since `mark`
     (by this lowering) that only they need: an output a gradient If asked for and now
@@ -141,7 +138,8 @@ def _drop_unread_merges(g: Graph, mark: int, is_kept) -> None:
     stack = [m.op for m, _, _ in _ifs.lowered.values()]
     while stack:
         op = stack.pop()
-        if id(op) in doomed or op.serial < mark or op.type in _STRUCTURE or op.op_def.stateful \
+        if id(op) in doomed or op.serial < mark or op.op_def.loop_frame or op.type == "Placeholder" \
+                or op.op_def.stateful \
                 or any(id(w) not in doomed for w in op.waiters) \
                 or any(id(r) not in doomed for t in op.outputs for r in t.readers) \
                 or is_kept(op):
