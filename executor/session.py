@@ -62,7 +62,9 @@ class Session:
         primitives on a copy of the graph, graphcore/passes/lower_functional.py, then run
         by the frame executor like any graph) or "direct" (run as ops, no frames and no
         dead tokens, on the calling thread: executor/functional_direct.py; the graph is
-        run as traced, without optimizing or compiling it; with `devices`, it is placed and
+        run as traced, without optimizing it (with `jit_compile` its Whiles are lowered and
+        compiled instead, as @function does: a compiled loop is made from the lowered frame,
+        so nothing is left to run directly); with `devices`, it is placed and
         partitioned with each If/While as one op that runs its functions whole on its
         device: executor/functional_kernel.py, graphcore/placement.py). None (default): the
         environment variable AUTOGRAPH_FUNCTIONAL decides, "lower" unless it says "direct".
@@ -119,7 +121,7 @@ class Session:
         targets = [e for e in elems if isinstance(e, Operation)]
         feed_tensors, feed_values = self._check_feeds(feed_dict or {})
         graph = self.graph
-        if self.functional == "direct" and graph.library:
+        if self.functional == "direct" and graph.library and not self.jit_compile:
             if self.devices is None:
                 out = self._run_direct(graph, fetch_tensors, targets, feed_tensors, feed_values, deadline)
             elif trace is not None:
