@@ -79,10 +79,11 @@ def _lower(g: Graph, op: Operation, inputs: list[Tensor], kept: set, top: bool =
     """`op` built anew in v1 form from `inputs`; `kept`: ids of its outputs read by what
     no op shows (fetches, or outputs of the function it is inlined from)."""
     name = _scope_of(g, op, top)
-    if op.type == "If":
-        return _lower_if(g, op, inputs, name)
-    if op.type == "While":
-        return _lower_while(g, op, inputs, name, kept)
+    with g.device(op.device or g.current_device):  # (the If/While's device goes to every op it becomes)
+        if op.type == "If":
+            return _lower_if(g, op, inputs, name)
+        if op.type == "While":
+            return _lower_while(g, op, inputs, name, kept)
     raise NotImplementedError(f"no lowering for {op.describe()}")  # pragma: no cover
 
 
