@@ -234,6 +234,7 @@ class GradWhileContext(WhileContext):
         # id(popped value) -> (popped value, the full forward list as seen from self.outer)
         self._pop_lists: dict[int, tuple[Tensor, Tensor]] = {}
         self.kept_bytes = 0  # per forward iteration, in the lists this loop pops (remat.py)
+        self._carrying: set[int] = set()  # forward loop variables whose carried value is being built
 
     def capture(self, t: Tensor) -> Tensor:
         c = t.op.ctx
@@ -248,7 +249,14 @@ class GradWhileContext(WhileContext):
                 inner = self.capture(t.op.inputs[0])
             else:
                 k = self._next_value_of(t)
-                inner = self._carried(k) if k is not None else self._kept_or_recomputed(t)
+                if k is not None and k not in self._carrying:
+                    self._carrying.add(k)  # (loop variables swapped in a cycle, a, b = b, a, carry
+                    try:                    # each once: the one met again is popped, not carried)
+                        inner = self._carried(k)
+                    finally:
+                        self._carrying.discard(k)
+                else:
+                    inner = self._kept_or_recomputed(t)
         else:
             outer_t = self.outer.capture(t) if self.outer is not None else t
             inner = self._wrap(outer_t)
