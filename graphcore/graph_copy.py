@@ -23,7 +23,6 @@ from .dtypes import DType
 from .errors import GraphError
 from .function_graph import FuncGraph
 from .graph import Graph, Operation, Tensor
-from .library import reachable_functions
 from .shapes import TensorShape
 from .side_tables import copy_tables
 from .source_info import SourceLocation
@@ -60,9 +59,8 @@ def copy_graph(graph: Graph) -> Graph:
 
 def _copy_library(c: "_Copier", graph: Graph, new: Graph) -> list[tuple[Graph, Graph]]:
     """A FuncGraph of the copy for each function of the library, each made after the graph
-    around it, added to the copy's library under the same names in the same order. A
-    function enclosed by a graph the library does not hold (a branch built in a loop body
-    whose trace was undone and made again) is left out if nothing calls it."""
+    around it, added to the copy's library under the same names in the same order (an undone
+    trace leaves no function behind: Graph.drop_functions)."""
     made, pending = [], list(graph.library.values())
     while pending:
         later = []
@@ -75,16 +73,11 @@ def _copy_library(c: "_Copier", graph: Graph, new: Graph) -> list[tuple[Graph, G
             c.put(fn, fc)
             made.append((fn, fc))
         if len(later) == len(pending):
-            called = {id(fn) for fn in reachable_functions(graph)}
-            stranded = next((fn for fn in later if id(fn) in called), None)
-            if stranded is not None:
-                raise GraphError(f"cannot copy the graph: its function {stranded.name!r} is enclosed by a graph "
-                                 "that is neither the graph nor one of its library's functions")
-            break  # (what is left is enclosed by graphs no longer in the library, and called by none)
+            raise GraphError(f"cannot copy the graph: its function {later[0].name!r} is enclosed by a graph that "
+                             "is neither the graph nor one of its library's functions")
         pending = later
     for fn in graph.library.values():
-        if id(fn) in c.memo:
-            new.add_function(c.memo[id(fn)])
+        new.add_function(c.memo[id(fn)])
     return made
 
 
